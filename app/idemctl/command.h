@@ -1,0 +1,56 @@
+#pragma once
+// Sub-command registry: each cmd_*.cpp registers one command with IDEMCTL_COMMAND.
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace idemctl {
+
+/// Exit codes shared by every command (documented in the README).
+enum Exit : int {
+  kOk = 0,
+  kFailure = 1,       // the command ran and found a problem (e.g. key not found)
+  kUsage = 2,         // bad arguments or bad input file
+  kUnavailable = 3,   // the store could not be reached
+};
+
+/// Parsed `--name value` / `--flag` arguments after the sub-command.
+class Args {
+ public:
+  Args(std::vector<std::string> argv);
+  [[nodiscard]] bool has(std::string_view name) const;
+  [[nodiscard]] std::string get(std::string_view name, std::string fallback = {}) const;
+  [[nodiscard]] const std::vector<std::string>& positional() const { return m_positional; }
+  /// Names given that are not in `known`; commands report them as usage errors.
+  [[nodiscard]] std::vector<std::string> unknown(const std::vector<std::string_view>& known) const;
+
+ private:
+  std::map<std::string, std::string, std::less<>> m_values;
+  std::vector<std::string> m_positional;
+};
+
+struct Command {
+  std::string name;
+  std::string summary;
+  std::string usage;
+  std::vector<std::string_view> options;  // accepted --names, without dashes
+  std::function<int(const Args&)> run;
+};
+
+std::vector<Command>& registry();
+
+struct Registrar {
+  explicit Registrar(Command command) { registry().push_back(std::move(command)); }
+};
+
+/// Connection string from --db, else empty (libpq then reads PG* variables and service files).
+std::string conninfo(const Args& args);
+
+}  // namespace idemctl
+
+#define IDEMCTL_CONCAT_(a, b) a##b
+#define IDEMCTL_CONCAT(a, b) IDEMCTL_CONCAT_(a, b)
+#define IDEMCTL_COMMAND(...) \
+  static const ::idemctl::Registrar IDEMCTL_CONCAT(idemctl_registrar_, __LINE__){::idemctl::Command{__VA_ARGS__}}

@@ -1,0 +1,91 @@
+// idemctl: the Idem command-line tool. Dispatches to the registered sub-commands.
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "app/idemctl/command.h"
+
+namespace idemctl {
+
+std::vector<Command>& registry() {
+  static std::vector<Command> commands;
+  return commands;
+}
+
+Args::Args(std::vector<std::string> argv) {
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a.rfind("--", 0) == 0 && a.size() > 2) {
+      std::string name = a.substr(2);
+      if (auto eq = name.find('='); eq != std::string::npos) {
+        m_values[name.substr(0, eq)] = name.substr(eq + 1);
+      } else if (i + 1 < argv.size() && argv[i + 1].rfind("--", 0) != 0) {
+        m_values[name] = argv[++i];
+      } else {
+        m_values[name] = "";
+      }
+    } else {
+      m_positional.push_back(a);
+    }
+  }
+}
+
+bool Args::has(std::string_view name) const { return m_values.find(name) != m_values.end(); }
+
+std::string Args::get(std::string_view name, std::string fallback) const {
+  auto it = m_values.find(name);
+  return it == m_values.end() ? std::move(fallback) : it->second;
+}
+
+std::vector<std::string> Args::unknown(const std::vector<std::string_view>& known) const {
+  std::vector<std::string> out;
+  for (const auto& [name, value] : m_values)
+    if (std::find(known.begin(), known.end(), name) == known.end()) out.push_back(name);
+  return out;
+}
+
+std::string conninfo(const Args& args) { return args.get("db"); }
+
+}  // namespace idemctl
+
+namespace {
+void printHelp() {
+  std::cout << "usage: idemctl <command> [options]\n\ncommands:\n";
+  auto commands = idemctl::registry();
+  std::sort(commands.begin(), commands.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  for (const auto& c : commands) std::printf("  %-10s %s\n", c.name.c_str(), c.summary.c_str());
+  std::cout << "\nRun 'idemctl <command> --help' for a command's options.\n"
+               "Connection: --db CONNINFO (libpq keywords or URI), else PG* variables.\n";
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "help") {
+    printHelp();
+    return argc < 2 ? idemctl::kUsage : idemctl::kOk;
+  }
+  const std::string name = argv[1];
+  const auto& commands = idemctl::registry();
+  auto it = std::find_if(commands.begin(), commands.end(), [&](const auto& c) { return c.name == name; });
+  if (it == commands.end()) {
+    std::cerr << "idemctl: unknown command '" << name << "'. Run 'idemctl --help' for the list.\n";
+    return idemctl::kUsage;
+  }
+  idemctl::Args args({argv + 2, argv + argc});
+  if (args.has("help")) {
+    std::cout << "usage: idemctl " << it->name << ' ' << it->usage << '\n';
+    return idemctl::kOk;
+  }
+  if (auto bad = args.unknown(it->options); !bad.empty()) {
+    std::cerr << "idemctl " << name << ": unknown option --" << bad.front() << ". usage: idemctl " << name << ' '
+              << it->usage << '\n';
+    return idemctl::kUsage;
+  }
+  try {
+    return it->run(args);
+  } catch (const std::exception& e) {
+    std::cerr << "idemctl " << name << ": " << e.what() << '\n';
+    return idemctl::kFailure;
+  }
+}

@@ -1,0 +1,89 @@
+#include "core/store/migrations.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "resources/embedded_resources.h"
+
+namespace idem::store {
+namespace {
+// Arbitrary constant shared by every idemctl: serialises concurrent migrate runs.
+constexpr long long kMigrationLock = 0x1de30001;
+
+constexpr std::string_view kBookkeeping = R"sql(
+CREATE SCHEMA IF NOT EXISTS idem;
+CREATE TABLE IF NOT EXISTS idem.schema_migrations (
+    version    integer     PRIMARY KEY,
+    name       text        NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+)sql";
+}  // namespace
+
+std::vector<Migration> knownMigrations() {
+  std::vector<Migration> out;
+  for (std::string_view path : resources::list("migrations/")) {
+    std::string_view file = path.substr(std::string_view("migrations/").size());
+    Migration m;
+    auto [ptr, ec] = std::from_chars(file.data(), file.data() + file.size(), m.version);
+    if (ec != std::errc{} || m.version <= 0) continue;
+    m.name = std::string(file);
+    m.sql = std::string(*resources::find(path));
+    out.push_back(std::move(m));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.version < b.version; });
+  return out;
+}
+
+int expectedSchemaVersion() {
+  auto all = knownMigrations();
+  return all.empty() ? 0 : all.back().version;
+}
+
+int appliedSchemaVersion(pg::Connection& conn) {
+  // Two statements: a relation named in a query must exist when the query is parsed.
+  if (conn.exec("SELECT to_regclass('idem.schema_migrations') IS NULL AS missing").boolean(0, "missing")) return 0;
+  return static_cast<int>(
+      conn.exec("SELECT coalesce(max(version), 0) AS v FROM idem.schema_migrations").integer(0, "v"));
+}
+
+MigrateReport migrate(pg::Connection& conn) {
+  MigrateReport report;
+  conn.exec("SELECT pg_advisory_lock($1)", {kMigrationLock});
+  struct Unlock {
+    pg::Connection& c;
+    ~Unlock() {
+      try {
+        c.exec("SELECT pg_advisory_unlock($1)", {kMigrationLock});
+      } catch (...) {  // the session ends anyway; the lock goes with it
+      }
+    }
+  } unlock{conn};
+  conn.script(kBookkeeping);
+  report.from = appliedSchemaVersion(conn);
+  report.to = report.from;
+  for (const auto& m : knownMigrations()) {
+    if (m.version <= report.from) continue;
+    conn.exec("BEGIN");
+    try {
+      try {
+        conn.script(m.sql);
+      } catch (const pg::QueryError& e) {
+        throw pg::QueryError("migration " + m.name + ": " + e.what(), e.sqlstate());
+      }
+      conn.exec("INSERT INTO idem.schema_migrations (version, name) VALUES ($1, $2)", {m.version, m.name});
+      conn.exec("COMMIT");
+    } catch (...) {
+      try {
+        conn.exec("ROLLBACK");
+      } catch (...) {
+      }
+      throw;
+    }
+    report.applied.push_back(m.name);
+    report.to = m.version;
+  }
+  return report;
+}
+
+}  // namespace idem::store

@@ -1,0 +1,221 @@
+#include "core/store/pg.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+
+namespace idem::pg {
+namespace {
+
+bool isConnectionLoss(PGconn* conn, const PGresult* r) {
+  if (PQstatus(conn) != CONNECTION_OK) return true;
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  // Class 08: connection exception; 57P01..57P03: admin shutdown, crash shutdown, cannot connect now.
+  return state && (std::string_view(state).starts_with("08") || std::string_view(state).starts_with("57P"));
+}
+
+struct ParamArrays {
+  std::vector<const char*> values;
+  std::vector<int> lengths;
+  std::vector<int> formats;
+  explicit ParamArrays(const std::vector<Param>& params) {
+    values.reserve(params.size());
+    for (const auto& p : params) {
+      values.push_back(p.value ? p.value->data() : nullptr);
+      lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
+      formats.push_back(p.binary ? 1 : 0);
+    }
+  }
+};
+
+std::string trimmed(const char* message) {
+  std::string s = message ? message : "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+Param::Param(double v) {
+  char buf[64];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  value = std::string(buf, ec == std::errc{} ? end : buf);
+}
+
+int Result::column(const char* name) const {
+  int c = PQfnumber(m_res.get(), name);
+  if (c < 0) throw std::logic_error(std::string("result has no column ") + name);
+  return c;
+}
+
+std::optional<std::string> Result::optStr(int row, const char* name) const {
+  int c = column(name);
+  if (isNull(row, c)) return std::nullopt;
+  return std::string(text(row, c));
+}
+
+long long Result::integer(int row, const char* name) const {
+  auto t = text(row, column(name));
+  long long v = 0;
+  std::from_chars(t.data(), t.data() + t.size(), v);
+  return v;
+}
+
+double Result::real(int row, const char* name) const {
+  auto t = text(row, column(name));
+  double v = 0;
+  std::from_chars(t.data(), t.data() + t.size(), v);
+  return v;
+}
+
+std::string Result::bytes(int row, const char* name) const {
+  int c = column(name);
+  if (isNull(row, c)) return {};
+  return decodeByteaHex(text(row, c));
+}
+
+long long Result::affected() const {
+  const char* n = PQcmdTuples(m_res.get());
+  return (n && *n) ? std::atoll(n) : 0;
+}
+
+Connection::Connection(const std::string& conninfo) : m_conn(PQconnectdb(conninfo.c_str()), &PQfinish) {
+  if (!m_conn) throw Unavailable("out of memory creating a PostgreSQL connection");
+  if (PQstatus(m_conn.get()) != CONNECTION_OK)
+    throw Unavailable("cannot connect to PostgreSQL: " + trimmed(PQerrorMessage(m_conn.get())));
+  // Quiet NOTICEs (e.g. from idempotent migrations) instead of printing them to stderr.
+  PQsetNoticeProcessor(m_conn.get(), [](void*, const char*) {}, nullptr);
+}
+
+Result Connection::check(PGresult* raw) {
+  Result r(raw);
+  auto status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_PIPELINE_SYNC) return r;
+  std::string message = raw ? trimmed(PQresultErrorMessage(raw)) : trimmed(PQerrorMessage(m_conn.get()));
+  if (isConnectionLoss(m_conn.get(), raw)) {
+    m_prepared.clear();
+    throw Unavailable("lost the PostgreSQL connection: " + message);
+  }
+  const char* state = PQresultErrorField(raw, PG_DIAG_SQLSTATE);
+  throw QueryError(message, state ? state : "");
+}
+
+Result Connection::exec(std::string_view sql, const std::vector<Param>& params) {
+  ParamArrays a(params);
+  std::string text(sql);
+  return check(PQexecParams(m_conn.get(), text.c_str(), static_cast<int>(params.size()), nullptr,
+                            a.values.data(), a.lengths.data(), a.formats.data(), 0));
+}
+
+Result Connection::execPrepared(const std::string& name, std::string_view sql, const std::vector<Param>& params) {
+  if (std::find(m_prepared.begin(), m_prepared.end(), name) == m_prepared.end()) {
+    std::string text(sql);
+    check(PQprepare(m_conn.get(), name.c_str(), text.c_str(), 0, nullptr));
+    m_prepared.push_back(name);
+  }
+  ParamArrays a(params);
+  return check(PQexecPrepared(m_conn.get(), name.c_str(), static_cast<int>(params.size()), a.values.data(),
+                              a.lengths.data(), a.formats.data(), 0));
+}
+
+std::vector<Result> Connection::pipeline(const std::vector<std::pair<std::string, std::vector<Param>>>& statements) {
+  PGconn* c = m_conn.get();
+  if (PQenterPipelineMode(c) != 1) throw Unavailable("cannot enter pipeline mode: " + trimmed(PQerrorMessage(c)));
+  struct Exit {
+    PGconn* c;
+    ~Exit() { PQexitPipelineMode(c); }
+  } exitGuard{c};
+  for (const auto& [sql, params] : statements) {
+    ParamArrays a(params);
+    if (PQsendQueryParams(c, sql.c_str(), static_cast<int>(params.size()), nullptr, a.values.data(),
+                          a.lengths.data(), a.formats.data(), 0) != 1)
+      throw Unavailable("cannot send pipelined statement: " + trimmed(PQerrorMessage(c)));
+  }
+  if (PQpipelineSync(c) != 1) throw Unavailable("cannot sync pipeline: " + trimmed(PQerrorMessage(c)));
+  std::vector<Result> results;
+  std::optional<std::string> firstError;
+  std::string firstState;
+  bool lost = false;
+  // Each statement yields its result then a NULL; the sync point yields PGRES_PIPELINE_SYNC.
+  for (;;) {
+    PGresult* r = PQgetResult(c);
+    if (!r) {
+      if (PQstatus(c) != CONNECTION_OK) {
+        lost = true;
+        break;
+      }
+      continue;
+    }
+    auto st = PQresultStatus(r);
+    if (st == PGRES_PIPELINE_SYNC) {
+      PQclear(r);
+      break;
+    }
+    if (st == PGRES_FATAL_ERROR || st == PGRES_PIPELINE_ABORTED) {
+      if (!firstError && st == PGRES_FATAL_ERROR) {
+        firstError = trimmed(PQresultErrorMessage(r));
+        const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+        firstState = s ? s : "";
+        lost = isConnectionLoss(c, r);
+      }
+      PQclear(r);
+      continue;
+    }
+    results.emplace_back(r);
+  }
+  if (lost) {
+    m_prepared.clear();
+    throw Unavailable("lost the PostgreSQL connection: " + firstError.value_or(trimmed(PQerrorMessage(c))));
+  }
+  if (firstError) throw QueryError(*firstError, firstState);
+  return results;
+}
+
+void Connection::script(std::string_view sql) {
+  std::string text(sql);
+  if (PQsendQuery(m_conn.get(), text.c_str()) != 1)
+    throw Unavailable("cannot send script: " + trimmed(PQerrorMessage(m_conn.get())));
+  PGresult* firstError = nullptr;  // kept (not cleared) so check() can report it
+  while (PGresult* r = PQgetResult(m_conn.get())) {
+    if (PQresultStatus(r) == PGRES_FATAL_ERROR && !firstError) {
+      firstError = r;
+      continue;
+    }
+    PQclear(r);
+  }
+  if (firstError) check(firstError);
+}
+
+void Connection::cancel() {
+  PGcancel* c = PQgetCancel(m_conn.get());
+  if (!c) return;
+  char err[256];
+  PQcancel(c, err, sizeof err);
+  PQfreeCancel(c);
+}
+
+std::string quoteIdentifier(std::string_view name) {
+  std::string out = "\"";
+  for (char ch : name) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + '"';
+}
+
+std::string decodeByteaHex(std::string_view text) {
+  if (!text.starts_with("\\x")) return std::string(text);
+  auto nibble = [](char ch) -> int {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return 0;
+  };
+  std::string out;
+  out.reserve((text.size() - 2) / 2);
+  for (std::size_t i = 2; i + 1 < text.size(); i += 2)
+    out.push_back(static_cast<char>(nibble(text[i]) * 16 + nibble(text[i + 1])));
+  return out;
+}
+
+}  // namespace idem::pg

@@ -1,0 +1,116 @@
+#pragma once
+// Thin RAII layer over libpq: one owner per handle, bound parameters only.
+#include <libpq-fe.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace idem::pg {
+
+/// The server could not be reached or the connection broke: callers answer 503 and retry later.
+class Unavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The server answered with an error (bad SQL, constraint, permission...). sqlstate is the
+/// five-character SQLSTATE code.
+class QueryError : public std::runtime_error {
+ public:
+  QueryError(const std::string& message, std::string sqlstate)
+      : std::runtime_error(message), m_sqlstate(std::move(sqlstate)) {}
+  [[nodiscard]] const std::string& sqlstate() const { return m_sqlstate; }
+
+ private:
+  std::string m_sqlstate;
+};
+
+/// A statement parameter: text, binary (bytea) or NULL.
+struct Param {
+  std::optional<std::string> value;
+  bool binary = false;
+
+  Param() = default;  // NULL
+  Param(std::string v) : value(std::move(v)) {}                    // NOLINT: implicit on purpose
+  Param(std::string_view v) : value(std::string(v)) {}             // NOLINT
+  Param(const char* v) : value(std::string(v)) {}                  // NOLINT
+  Param(long long v) : value(std::to_string(v)) {}                 // NOLINT
+  Param(int v) : value(std::to_string(v)) {}                       // NOLINT
+  Param(double v);                                                 // NOLINT
+  static Param bytes(std::string_view raw) {
+    Param p{std::string(raw)};
+    p.binary = true;
+    return p;
+  }
+  static Param null() { return {}; }
+};
+
+/// One result set. Column access by name is resolved once per call; values are text unless
+/// the statement asked for binary results.
+class Result {
+ public:
+  explicit Result(PGresult* r) : m_res(r, &PQclear) {}
+  [[nodiscard]] int rows() const { return PQntuples(m_res.get()); }
+  [[nodiscard]] int column(const char* name) const;
+  [[nodiscard]] bool isNull(int row, int col) const { return PQgetisnull(m_res.get(), row, col) != 0; }
+  [[nodiscard]] std::string_view text(int row, int col) const {
+    return {PQgetvalue(m_res.get(), row, col), static_cast<std::size_t>(PQgetlength(m_res.get(), row, col))};
+  }
+  [[nodiscard]] std::string str(int row, const char* name) const { return std::string(text(row, column(name))); }
+  [[nodiscard]] std::optional<std::string> optStr(int row, const char* name) const;
+  [[nodiscard]] long long integer(int row, const char* name) const;
+  [[nodiscard]] double real(int row, const char* name) const;
+  [[nodiscard]] bool boolean(int row, const char* name) const { return text(row, column(name)) == "t"; }
+  /// Decodes a bytea column returned in text (hex) format.
+  [[nodiscard]] std::string bytes(int row, const char* name) const;
+  [[nodiscard]] long long affected() const;
+  [[nodiscard]] PGresult* get() const { return m_res.get(); }
+
+ private:
+  std::unique_ptr<PGresult, decltype(&PQclear)> m_res;
+};
+
+/// One connection. Not thread-safe: a connection belongs to one thread at a time (the pool
+/// hands it out exclusively).
+class Connection {
+ public:
+  /// Connects; throws Unavailable when the server cannot be reached.
+  explicit Connection(const std::string& conninfo);
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  Connection(Connection&&) = default;
+  Connection& operator=(Connection&&) = default;
+  ~Connection() = default;
+
+  /// Runs a statement with bound parameters (one round trip). Throws QueryError or Unavailable.
+  Result exec(std::string_view sql, const std::vector<Param>& params = {});
+  /// Runs a prepared statement, preparing it on first use on this connection.
+  Result execPrepared(const std::string& name, std::string_view sql, const std::vector<Param>& params = {});
+  /// Runs several statements as one pipeline (one network round trip); all or nothing when the
+  /// caller wraps them in BEGIN/COMMIT. Returns one Result per statement.
+  std::vector<Result> pipeline(const std::vector<std::pair<std::string, std::vector<Param>>>& statements);
+  /// Runs a script of several statements without parameters (migrations).
+  void script(std::string_view sql);
+
+  [[nodiscard]] bool healthy() const { return PQstatus(m_conn.get()) == CONNECTION_OK; }
+  [[nodiscard]] PGconn* raw() const { return m_conn.get(); }
+  /// Cancels the statement running on this connection (callable from another thread).
+  void cancel();
+
+ private:
+  Result check(PGresult* r);
+  std::unique_ptr<PGconn, decltype(&PQfinish)> m_conn;
+  std::vector<std::string> m_prepared;
+};
+
+/// Quotes a value as a SQL identifier (for CREATE DATABASE in tests and the demo only).
+std::string quoteIdentifier(std::string_view name);
+
+/// Decodes PostgreSQL's bytea text output ("\x0a1b...").
+std::string decodeByteaHex(std::string_view text);
+
+}  // namespace idem::pg

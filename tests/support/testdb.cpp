@@ -1,0 +1,74 @@
+#include "tests/support/testdb.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <stdexcept>
+
+namespace idem::test {
+
+std::string sharedClusterConninfo() {
+  const char* env = std::getenv("IDEM_TEST_CONNINFO");
+  if (!env || !*env)
+    throw std::runtime_error("IDEM_TEST_CONNINFO is not set: run the suites through ctest (./run test)");
+  return env;
+}
+
+namespace {
+std::string uniqueSuffix() {
+  static std::atomic<int> counter{0};
+  std::random_device rd;
+  return std::to_string(getpid()) + "_" + std::to_string(counter++) + "_" + std::to_string(rd() % 100000);
+}
+}  // namespace
+
+TestDatabase::TestDatabase(const std::string& prefix, bool migrate) : m_admin(sharedClusterConninfo()) {
+  m_name = "t_" + prefix + "_" + uniqueSuffix();
+  pg::Connection admin(m_admin);
+  admin.exec("CREATE DATABASE " + pg::quoteIdentifier(m_name));
+  m_conninfo = m_admin + " dbname=" + m_name;  // a later keyword overrides the earlier one
+  if (migrate) {
+    std::string out;
+    if (runIdemctl({"migrate", "--db", m_conninfo}, &out) != 0) throw std::runtime_error("migrate failed: " + out);
+  }
+}
+
+TestDatabase::~TestDatabase() {
+  try {
+    pg::Connection admin(m_admin);
+    admin.exec("DROP DATABASE IF EXISTS " + pg::quoteIdentifier(m_name) + " WITH (FORCE)");
+  } catch (...) {  // the cluster is thrown away at the end of the run anyway
+  }
+}
+
+PrivateCluster::PrivateCluster() {
+  char tmpl[] = "/tmp/idem-private-XXXXXX";
+  if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+  m_dir = tmpl;
+  m_cluster = std::make_unique<cluster::LocalCluster>(m_dir, 5432);
+  m_cluster->start();
+}
+
+PrivateCluster::~PrivateCluster() {
+  try {
+    m_cluster->stop();
+  } catch (...) {
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(m_dir, ec);
+}
+
+std::string dataPath(const std::string& relative) { return std::string(IDEM_TEST_DATA_DIR) + "/" + relative; }
+
+int runIdemctl(const std::vector<std::string>& args, std::string* output) {
+  const char* exe = std::getenv("IDEMCTL");
+  if (!exe || !*exe) throw std::runtime_error("IDEMCTL is not set: run the suites through ctest");
+  std::vector<std::string> argv{exe};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return cluster::runProgram(argv, output, false);
+}
+
+}  // namespace idem::test
