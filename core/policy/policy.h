@@ -1,0 +1,75 @@
+#pragma once
+// The policy file (DESIGN §4): tiers of routes with their TTL, lease and behaviour.
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fingerprint/fingerprint.h"
+#include "core/policy/duration.h"
+
+namespace idem::policy {
+
+enum class OnExpired { Execute, Reject };
+enum class CacheRule { AfterStart, SuccessOnly };  // "after-start" | "2xx-only"
+
+struct OnConflict {
+  bool wait = false;   // "409" -> false; "wait:2s" -> true
+  Millis waitFor{0};
+};
+
+struct Tier {
+  std::string name;
+  std::vector<std::string> routes;  // "POST /v1/payments"
+  bool keyRequired = true;
+  Millis ttl{std::chrono::hours(24)};
+  Millis lease{std::chrono::seconds(30)};
+  OnExpired onExpired = OnExpired::Execute;
+  OnConflict onConflict;
+  CacheRule cache = CacheRule::AfterStart;
+  fp::Spec fingerprint;
+  Millis archiveRetention{std::chrono::hours(24 * 400)};
+  std::map<std::string, Millis> referenceWindows;  // "channel_retry" -> 72h
+  std::vector<std::string> replayHeaders;          // allow-list; defaults when absent
+};
+
+/// Replayed headers when a tier names none. Never Set-Cookie or Date.
+[[nodiscard]] const std::vector<std::string>& defaultReplayHeaders();
+
+struct Policy {
+  std::string docsUrl;
+  std::string tenantHeader;  // empty: every request is tenant ""
+  std::vector<Tier> tiers;
+  std::string source;        // the file it came from, for messages
+  nlohmann::json document;   // as written (comments stripped)
+
+  /// The tier covering "METHOD /path", or nullptr.
+  [[nodiscard]] const Tier* tierFor(std::string_view method, std::string_view route) const;
+  [[nodiscard]] const Tier* tierNamed(std::string_view name) const;
+  /// Hex SHA-256 of the canonical document: identifies this policy in the store.
+  [[nodiscard]] std::string sha256() const;
+};
+
+/// A policy file that cannot be used. what() names the file and the field, e.g.
+/// "policy.json: tiers[0].ttl: \"24x\" is not a duration (use 250ms, 2s, 30m, 24h or 30d)".
+class PolicyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Parses and validates policy text (JSON with // and /* */ comments). Unknown fields, bad
+/// values, duplicate tier names and a route in two tiers are errors.
+[[nodiscard]] Policy parsePolicy(std::string_view text, const std::string& source);
+/// Reads and parses a policy file. Throws PolicyError (also when the file cannot be read).
+[[nodiscard]] Policy loadPolicyFile(const std::string& path);
+
+/// The published policy (draft §2.3) as JSON: per tier its routes, TTL, lease, behaviours.
+[[nodiscard]] nlohmann::json publishedJson(const Policy& policy);
+/// The same as a small self-contained HTML page.
+[[nodiscard]] std::string publishedHtml(const Policy& policy);
+
+}  // namespace idem::policy
