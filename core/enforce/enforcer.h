@@ -1,0 +1,113 @@
+#pragma once
+// Framework-agnostic enforcement of Idempotency-Key semantics (DESIGN §2):
+//   auto d = enforcer.begin(request);
+//   if (d.kind == Decision::Kind::Respond) send(d.response);            // replay, 400/409/422/503
+//   else if (d.kind == Decision::Kind::Bypass) send(handler(request));  // route not enforced
+//   else send(enforcer.complete(*d.ticket, handler(request)));          // or release() on a
+//                                                                        // failure before execution
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "core/enforce/problem.h"
+#include "core/policy/policy.h"
+#include "core/store/keystore.h"
+#include "core/trace/tracewriter.h"
+
+namespace idem::enforce {
+
+struct Request {
+  std::string method;
+  std::string path;  // without the query string
+  http::Headers headers;
+  std::string body;
+  std::string requestId;  // empty: one is generated
+};
+
+/// The right to execute one request under one key. Move-only; complete() or release() it.
+class Ticket {
+ public:
+  Ticket(Ticket&&) noexcept = default;
+  Ticket& operator=(Ticket&&) noexcept = default;
+  Ticket(const Ticket&) = delete;
+  Ticket& operator=(const Ticket&) = delete;
+  ~Ticket() = default;
+
+  [[nodiscard]] const store::Scope& scope() const { return m_scope; }
+  [[nodiscard]] int generation() const { return m_generation; }
+  [[nodiscard]] bool afterExpiry() const { return m_afterExpiry; }
+  [[nodiscard]] bool takenOver() const { return m_takeover; }
+  [[nodiscard]] const policy::Tier& tier() const { return *m_tier; }
+  [[nodiscard]] const std::string& requestId() const { return m_requestId; }
+  [[nodiscard]] long long expiresAtMs() const { return m_expiresAt; }
+  [[nodiscard]] bool open() const { return m_open; }
+
+ private:
+  friend class Enforcer;
+  Ticket() = default;
+  store::Scope m_scope;
+  std::string m_leaseToken;
+  std::string m_requestId;
+  const policy::Tier* m_tier = nullptr;
+  int m_generation = 0;
+  bool m_afterExpiry = false;
+  bool m_takeover = false;
+  long long m_expiresAt = 0;
+  std::chrono::steady_clock::time_point m_started;
+  bool m_open = true;
+};
+
+struct Decision {
+  enum class Kind {
+    Execute,  // run the handler, then complete() or release() the ticket
+    Respond,  // send `response` as is (replay, problem)
+    Bypass,   // no enforcement on this route: run the handler plainly
+  };
+  Kind kind = Kind::Bypass;
+  std::optional<Ticket> ticket;
+  Response response;
+  std::string outcome;  // for logs and metrics: executed, replayed, conflict, key_missing, ...
+  std::string tier;     // empty when no tier covers the route
+};
+
+struct CompleteOptions {
+  std::optional<std::string> resourceRef;             // e.g. "pay_123", so support can search by it
+  std::vector<store::SideStatement> sameTransaction;  // committed with the key or not at all
+};
+
+class Enforcer {
+ public:
+  static constexpr const char* kKeyHeader = "Idempotency-Key";
+  static constexpr const char* kExpiresHeader = "Idempotency-Expires";
+  static constexpr const char* kReplayedHeader = "Idempotent-Replayed";
+
+  Enforcer(const policy::Policy& policy, int policyVersion, store::KeyStore& store, trace::TraceWriter& trace);
+
+  /// Decides what to do with a request. Never throws for store trouble: answers 503.
+  [[nodiscard]] Decision begin(const Request& request);
+
+  /// Stores the handler's response per the tier's cache rule and returns what to send: the
+  /// response plus the key echo and the expiry header. A lost lease or a store failure while
+  /// committing side statements turns into a 409/503 (the side effects did not commit).
+  [[nodiscard]] Response complete(Ticket& ticket, Response response, const CompleteOptions& options = {});
+
+  /// The handler failed before execution started (validation, auth, rate limit): nothing is
+  /// stored and a retry runs normally. Returns the response with the key echo added.
+  Response release(Ticket& ticket, Response response, const std::string& reason);
+
+  [[nodiscard]] const policy::Policy& policy() const { return m_policy; }
+
+ private:
+  void addKeyHeaders(Response& r, const std::string& key, std::optional<long long> expiresAtMs) const;
+  Decision respond(Response r, std::string outcome, const std::string& tier) const;
+  void trace(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& claim,
+             const std::string& outcome, const std::string& fingerprint, int status, double latencyMs,
+             const std::string& requestId, std::string detail);
+
+  const policy::Policy& m_policy;
+  int m_policyVersion;
+  store::KeyStore& m_store;
+  trace::TraceWriter& m_trace;
+};
+
+}  // namespace idem::enforce

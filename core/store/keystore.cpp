@@ -1,0 +1,175 @@
+#include "core/store/keystore.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/policy/duration.h"
+
+namespace idem::store {
+namespace {
+
+constexpr const char* kClaimSql =
+    "SELECT c.decision, c.generation, (extract(epoch FROM c.expires_at) * 1000)::bigint AS expires_ms, "
+    "c.lease_token, (extract(epoch FROM c.lease_until) * 1000)::bigint AS lease_ms, c.resp_status, "
+    "c.resp_headers, c.resp_body, c.retry_after_ms, (extract(epoch FROM now()) * 1000)::bigint AS now_ms "
+    "FROM idem.claim($1, $2, $3, $4, $5, $6, $7::interval, $8::interval, $9, $10, $11::interval) c";
+
+constexpr const char* kCompleteSql =
+    "SELECT c.generation, (extract(epoch FROM c.expires_at) * 1000)::bigint AS expires_ms "
+    "FROM idem.complete($1, $2, $3, $4::uuid, $5, $6::jsonb, $7, $8, $9, $10, $11) c";
+
+constexpr const char* kCompleteStrictSql =
+    "SELECT c.generation, (extract(epoch FROM c.expires_at) * 1000)::bigint AS expires_ms "
+    "FROM idem.complete_strict($1, $2, $3, $4::uuid, $5, $6::jsonb, $7, $8, $9, $10, $11) c";
+
+constexpr const char* kLeaseLostSql =
+    "INSERT INTO idem.events (tenant, endpoint, idem_key, outcome, status, latency_ms, request_id, detail) "
+    "VALUES ($1, $2, $3, 'lease_lost', $4, $5, $6, 'completed after the lease was taken over; rolled back')";
+
+constexpr const char* kReleaseSql = "SELECT idem.release($1, $2, $3, $4::uuid, $5, $6, $7) AS released";
+
+Decision parseDecision(std::string_view s) {
+  if (s == "execute") return Decision::Execute;
+  if (s == "execute_after_expiry") return Decision::ExecuteAfterExpiry;
+  if (s == "takeover") return Decision::Takeover;
+  if (s == "replay") return Decision::Replay;
+  if (s == "conflict") return Decision::Conflict;
+  if (s == "mismatch") return Decision::Mismatch;
+  return Decision::RejectedExpired;
+}
+
+std::string headersToJson(const http::Headers& headers) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& [n, v] : headers) arr.push_back({n, v});
+  return arr.dump();
+}
+
+http::Headers headersFromJson(std::string_view text) {
+  http::Headers out;
+  if (text.empty()) return out;
+  auto arr = nlohmann::json::parse(text, nullptr, false);
+  if (!arr.is_array()) return out;
+  for (const auto& pair : arr)
+    if (pair.is_array() && pair.size() == 2 && pair[0].is_string() && pair[1].is_string())
+      out.emplace_back(pair[0].get<std::string>(), pair[1].get<std::string>());
+  return out;
+}
+
+std::vector<pg::Param> completeParams(const CompleteRequest& r) {
+  return {r.scope.tenant,
+          r.scope.endpoint,
+          r.scope.key,
+          r.leaseToken,
+          r.response.status,
+          headersToJson(r.response.headers),
+          pg::Param::bytes(r.response.body),
+          r.resourceRef ? pg::Param(*r.resourceRef) : pg::Param::null(),
+          r.outcome,
+          r.latencyMs,
+          r.requestId};
+}
+
+}  // namespace
+
+const char* decisionName(Decision d) {
+  switch (d) {
+    case Decision::Execute: return "execute";
+    case Decision::ExecuteAfterExpiry: return "execute_after_expiry";
+    case Decision::Takeover: return "takeover";
+    case Decision::Replay: return "replay";
+    case Decision::Conflict: return "conflict";
+    case Decision::Mismatch: return "mismatch";
+    case Decision::RejectedExpired: return "rejected_expired";
+  }
+  return "unknown";
+}
+
+ClaimResult KeyStore::claim(const ClaimRequest& q) {
+  const std::vector<pg::Param> params{q.scope.tenant,
+                                      q.scope.endpoint,
+                                      q.scope.key,
+                                      pg::Param::bytes(q.fingerprint),
+                                      q.tier,
+                                      q.policyVersion > 0 ? pg::Param(q.policyVersion) : pg::Param::null(),
+                                      policy::toInterval(q.ttl),
+                                      policy::toInterval(q.lease),
+                                      q.rejectExpired ? "reject" : "execute",
+                                      q.requestId,
+                                      policy::toInterval(q.archiveRetention)};
+  // Safe to resend: if a lost answer hid a committed claim, the retry sees our own processing
+  // row and answers 409; the lease then expires and a later retry takes over. Never twice.
+  auto r = m_pool.withRetry([&](pg::Connection& c) { return c.execPrepared("idem_claim", kClaimSql, params); });
+  ClaimResult out;
+  out.decision = parseDecision(r.text(0, r.column("decision")));
+  out.generation = static_cast<int>(r.integer(0, "generation"));
+  if (!r.isNull(0, r.column("expires_ms"))) out.expiresAt = r.integer(0, "expires_ms");
+  if (!r.isNull(0, r.column("lease_ms"))) out.leaseUntil = r.integer(0, "lease_ms");
+  if (auto token = r.optStr(0, "lease_token")) out.leaseToken = *token;
+  out.retryAfterMs = r.isNull(0, r.column("retry_after_ms")) ? 0 : r.integer(0, "retry_after_ms");
+  out.now = r.integer(0, "now_ms");
+  if (out.decision == Decision::Replay) {
+    StoredResponse s;
+    s.status = static_cast<int>(r.integer(0, "resp_status"));
+    s.headers = headersFromJson(r.text(0, r.column("resp_headers")));
+    s.body = r.bytes(0, "resp_body");
+    out.stored = std::move(s);
+  }
+  return out;
+}
+
+CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<SideStatement>& sameTransaction) {
+  auto lease = m_pool.acquire();
+  auto& conn = lease.conn();
+  CompleteResult out;
+  try {
+    std::optional<pg::Result> result;
+    if (sameTransaction.empty()) {
+      result.emplace(conn.execPrepared("idem_complete", kCompleteSql, completeParams(q)));
+    } else {
+      // One pipeline: BEGIN, the completion, the side statements, COMMIT — one round trip,
+      // and the side effects (a ledger row) exist exactly when the key says done.
+      std::vector<std::pair<std::string, std::vector<pg::Param>>> batch;
+      batch.emplace_back("BEGIN", std::vector<pg::Param>{});
+      batch.emplace_back(kCompleteStrictSql, completeParams(q));
+      for (const auto& s : sameTransaction) batch.emplace_back(s.sql, s.params);
+      batch.emplace_back("COMMIT", std::vector<pg::Param>{});
+      try {
+        auto results = conn.pipeline(batch);
+        result.emplace(std::move(results.at(1)));
+      } catch (const pg::QueryError& e) {
+        if (e.sqlstate() != "IDL01") throw;
+        conn.exec("ROLLBACK");
+        conn.exec(kLeaseLostSql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.response.status, q.latencyMs,
+                                  q.requestId});
+        return out;
+      }
+    }
+    if (result->rows() == 0) return out;
+    out.stored = true;
+    out.generation = static_cast<int>(result->integer(0, "generation"));
+    out.expiresAt = result->integer(0, "expires_ms");
+  } catch (const pg::Unavailable&) {
+    lease.discard();
+    m_pool.dropIdle();
+    throw;
+  } catch (const pg::QueryError&) {
+    // A failed pipeline leaves the transaction aborted: roll back before reuse.
+    try {
+      conn.exec("ROLLBACK");
+    } catch (...) {
+      lease.discard();
+    }
+    throw;
+  }
+  return out;
+}
+
+bool KeyStore::release(const Scope& scope, const std::string& leaseToken, int status, const std::string& requestId,
+                       const std::string& reason) {
+  auto r = m_pool.withRetry([&](pg::Connection& c) {
+    return c.execPrepared("idem_release", kReleaseSql,
+                          {scope.tenant, scope.endpoint, scope.key, leaseToken, status, requestId, reason});
+  });
+  return r.boolean(0, "released");
+}
+
+}  // namespace idem::store

@@ -1,0 +1,98 @@
+#pragma once
+// The key records: claim, complete, release. Each is one statement (one round trip) calling
+// the functions in resources/migrations/0002_claim.sql; the database's now() is the clock.
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/http/headers.h"
+#include "core/store/pool.h"
+
+namespace idem::store {
+
+using Millis = std::chrono::milliseconds;
+
+/// Epoch milliseconds as read from the database clock.
+using DbTime = long long;
+
+struct Scope {
+  std::string tenant;
+  std::string endpoint;  // "POST /v1/payments"
+  std::string key;
+};
+
+struct ClaimRequest {
+  Scope scope;
+  std::string fingerprint;  // raw digest bytes
+  std::string tier;
+  int policyVersion = 0;    // 0: none recorded
+  Millis ttl{0};
+  Millis lease{0};
+  bool rejectExpired = false;
+  Millis archiveRetention{0};
+  std::string requestId;
+};
+
+enum class Decision { Execute, ExecuteAfterExpiry, Takeover, Replay, Conflict, Mismatch, RejectedExpired };
+[[nodiscard]] const char* decisionName(Decision d);
+
+struct StoredResponse {
+  int status = 0;
+  http::Headers headers;
+  std::string body;
+};
+
+struct ClaimResult {
+  Decision decision = Decision::Execute;
+  int generation = 0;
+  std::optional<DbTime> expiresAt;  // absent only when the key's last generation was swept
+  std::optional<DbTime> leaseUntil;
+  std::string leaseToken;           // set for Execute, ExecuteAfterExpiry, Takeover
+  std::optional<StoredResponse> stored;  // set for Replay
+  long long retryAfterMs = 0;       // set for Conflict
+  DbTime now = 0;                   // the database's clock at the decision
+};
+
+/// A statement that must commit together with the completion (e.g. the payment's ledger row).
+struct SideStatement {
+  std::string sql;
+  std::vector<pg::Param> params;
+};
+
+struct CompleteRequest {
+  Scope scope;
+  std::string leaseToken;
+  StoredResponse response;
+  std::optional<std::string> resourceRef;
+  std::string outcome = "executed";  // or "executed_after_expiry"
+  double latencyMs = 0;
+  std::string requestId;
+};
+
+struct CompleteResult {
+  bool stored = false;  // false: the lease was taken over meanwhile; nothing stored
+  int generation = 0;
+  DbTime expiresAt = 0;
+};
+
+class KeyStore {
+ public:
+  explicit KeyStore(Pool& pool) : m_pool(pool) {}
+
+  /// Decides a request against the key's record. Throws pg::Unavailable.
+  [[nodiscard]] ClaimResult claim(const ClaimRequest& request);
+  /// Stores the response; sameTransaction statements commit with it or not at all.
+  [[nodiscard]] CompleteResult complete(const CompleteRequest& request,
+                                        const std::vector<SideStatement>& sameTransaction = {});
+  /// Gives the claim back (failure before execution): nothing is stored.
+  bool release(const Scope& scope, const std::string& leaseToken, int status, const std::string& requestId,
+               const std::string& reason);
+
+  [[nodiscard]] Pool& pool() { return m_pool; }
+
+ private:
+  Pool& m_pool;
+};
+
+}  // namespace idem::store

@@ -1,0 +1,95 @@
+#pragma once
+// A connection pool safe for many threads. A connection found broken makes the pool drop its
+// idle connections too (after a server restart they are all dead), so the next request
+// reconnects instead of failing on each stale connection in turn.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/store/pg.h"
+
+namespace idem::store {
+
+class Pool {
+ public:
+  Pool(std::string conninfo, int maxSize, std::chrono::milliseconds acquireTimeout = std::chrono::seconds(5));
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+  ~Pool();
+
+  /// Exclusive use of one connection; returned to the pool when destroyed.
+  class Lease {
+   public:
+    Lease(Pool* pool, std::unique_ptr<pg::Connection> conn, bool reused)
+        : m_pool(pool), m_conn(std::move(conn)), m_reused(reused) {}
+    Lease(Lease&& other) noexcept = default;
+    Lease& operator=(Lease&&) = delete;
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease();
+    [[nodiscard]] pg::Connection& conn() { return *m_conn; }
+    /// True when the connection had served earlier requests (it may have gone stale).
+    [[nodiscard]] bool reused() const { return m_reused; }
+    /// Marks the connection broken: it is closed instead of returned.
+    void discard() { m_broken = true; }
+
+   private:
+    Pool* m_pool;
+    std::unique_ptr<pg::Connection> m_conn;
+    bool m_reused;
+    bool m_broken = false;
+  };
+
+  /// Waits for a free connection (up to the acquire timeout) or opens one. Throws
+  /// pg::Unavailable when the server cannot be reached or the pool stays exhausted.
+  [[nodiscard]] Lease acquire();
+
+  /// Runs fn(connection); when a reused connection turns out dead, retries once on a fresh
+  /// one. Only for statements that are safe to send twice.
+  template <typename Fn>
+  auto withRetry(Fn&& fn) {
+    for (int attempt = 0;; ++attempt) {
+      Lease lease = acquire();
+      try {
+        return fn(lease.conn());
+      } catch (const pg::Unavailable&) {
+        lease.discard();
+        dropIdle();
+        if (attempt > 0 || !lease.reused()) throw;
+      }
+    }
+  }
+
+  struct Stats {
+    int size = 0;     // open connections
+    int idle = 0;
+    int inUse = 0;
+    int waiting = 0;  // threads waiting for a connection
+    int maxSize = 0;
+    long long connectFailures = 0;
+  };
+  [[nodiscard]] Stats stats() const;
+  [[nodiscard]] const std::string& conninfo() const { return m_conninfo; }
+
+  /// Closes every idle connection (they are likely dead after a connection loss).
+  void dropIdle();
+
+ private:
+  void giveBack(std::unique_ptr<pg::Connection> conn, bool broken);
+
+  std::string m_conninfo;
+  int m_maxSize;
+  std::chrono::milliseconds m_acquireTimeout;
+  mutable std::mutex m_mutex;
+  std::condition_variable m_available;
+  std::vector<std::unique_ptr<pg::Connection>> m_idle;
+  int m_open = 0;
+  int m_waiting = 0;
+  long long m_connectFailures = 0;
+};
+
+}  // namespace idem::store
