@@ -7,7 +7,7 @@ CREATE SCHEMA IF NOT EXISTS idem;
 -- Every policy an enforcer ran with; the newest row is the policy in force.
 CREATE TABLE idem.policies (
     version      integer     GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    sha256       text        NOT NULL UNIQUE,
+    sha256       text        NOT NULL,
     document     jsonb       NOT NULL,
     source       text        NOT NULL DEFAULT '',
     effective_at timestamptz NOT NULL DEFAULT now()
