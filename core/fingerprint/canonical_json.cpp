@@ -1,0 +1,230 @@
+// RFC 8785 (JCS) canonical serialisation.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "core/fingerprint/fingerprint.h"
+
+namespace idem::fp {
+namespace {
+
+using nlohmann::json;
+
+/// UTF-16 code units of a UTF-8 string: member names sort by these (RFC 8785 §3.2.3), which
+/// differs from code point order once characters above U+FFFF meet U+E000..U+FFFF.
+std::u16string toUtf16(std::string_view s) {
+  std::u16string out;
+  out.reserve(s.size());
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    std::size_t len = 1;
+    char32_t cp = b0;
+    if (b0 >= 0x80) {
+      if ((b0 & 0xE0) == 0xC0) {
+        len = 2;
+        cp = b0 & 0x1Fu;
+      } else if ((b0 & 0xF0) == 0xE0) {
+        len = 3;
+        cp = b0 & 0x0Fu;
+      } else if ((b0 & 0xF8) == 0xF0) {
+        len = 4;
+        cp = b0 & 0x07u;
+      } else {
+        len = 0;
+      }
+      bool ok = len != 0 && i + len <= s.size();
+      for (std::size_t k = 1; ok && k < len; ++k) {
+        const auto b = static_cast<unsigned char>(s[i + k]);
+        ok = (b & 0xC0) == 0x80;
+        cp = (cp << 6) | (b & 0x3Fu);
+      }
+      static constexpr char32_t minForLength[] = {0, 0, 0x80, 0x800, 0x10000};
+      if (!ok || cp < minForLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        throw InvalidJson("a JSON string is not valid UTF-8 (byte " + std::to_string(i) + " of the string)");
+    }
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      out.push_back(static_cast<char16_t>(0xD800 + (cp >> 10)));
+      out.push_back(static_cast<char16_t>(0xDC00 + (cp & 0x3FF)));
+    } else {
+      out.push_back(static_cast<char16_t>(cp));
+    }
+    i += len;
+  }
+  return out;
+}
+
+/// JSON.stringify's string form (RFC 8785 §3.2.2.2): only '"', '\\' and controls are escaped,
+/// with the short forms where they exist; everything else is written as UTF-8.
+void appendString(std::string& out, const std::string& s) {
+  (void)toUtf16(s);  // rejects invalid UTF-8, which has no canonical form
+  out.push_back('"');
+  for (const char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+          out += buf;
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+/// ECMAScript Number::toString(x) (ECMA-262 §6.1.6.1.20), which RFC 8785 §3.2.2.3 adopts: the
+/// shortest digits that round-trip, placed by the decimal exponent.
+void appendNumber(std::string& out, double x) {
+  if (!std::isfinite(x)) throw InvalidJson("NaN and Infinity have no JSON form (RFC 8785 §3.2.2.3)");
+  if (x == 0) {  // both +0 and -0
+    out.push_back('0');
+    return;
+  }
+  if (x < 0) {
+    out.push_back('-');
+    x = -x;
+  }
+  // Scientific form gives the shortest round-trip digits as "d.ddde+XX".
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
+  const std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));
+  const std::size_t e = sci.find('e');
+  std::string digits;
+  for (const char c : sci.substr(0, e))
+    if (c != '.') digits.push_back(c);
+  const int exponent = std::atoi(std::string(sci.substr(e + 1)).c_str());
+
+  // ECMA-262 names: k digits, value = digits × 10^(n−k).
+  const int k = static_cast<int>(digits.size());
+  const int n = exponent + 1;
+  if (k <= n && n <= 21) {
+    out += digits;
+    out.append(static_cast<std::size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out.append(digits, 0, static_cast<std::size_t>(n));
+    out.push_back('.');
+    out.append(digits, static_cast<std::size_t>(n));
+  } else if (-6 < n && n <= 0) {
+    out += "0.";
+    out.append(static_cast<std::size_t>(-n), '0');
+    out += digits;
+  } else {
+    out.push_back(digits[0]);
+    if (k > 1) {
+      out.push_back('.');
+      out.append(digits, 1);
+    }
+    out.push_back('e');
+    out.push_back(n - 1 < 0 ? '-' : '+');
+    out += std::to_string(std::abs(n - 1));
+  }
+}
+
+void appendScalar(std::string& out, const json& v) {
+  switch (v.type()) {
+    case json::value_t::null:
+      out += "null";
+      break;
+    case json::value_t::boolean:
+      out += v.get<bool>() ? "true" : "false";
+      break;
+    case json::value_t::string:
+      appendString(out, v.get_ref<const std::string&>());
+      break;
+    // JSON numbers are IEEE doubles to JCS, so integers nlohmann kept exact are written as the
+    // double they round to, exactly as ECMAScript would.
+    case json::value_t::number_integer:
+      appendNumber(out, static_cast<double>(v.get<std::int64_t>()));
+      break;
+    case json::value_t::number_unsigned:
+      appendNumber(out, static_cast<double>(v.get<std::uint64_t>()));
+      break;
+    case json::value_t::number_float:
+      appendNumber(out, v.get<double>());
+      break;
+    default:
+      throw InvalidJson("a binary or discarded value has no JSON form");
+  }
+}
+
+/// One open array or object: its children in output order and how many are written.
+struct Frame {
+  bool isObject = false;
+  std::vector<std::pair<const std::string*, const json*>> children;  // name is null in arrays
+  std::size_t next = 0;
+};
+
+}  // namespace
+
+std::string canonicalJson(const json& value) {
+  std::string out;
+  // An explicit stack rather than recursion: a request body nested a million levels deep
+  // must not overflow the thread's stack.
+  std::vector<Frame> stack;
+  const auto open = [&](const json& v) {
+    if (v.is_object()) {
+      Frame frame{true, {}, 0};
+      std::vector<std::pair<std::u16string, std::pair<const std::string*, const json*>>> members;
+      members.reserve(v.size());
+      for (auto it = v.begin(); it != v.end(); ++it) members.push_back({toUtf16(it.key()), {&it.key(), &it.value()}});
+      std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& m : members) frame.children.push_back(m.second);
+      out.push_back('{');
+      stack.push_back(std::move(frame));
+    } else if (v.is_array()) {
+      Frame frame{false, {}, 0};
+      for (const auto& element : v) frame.children.push_back({nullptr, &element});
+      out.push_back('[');
+      stack.push_back(std::move(frame));
+    } else {
+      appendScalar(out, v);
+    }
+  };
+
+  open(value);
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    if (top.next == top.children.size()) {
+      out.push_back(top.isObject ? '}' : ']');
+      stack.pop_back();
+      continue;
+    }
+    if (top.next > 0) out.push_back(',');
+    const auto [name, child] = top.children[top.next++];
+    if (name) {
+      appendString(out, *name);
+      out.push_back(':');
+    }
+    open(*child);  // may grow the stack: `top` is not used after this
+  }
+  return out;
+}
+
+}  // namespace idem::fp
