@@ -1,0 +1,43 @@
+#pragma once
+// A small HTTP/1.1 client for the endpoint (the demo's seeding and live traffic, the tests),
+// so callers need not include cpp-httplib, whose compiled library fixes its configuration.
+// One Client per thread; it keeps its connection alive between requests.
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "core/http/headers.h"
+
+namespace idem::endpoint {
+
+struct ClientResponse {
+  int status = 0;  // 0: no HTTP answer (see error)
+  http::Headers headers;
+  std::string body;
+  std::string error;  // transport failure, in words
+
+  /// The first header with this name, or "".
+  [[nodiscard]] std::string header(std::string_view name) const;
+};
+
+class Client {
+ public:
+  /// host and port of the server, e.g. ("127.0.0.1", 8080).
+  Client(const std::string& host, int port, std::chrono::milliseconds timeout = std::chrono::seconds(70));
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+  ~Client();
+
+  /// POST with a body; headers are sent as given (set Content-Type there).
+  ClientResponse post(const std::string& path, const http::Headers& headers, const std::string& body);
+  ClientResponse get(const std::string& path, const http::Headers& headers = {});
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+/// Splits "http://HOST:PORT" (or "HOST:PORT") into host and port; false when it is not that.
+bool splitHostPort(const std::string& url, std::string& host, int& port);
+
+}  // namespace idem::endpoint

@@ -1,0 +1,102 @@
+#include "core/endpoint/metrics.h"
+
+#include <cstdio>
+
+namespace idem::endpoint {
+namespace {
+
+// Label values are ours (tier names from the policy, fixed outcomes), but escape anyway.
+std::string label(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+void Metrics::observe(std::string_view tier, std::string_view outcome, int status, double seconds) {
+  std::lock_guard lock(m_mutex);
+  ++m_requests[{std::string(tier), std::string(outcome), status}];
+  auto it = m_latency.find(outcome);
+  if (it == m_latency.end()) it = m_latency.emplace(std::string(outcome), Histogram{}).first;
+  Histogram& h = it->second;
+  for (std::size_t i = 0; i < kBuckets.size(); ++i)
+    if (seconds <= kBuckets[i]) ++h.buckets[i];
+  ++h.count;
+  h.sum += seconds;
+}
+
+long long Metrics::count(std::string_view outcome) const {
+  std::lock_guard lock(m_mutex);
+  long long n = 0;
+  for (const auto& [k, v] : m_requests)
+    if (std::get<1>(k) == outcome) n += v;
+  return n;
+}
+
+std::string Metrics::render(const Gauges& g) const {
+  std::string out;
+  out.reserve(4096);
+  {
+    std::lock_guard lock(m_mutex);
+    out += "# HELP idem_requests_total HTTP requests by policy tier, enforcement outcome and status.\n";
+    out += "# TYPE idem_requests_total counter\n";
+    for (const auto& [k, v] : m_requests) {
+      const auto& [tier, outcome, status] = k;
+      out += "idem_requests_total{tier=\"" + label(tier) + "\",outcome=\"" + label(outcome) + "\",status=\"" +
+             std::to_string(status) + "\"} " + std::to_string(v) + "\n";
+    }
+    out += "# HELP idem_request_duration_seconds Time from the parsed request to the written response.\n";
+    out += "# TYPE idem_request_duration_seconds histogram\n";
+    for (const auto& [outcome, h] : m_latency) {
+      const std::string l = "outcome=\"" + label(outcome) + "\"";
+      for (std::size_t i = 0; i < kBuckets.size(); ++i)
+        out += "idem_request_duration_seconds_bucket{" + l + ",le=\"" + number(kBuckets[i]) + "\"} " +
+               std::to_string(h.buckets[i]) + "\n";
+      out += "idem_request_duration_seconds_bucket{" + l + ",le=\"+Inf\"} " + std::to_string(h.count) + "\n";
+      out += "idem_request_duration_seconds_sum{" + l + "} " + number(h.sum) + "\n";
+      out += "idem_request_duration_seconds_count{" + l + "} " + std::to_string(h.count) + "\n";
+    }
+  }
+  auto gauge = [&](const char* name, const char* help, const std::string& labels, double v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + labels + " " +
+           number(v) + "\n";
+  };
+  out += "# HELP idem_store_pool_connections Store connections by state.\n"
+         "# TYPE idem_store_pool_connections gauge\n";
+  out += "idem_store_pool_connections{state=\"idle\"} " + std::to_string(g.pool.idle) + "\n";
+  out += "idem_store_pool_connections{state=\"in_use\"} " + std::to_string(g.pool.inUse) + "\n";
+  gauge("idem_store_pool_max_connections", "Configured size of the store pool.", "", g.pool.maxSize);
+  gauge("idem_store_pool_waiting", "Requests waiting for a store connection.", "", g.pool.waiting);
+  out += "# HELP idem_store_connect_failures_total Failed attempts to connect to the store.\n"
+         "# TYPE idem_store_connect_failures_total counter\n"
+         "idem_store_connect_failures_total " +
+         std::to_string(g.pool.connectFailures) + "\n";
+  gauge("idem_trace_queue_events", "Trace events queued for the batched writer.", "",
+        static_cast<double>(g.traceQueued));
+  out += "# HELP idem_trace_events_written_total Trace events written to idem.events.\n"
+         "# TYPE idem_trace_events_written_total counter\n"
+         "idem_trace_events_written_total " +
+         std::to_string(g.traceWritten) + "\n";
+  out += "# HELP idem_trace_events_dropped_total Trace events dropped (queue full or store down too long).\n"
+         "# TYPE idem_trace_events_dropped_total counter\n"
+         "idem_trace_events_dropped_total " +
+         std::to_string(g.traceDropped) + "\n";
+  gauge("idem_http_requests_in_flight", "Requests being handled now.", "", g.inFlight);
+  return out;
+}
+
+}  // namespace idem::endpoint

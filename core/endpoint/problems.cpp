@@ -1,0 +1,53 @@
+#include "core/endpoint/problems.h"
+
+#include <nlohmann/json.hpp>
+
+namespace idem::endpoint {
+
+enforce::Response problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
+                          std::string_view docsUrl) {
+  nlohmann::json body{{"type", std::string(docsUrl) + "#" + std::string(slug)},
+                      {"title", title},
+                      {"status", status},
+                      {"detail", detail}};
+  enforce::Response r;
+  r.status = status;
+  r.headers.emplace_back("Content-Type", "application/problem+json");
+  r.body = body.dump();
+  return r;
+}
+
+enforce::Response problemForStatus(int status, std::string_view method, std::string_view path,
+                                   std::string_view docsUrl) {
+  const std::string route = std::string(method) + " " + std::string(path);
+  switch (status) {
+    case 404:
+      return problem(404, "not-found", "No such route",
+                     "There is no route " + route +
+                         ". The endpoint serves POST /v1/payments, /v1/refunds, /v1/orders, GET /v1/payments, "
+                         "GET /idempotency, /metrics and /healthz.",
+                     docsUrl);
+    case 405: return problem(405, "method-not-allowed", "Method not allowed", route + " is not supported.", docsUrl);
+    case 413:
+      return problem(413, "payload-too-large", "Request body too large",
+                     "The request body exceeds the endpoint's limit; nothing was executed or stored.", docsUrl);
+    case 414:
+      return problem(414, "uri-too-long", "Request target too long",
+                     "The request line exceeds 8 KiB; nothing was executed or stored.", docsUrl);
+    case 400:
+      return problem(400, "bad-request", "Malformed HTTP request",
+                     "The request line or headers could not be parsed (a header line may be longer than 8 KiB); "
+                     "nothing was executed or stored.",
+                     docsUrl);
+    default:
+      break;
+  }
+  if (status >= 500)
+    return problem(status, "internal", "Internal error",
+                   "The endpoint failed while handling the request. If it carried an Idempotency-Key, retry with "
+                   "the same key: the answer is either the stored outcome or a fresh execution, never both.",
+                   docsUrl);
+  return problem(status, "bad-request", "Request rejected", "The request was rejected (" + route + ").", docsUrl);
+}
+
+}  // namespace idem::endpoint

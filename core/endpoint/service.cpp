@@ -1,0 +1,392 @@
+#include "core/endpoint/service.h"
+
+#include <charconv>
+#include <thread>
+
+#include "core/endpoint/faults.h"
+#include "core/endpoint/ledger.h"
+#include "core/endpoint/problems.h"
+#include "core/endpoint/resources.h"
+#include "core/http/keyheader.h"
+
+namespace idem::endpoint {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kEchoRoute = "/v1/echo";
+
+enforce::Response jsonResponse(int status, const json& body) {
+  enforce::Response r;
+  r.status = status;
+  r.headers.emplace_back("Content-Type", "application/json");
+  r.body = body.dump();
+  return r;
+}
+
+/// application/json, optionally with parameters (charset=utf-8); case-insensitive.
+bool isJsonContentType(const http::Headers& headers) {
+  auto ct = http::findHeader(headers, "Content-Type");
+  if (!ct) return false;
+  std::string_view v = *ct;
+  v = v.substr(0, v.find(';'));
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  return http::equalsIgnoreCase(v, "application/json");
+}
+
+long long nowSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::optional<std::string> queryValue(const ServiceRequest& r, const std::string& name) {
+  auto it = r.query.find(name);
+  if (it == r.query.end()) return std::nullopt;
+  return it->second;
+}
+
+enforce::Response storeUnavailable(const std::string& docs) {
+  auto r = problem(503, "store-unavailable", "Idempotency store unavailable",
+                   "The store cannot be reached right now. Retry later.", docs);
+  r.headers.emplace_back("Retry-After", "2");
+  return r;
+}
+
+}  // namespace
+
+Service::Service(std::string conninfo, policy::Policy policy, int policyVersion, ServiceOptions options)
+    : m_policy(std::move(policy)),
+      m_policyVersion(policyVersion),
+      m_options(options),
+      m_pool(std::move(conninfo), options.poolSize),
+      m_store(m_pool),
+      m_trace(m_pool, trace::TraceWriter::Options{options.traceFlushInterval, 1000, 100000}),
+      m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {}
+
+Service::~Service() = default;
+
+Gauges Service::gauges() const {
+  Gauges g;
+  g.pool = m_pool.stats();
+  g.traceQueued = m_trace.queued();
+  g.traceWritten = m_trace.written();
+  g.traceDropped = m_trace.dropped();
+  g.inFlight = m_inFlight.load();
+  return g;
+}
+
+std::string Service::tenantOf(const http::Headers& headers) const {
+  if (m_policy.tenantHeader.empty()) return {};
+  auto t = http::findHeader(headers, m_policy.tenantHeader);
+  return t ? std::string(*t) : std::string();
+}
+
+Handled Service::handle(const ServiceRequest& req) {
+  ++m_inFlight;
+  struct Done {
+    std::atomic<int>& n;
+    ~Done() { --n; }
+  } done{m_inFlight};
+
+  Handled h;
+  bool routed = true;
+  const std::string& docs = m_policy.docsUrl;
+  try {
+    if (req.method == "GET" || req.method == "HEAD") {
+      if (req.path == "/idempotency") {
+        h = publishedPolicy(req);
+      } else if (req.path == "/metrics") {
+        h = metricsPage();
+      } else if (req.path == "/healthz") {
+        h = health();
+      } else if (kindForCollection(req.path)) {
+        h = listResources(req);
+      } else if (auto slash = req.path.rfind('/'); slash != std::string::npos && slash > 0 &&
+                                                     kindForCollection(req.path.substr(0, slash))) {
+        h = getResource(req);
+      } else {
+        routed = false;
+      }
+    } else if (req.method == "POST") {
+      if (req.path == kEchoRoute) {
+        h = echo(req);
+      } else if (kindForRoute(req.path)) {
+        h = postResource(req);
+      } else {
+        routed = false;
+      }
+    } else {
+      routed = false;
+    }
+    if (!routed) {
+      const bool known = req.path == kEchoRoute || kindForRoute(req.path) || req.path == "/idempotency" ||
+                         req.path == "/metrics" || req.path == "/healthz";
+      h.response = problemForStatus(known ? 405 : 404, req.method, req.path, docs);
+      h.outcome = known ? "method_not_allowed" : "not_found";
+    }
+  } catch (const std::exception& e) {
+    h.response = problem(500, "internal", "Internal error",
+                         std::string("The endpoint failed: ") + e.what() +
+                             ". If the request carried an Idempotency-Key, retry with the same key.",
+                         docs);
+    h.outcome = "error";
+  }
+  h.response.headers.emplace_back("Request-Id", req.requestId);
+  return h;
+}
+
+Handled Service::postResource(const ServiceRequest& req) {
+  const ResourceKind& kind = *kindForRoute(req.path);
+  const std::string& docs = m_policy.docsUrl;
+  Handled h;
+  h.tenant = tenantOf(req.headers);
+  if (const policy::Tier* tier = m_policy.tierFor(req.method, req.path)) h.tier = tier->name;
+  if (auto raw = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader))
+    if (auto parsed = http::parseIdempotencyKey(*raw); parsed.key) h.key = *parsed.key;
+
+  // Everything that can be refused without executing is refused before the claim: nothing is
+  // stored, and a corrected retry with the same key runs normally.
+  if (!isJsonContentType(req.headers)) {
+    h.response = problem(415, "unsupported-media-type", "Unsupported media type",
+                         "Send the body as JSON with Content-Type: application/json. Nothing was executed or stored.",
+                         docs);
+    h.outcome = "unsupported_media_type";
+    return h;
+  }
+  const FaultParse faults = parseFaults(req.headers, m_options.allowFaultInjection);
+  if (faults.error) {
+    h.response = problem(400, "fault-injection", "Fault injection refused", *faults.error, docs);
+    h.outcome = "fault_rejected";
+    return h;
+  }
+  json body = json::parse(req.body, nullptr, false);
+  if (body.is_discarded()) {
+    h.response = enforce::makeProblem(enforce::Problem::BodyInvalid, docs,
+                                      "The body is not valid JSON. Nothing was executed or stored.");
+    h.outcome = "body_invalid";
+    return h;
+  }
+  if (auto error = validateBody(kind, body)) {
+    h.response = problem(400, "body-invalid", "Request body is invalid",
+                         *error + ". Nothing was executed or stored; fix the body and retry with the same key.", docs);
+    h.outcome = "body_invalid";
+    return h;
+  }
+
+  enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId};
+  enforce::Decision d = m_enforcer.begin(er);
+  if (!d.tier.empty()) h.tier = d.tier;
+  h.outcome = d.outcome;
+  if (d.kind == enforce::Decision::Kind::Respond) {
+    h.response = std::move(d.response);
+    return h;
+  }
+  enforce::Ticket* ticket = d.ticket ? &*d.ticket : nullptr;
+  if (!ticket) h.outcome = d.tier.empty() ? "unenforced" : "unkeyed";
+  if (ticket) h.generation = ticket->generation();
+
+  // Execution starts here: the key (if any) is processing until complete() or release().
+  if (faults.faults.delay.count() > 0) std::this_thread::sleep_for(faults.faults.delay);
+  if (faults.faults.failBefore) {
+    auto r = problem(503, "simulated-failure-before", "Simulated failure before execution",
+                     "Sim-Fail: before — the request failed before execution started; nothing was executed or "
+                     "stored. Retry with the same key.",
+                     docs);
+    r.headers.emplace_back("Retry-After", "1");
+    h.response = ticket ? m_enforcer.release(*ticket, std::move(r), "simulated failure before execution (Sim-Fail)")
+                        : std::move(r);
+    h.outcome = "released";
+    return h;
+  }
+
+  const bool failAfter = faults.faults.failAfter;
+  Execution ex = buildResource(kind, body, nowSeconds(), failAfter);
+  h.resource = ex.id;
+  LedgerRow& row = ex.ledger;
+  row.tenant = h.tenant;
+  row.endpoint = req.method + " " + req.path;
+  row.requestId = req.requestId;
+  if (ticket) {
+    row.key = ticket->scope().key;
+    row.generation = ticket->generation();
+    // The downstream call (the channel) gets the key in the strict sf-string form.
+    if (auto sf = http::serializeSfString(ticket->scope().key)) row.payload["downstream_idempotency_key"] = *sf;
+  }
+
+  enforce::Response response;
+  if (failAfter) {
+    response = problem(500, "simulated-failure-after", "Simulated failure after execution started",
+                       "Sim-Fail: after — execution started and then failed: " + ex.id +
+                           " may or may not have reached the channel (its ledger row says failed). This response "
+                           "is stored; a retry with the same key replays it.",
+                       docs);
+  } else {
+    response = jsonResponse(kind.successStatus, ex.resource);
+    response.headers.emplace_back("Location", std::string(kind.route) + "/" + ex.id);
+  }
+
+  if (!ticket) {
+    try {
+      auto lease = m_pool.acquire();
+      const auto insert = insertStatement(row);
+      lease.conn().exec(insert.sql, insert.params);
+    } catch (const pg::Unavailable&) {
+      h.response = storeUnavailable(docs);
+      h.outcome = "unavailable";
+      h.resource.clear();
+      return h;
+    }
+    h.response = std::move(response);
+    return h;
+  }
+
+  enforce::CompleteOptions options;
+  options.resourceRef = ex.id;
+  options.sameTransaction.push_back(insertStatement(row));
+  try {
+    h.response = m_enforcer.complete(*ticket, std::move(response), options);
+  } catch (const pg::QueryError& e) {
+    // The transaction rolled back: neither the ledger row nor the key's completion exist.
+    auto r = problem(500, "internal", "Internal error",
+                     std::string("Recording the execution failed (") + e.what() +
+                         "); nothing was executed. Retry with the same key.",
+                     docs);
+    h.response = m_enforcer.release(*ticket, std::move(r), "ledger insert failed");
+    h.outcome = "error";
+    h.resource.clear();
+    return h;
+  }
+  if (h.response.status == 503) {
+    h.outcome = "unavailable";
+    h.resource.clear();
+  } else if (h.response.status == 409) {
+    h.outcome = "lease_lost";
+    h.resource.clear();
+  }
+  return h;
+}
+
+Handled Service::echo(const ServiceRequest& req) {
+  Handled h;
+  h.outcome = "unenforced";
+  if (!isJsonContentType(req.headers)) {
+    h.response = problem(415, "unsupported-media-type", "Unsupported media type",
+                         "Send the body as JSON with Content-Type: application/json.", m_policy.docsUrl);
+    h.outcome = "unsupported_media_type";
+    return h;
+  }
+  json body = json::parse(req.body, nullptr, false);
+  if (body.is_discarded()) {
+    h.response = enforce::makeProblem(enforce::Problem::BodyInvalid, m_policy.docsUrl, "The body is not valid JSON.");
+    h.outcome = "body_invalid";
+    return h;
+  }
+  h.response = jsonResponse(200, json{{"object", "echo"}, {"echo", body}});
+  return h;
+}
+
+Handled Service::listResources(const ServiceRequest& req) {
+  const ResourceKind& kind = *kindForCollection(req.path);
+  Handled h;
+  h.outcome = "read";
+  h.tenant = tenantOf(req.headers);
+  int limit = 100;
+  if (auto l = queryValue(req, "limit")) {
+    int v = 0;
+    auto [ptr, ec] = std::from_chars(l->data(), l->data() + l->size(), v);
+    if (ec != std::errc{} || ptr != l->data() + l->size() || v < 1 || v > 1000) {
+      h.response = problem(400, "bad-query", "Invalid query parameter", "limit must be an integer from 1 to 1000.",
+                           m_policy.docsUrl);
+      h.outcome = "bad_query";
+      return h;
+    }
+    limit = v;
+  }
+  const auto key = queryValue(req, "idempotency_key");
+  if (key) h.key = *key;
+  try {
+    auto data = m_pool.withRetry([&](pg::Connection& c) {
+      return listLedger(c, std::string(kind.object), h.tenant, key, limit);
+    });
+    h.response = jsonResponse(200, json{{"object", "list"}, {"data", std::move(data)}});
+  } catch (const pg::Unavailable&) {
+    h.response = storeUnavailable(m_policy.docsUrl);
+    h.outcome = "unavailable";
+  }
+  return h;
+}
+
+Handled Service::getResource(const ServiceRequest& req) {
+  const auto slash = req.path.rfind('/');
+  const ResourceKind& kind = *kindForCollection(req.path.substr(0, slash));
+  const std::string id = req.path.substr(slash + 1);
+  Handled h;
+  h.outcome = "read";
+  h.tenant = tenantOf(req.headers);
+  try {
+    auto row = m_pool.withRetry([&](pg::Connection& c) { return findLedger(c, std::string(kind.object), h.tenant, id); });
+    if (row) {
+      h.response = jsonResponse(200, *row);
+    } else {
+      h.response = problem(404, "not-found", "No such resource",
+                           "No " + std::string(kind.object) + " " + id + " for this " +
+                               (m_policy.tenantHeader.empty() ? std::string("server") : m_policy.tenantHeader) + ".",
+                           m_policy.docsUrl);
+      h.outcome = "not_found";
+    }
+  } catch (const pg::Unavailable&) {
+    h.response = storeUnavailable(m_policy.docsUrl);
+    h.outcome = "unavailable";
+  }
+  return h;
+}
+
+Handled Service::publishedPolicy(const ServiceRequest& req) const {
+  Handled h;
+  h.outcome = "read";
+  const auto accept = http::findHeader(req.headers, "Accept");
+  const bool wantsJson = accept && accept->find("json") != std::string_view::npos &&
+                         accept->find("text/html") == std::string_view::npos;
+  if (wantsJson) {
+    h.response = jsonResponse(200, policy::publishedJson(m_policy));
+  } else {
+    h.response.status = 200;
+    h.response.headers.emplace_back("Content-Type", "text/html; charset=utf-8");
+    h.response.body = policy::publishedHtml(m_policy);
+  }
+  h.response.headers.emplace_back("Vary", "Accept");
+  return h;
+}
+
+Handled Service::health() {
+  Handled h;
+  h.outcome = "health";
+  try {
+    auto r = m_pool.withRetry([](pg::Connection& c) {
+      return c.exec("SELECT coalesce(max(version), 0) AS v FROM idem.schema_migrations");
+    });
+    h.response = jsonResponse(
+        200, json{{"status", "ok"}, {"store", "ok"}, {"schema_version", r.integer(0, "v")},
+                  {"policy_version", m_policyVersion}, {"in_flight", m_inFlight.load()}});
+  } catch (const pg::Unavailable& e) {
+    h.response = problem(503, "store-unavailable", "Idempotency store unavailable",
+                         std::string("The store cannot be reached (") + e.what() +
+                             "); keyed requests are answered 503 until it is back.",
+                         m_policy.docsUrl);
+    h.response.headers.emplace_back("Retry-After", "2");
+    h.outcome = "unavailable";
+  }
+  return h;
+}
+
+Handled Service::metricsPage() const {
+  Handled h;
+  h.outcome = "read";
+  h.response.status = 200;
+  h.response.headers.emplace_back("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+  h.response.body = m_metrics.render(gauges());
+  return h;
+}
+
+}  // namespace idem::endpoint

@@ -1,0 +1,83 @@
+#pragma once
+// The endpoint's behaviour without HTTP plumbing: routes, validation, enforcement, execution
+// with its ledger row, fault injection. server.h adapts cpp-httplib to it.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/endpoint/metrics.h"
+#include "core/enforce/enforcer.h"
+#include "core/policy/policy.h"
+#include "core/store/keystore.h"
+#include "core/store/pool.h"
+#include "core/trace/tracewriter.h"
+
+namespace idem::endpoint {
+
+struct ServiceRequest {
+  std::string method;
+  std::string path;  // without the query string
+  std::multimap<std::string, std::string> query;
+  http::Headers headers;
+  std::string body;
+  std::string requestId;
+};
+
+/// The response plus what the log line and the metrics need to know.
+struct Handled {
+  enforce::Response response;
+  std::string tier;
+  std::string outcome;
+  std::string tenant;
+  std::string key;
+  int generation = 0;
+  std::string resource;
+};
+
+struct ServiceOptions {
+  bool allowFaultInjection = false;
+  int poolSize = 16;
+  std::chrono::milliseconds traceFlushInterval{100};
+};
+
+class Service {
+ public:
+  /// `policy.docsUrl` should already point at this server's /idempotency page.
+  Service(std::string conninfo, policy::Policy policy, int policyVersion, ServiceOptions options);
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+  ~Service();
+
+  /// Answers one request. Thread-safe; never throws for store trouble (answers 503).
+  [[nodiscard]] Handled handle(const ServiceRequest& request);
+
+  [[nodiscard]] Metrics& metrics() { return m_metrics; }
+  [[nodiscard]] Gauges gauges() const;
+  [[nodiscard]] const policy::Policy& policy() const { return m_policy; }
+  [[nodiscard]] store::Pool& pool() { return m_pool; }
+  /// Writes the queued trace events (shutdown, tests, the demo's backdating).
+  bool flushTrace() { return m_trace.flush(); }
+
+ private:
+  Handled postResource(const ServiceRequest& request);
+  Handled echo(const ServiceRequest& request);
+  Handled listResources(const ServiceRequest& request);
+  Handled getResource(const ServiceRequest& request);
+  Handled publishedPolicy(const ServiceRequest& request) const;
+  Handled health();
+  Handled metricsPage() const;
+  [[nodiscard]] std::string tenantOf(const http::Headers& headers) const;
+
+  policy::Policy m_policy;  // before the enforcer, which keeps a reference
+  int m_policyVersion;
+  ServiceOptions m_options;
+  store::Pool m_pool;
+  store::KeyStore m_store;
+  trace::TraceWriter m_trace;
+  enforce::Enforcer m_enforcer;
+  Metrics m_metrics;
+  std::atomic<int> m_inFlight{0};
+};
+
+}  // namespace idem::endpoint
