@@ -1,0 +1,461 @@
+// JSON -> SimConfig, field by field, with errors that name the field.
+#include "core/sim/config_parse.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "core/sim/presets.h"
+
+namespace idem::sim {
+
+namespace {
+
+using nlohmann::json;
+
+template <typename E>
+struct Named {
+  std::string_view name;
+  E value;
+};
+
+constexpr Named<Backoff> kBackoffs[] = {{"none", Backoff::None},
+                                        {"constant", Backoff::Constant},
+                                        {"linear", Backoff::Linear},
+                                        {"exponential", Backoff::Exponential}};
+constexpr Named<Jitter> kJitters[] = {
+    {"none", Jitter::None}, {"full", Jitter::Full}, {"equal", Jitter::Equal}, {"decorrelated", Jitter::Decorrelated}};
+constexpr Named<RetryAfterMode> kRetryAfterModes[] = {
+    {"ignore", RetryAfterMode::Ignore}, {"max", RetryAfterMode::Max}, {"replace", RetryAfterMode::Replace}};
+constexpr Named<OverCap> kOverCaps[] = {{"clamp", OverCap::Clamp}, {"ignore", OverCap::Ignore}};
+constexpr Named<Store::StoredAt> kStoredAts[] = {{"first_receipt", Store::StoredAt::FirstReceipt},
+                                                 {"completion", Store::StoredAt::Completion}};
+constexpr Named<unsigned> kOutcomes[] = {{"timeout", kTimeout}, {"connection_error", kConnectionError},
+                                         {"409", kConflict409}, {"5xx", kStatus5xx},
+                                         {"500", kStatus500},   {"503", kStatus503}};
+
+template <typename E, std::size_t N>
+std::string_view nameOf(const Named<E> (&table)[N], E value) {
+  for (const auto& n : table)
+    if (n.value == value) return n.name;
+  return "?";
+}
+
+template <typename E, std::size_t N>
+std::string choices(const Named<E> (&table)[N]) {
+  std::string out;
+  for (const auto& n : table) out += (out.empty() ? "" : " | ") + std::string(n.name);
+  return out;
+}
+
+/// Reads one JSON object; remembers which keys were read so the rest can be reported.
+class Reader final {
+ public:
+  Reader(const json& value, std::string path) : m_value(value), m_path(std::move(path)) {
+    if (!m_value.is_object()) throw ConfigError(m_path.empty() ? "(top level)" : m_path, "must be an object");
+  }
+
+  [[nodiscard]] std::string field(std::string_view key) const {
+    return m_path.empty() ? std::string(key) : m_path + "." + std::string(key);
+  }
+  [[nodiscard]] bool has(std::string_view key) {
+    m_seen.insert(std::string(key));
+    return m_value.contains(key);
+  }
+  [[nodiscard]] const json& at(std::string_view key) const { return m_value.at(key); }
+  [[nodiscard]] bool isNull(std::string_view key) const { return m_value.at(key).is_null(); }
+
+  void number(std::string_view key, double& out, double min, double max, std::string_view rule) {
+    if (!has(key)) return;
+    const json& v = at(key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < min || v.get<double>() > max)
+      throw ConfigError(field(key), "must be " + std::string(rule));
+    out = v.get<double>();
+  }
+
+  template <typename Int>
+  void integer(std::string_view key, Int& out, std::int64_t min, std::int64_t max) {
+    if (!has(key)) return;
+    const json& v = at(key);
+    const std::string rule = "must be an integer from " + std::to_string(min) + " to " + std::to_string(max);
+    if (!v.is_number_integer()) throw ConfigError(field(key), rule);
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
+      throw ConfigError(field(key), rule);
+    const auto i = v.get<std::int64_t>();
+    if (i < min || i > max) throw ConfigError(field(key), rule);
+    out = static_cast<Int>(i);
+  }
+
+  void boolean(std::string_view key, bool& out) {
+    if (!has(key)) return;
+    if (!at(key).is_boolean()) throw ConfigError(field(key), "must be true or false");
+    out = at(key).get<bool>();
+  }
+
+  Usec durationValue(std::string_view key, bool positive) const {
+    const json& v = at(key);
+    const std::string rule = std::string("must be a duration such as \"500ms\", \"3s\", \"30m\", \"24h\"") +
+                             (positive ? " (more than 0)" : "");
+    if (!v.is_string()) throw ConfigError(field(key), rule);
+    const auto d = parseDuration(v.get<std::string>());
+    if (!d || (positive && *d == 0)) throw ConfigError(field(key), rule);
+    return *d;
+  }
+
+  void duration(std::string_view key, Usec& out, bool positive = false) {
+    if (has(key)) out = durationValue(key, positive);
+  }
+
+  /// A duration that may be null ("none").
+  void optionalDuration(std::string_view key, std::optional<Usec>& out, bool positive) {
+    if (!has(key)) return;
+    if (isNull(key)) {
+      out = std::nullopt;
+      return;
+    }
+    const json& v = at(key);
+    if (!v.is_string()) {
+      throw ConfigError(field(key), "must be a duration such as \"3s\", or null for none");
+    }
+    out = durationValue(key, positive);
+  }
+
+  template <typename E, std::size_t N>
+  void choice(std::string_view key, const Named<E> (&table)[N], E& out) {
+    if (!has(key)) return;
+    const json& v = at(key);
+    if (v.is_string()) {
+      for (const auto& n : table)
+        if (n.name == v.get<std::string>()) {
+          out = n.value;
+          return;
+        }
+    }
+    throw ConfigError(field(key), "must be one of " + choices(table));
+  }
+
+  /// Reports the first key that nothing read.
+  void finish() const {
+    for (const auto& [key, value] : m_value.items())
+      if (m_seen.find(key) == m_seen.end()) throw ConfigError(field(key), "unknown field");
+  }
+
+ private:
+  const json& m_value;
+  std::string m_path;
+  std::set<std::string, std::less<>> m_seen;
+};
+
+Budget defaultBudget(Budget::Type type, Budget::Style style) {
+  Budget b;
+  b.type = type;
+  b.style = style;
+  if (type == Budget::Type::TokenBucket && style == Budget::Style::Aws) b.maxTokens = 500;
+  return b;
+}
+
+void parseBudget(Reader& parent, Budget& b) {
+  if (!parent.has("budget")) return;
+  if (parent.isNull("budget")) {
+    b = Budget{};
+    return;
+  }
+  Reader r(parent.at("budget"), parent.field("budget"));
+  if (r.has("type")) {
+    const json& t = r.at("type");
+    Budget::Type type = Budget::Type::None;
+    if (t == "token_bucket") {
+      type = Budget::Type::TokenBucket;
+    } else if (t == "ratio") {
+      type = Budget::Type::Ratio;
+    } else if (t == "none") {
+      type = Budget::Type::None;
+    } else {
+      throw ConfigError(r.field("type"), "must be one of token_bucket | ratio | none");
+    }
+    Budget::Style style = type == b.type ? b.style : Budget::Style::Grpc;
+    if (r.has("style")) {
+      const json& s = r.at("style");
+      if (s == "grpc") {
+        style = Budget::Style::Grpc;
+      } else if (s == "aws") {
+        style = Budget::Style::Aws;
+      } else {
+        throw ConfigError(r.field("style"), "must be one of grpc | aws");
+      }
+    }
+    // Another type or style starts from that kind's defaults; the same one refines what is there.
+    if (type != b.type || style != b.style) b = defaultBudget(type, style);
+  } else if (b.type == Budget::Type::None) {
+    throw ConfigError(r.field("type"), "is required: token_bucket | ratio | none");
+  } else if (r.has("style")) {
+    throw ConfigError(r.field("style"), "needs \"type\": \"token_bucket\" beside it");
+  }
+  if (b.type == Budget::Type::TokenBucket) {
+    r.number("max_tokens", b.maxTokens, 1, 1e9, "a number from 1 to 1e9");
+    if (b.style == Budget::Style::Grpc) {
+      r.number("ratio", b.ratio, 0, 1e9, "a number >= 0 (tokens earned per success)");
+    } else {
+      r.number("retry_cost", b.retryCost, 0, 1e9, "a number >= 0");
+      r.number("timeout_cost", b.timeoutCost, 0, 1e9, "a number >= 0");
+      r.number("success_credit", b.successCredit, 0, 1e9, "a number >= 0");
+    }
+  } else if (b.type == Budget::Type::Ratio) {
+    r.number("ratio", b.ratio, 0, 1e9, "a number >= 0 (retries allowed per first attempt)");
+    r.duration("window", b.window, true);
+    r.number("min_retries_per_s", b.minRetriesPerSecond, 0, 1e9, "a number >= 0");
+  }
+  r.finish();
+}
+
+unsigned parseRetryOn(Reader& r) {
+  const json& list = r.at("retry_on");
+  if (!list.is_array())
+    throw ConfigError(r.field("retry_on"), "must be a list such as [\"timeout\", \"5xx\", \"409\"]");
+  unsigned bits = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& v = list[i];
+    const auto* it = std::find_if(std::begin(kOutcomes), std::end(kOutcomes),
+                                  [&](const auto& n) { return v.is_string() && n.name == v.get<std::string>(); });
+    if (it == std::end(kOutcomes))
+      throw ConfigError(r.field("retry_on") + "[" + std::to_string(i) + "]", "must be one of " + choices(kOutcomes));
+    bits |= it->value;
+  }
+  return bits;
+}
+
+Policy parsePolicy(const json& value) {
+  Reader r(value, "policy");
+  Policy p;
+  if (r.has("preset")) {
+    const json& name = r.at("preset");
+    const Preset* preset = name.is_string() ? findPreset(name.get<std::string>()) : nullptr;
+    if (!preset) {
+      std::string names;
+      for (const auto& pr : presets()) names += (names.empty() ? "" : " | ") + std::string(pr.name);
+      throw ConfigError(r.field("preset"), "must be one of " + names);
+    }
+    p = preset->policy;
+  }
+  r.integer("max_attempts", p.maxAttempts, 1, 100);
+  r.optionalDuration("timeout", p.timeout, true);
+  r.optionalDuration("deadline", p.deadline, true);
+  r.choice("backoff", kBackoffs, p.backoff);
+  r.choice("jitter", kJitters, p.jitter);
+  r.duration("base", p.base);
+  r.number("multiplier", p.multiplier, 1, 1000, "a number from 1 to 1000");
+  r.optionalDuration("cap", p.cap, false);
+  r.duration("min_delay", p.minDelay);
+  r.boolean("first_retry_immediate", p.firstRetryImmediate);
+  if (r.has("retry_on")) p.retryOn = parseRetryOn(r);
+  r.choice("retry_after", kRetryAfterModes, p.retryAfter);
+  r.optionalDuration("retry_after_cap", p.retryAfterCap, false);
+  r.choice("retry_after_over_cap", kOverCaps, p.overCap);
+  parseBudget(r, p.budget);
+  r.finish();
+  return p;
+}
+
+ServerEvent parseEvent(const json& value, const std::string& path) {
+  Reader r(value, path);
+  ServerEvent e;
+  if (!r.has("at")) throw ConfigError(r.field("at"), "is required (when the event starts, e.g. \"20s\")");
+  r.duration("at", e.at);
+  if (!r.has("duration")) throw ConfigError(r.field("duration"), "is required (e.g. \"5s\")");
+  r.duration("duration", e.duration, true);
+  r.number("extra_rate_per_s", e.extraRatePerSecond, 0, 1e9, "a number >= 0 (extra operations per second)");
+  r.boolean("outage", e.outage);
+  if (r.has("outage_status")) {
+    const json& s = r.at("outage_status");
+    if (s == 503) {
+      e.outageConnectionError = false;
+    } else if (s == "connection_error") {
+      e.outageConnectionError = true;
+    } else {
+      throw ConfigError(r.field("outage_status"), "must be 503 or \"connection_error\"");
+    }
+  }
+  if (r.has("retry_after")) e.retryAfter = r.durationValue("retry_after", false);
+  if (r.has("failure_rate")) {
+    double rate = 0;
+    r.number("failure_rate", rate, 0, 1, "a probability from 0 to 1");
+    e.failureRate = rate;
+  }
+  if (!e.outage && e.extraRatePerSecond == 0 && !e.failureRate)
+    throw ConfigError(path, "does nothing: give extra_rate_per_s, \"outage\": true or failure_rate");
+  r.finish();
+  return e;
+}
+
+Server parseServer(const json& value) {
+  Reader r(value, "server");
+  Server s;
+  if (r.has("latency")) {
+    Reader l(r.at("latency"), r.field("latency"));
+    l.duration("median", s.latencyMedian, true);
+    l.duration("p99", s.latencyP99, true);
+    if (s.latencyP99 < s.latencyMedian) throw ConfigError(l.field("p99"), "must not be below the median");
+    l.finish();
+  }
+  r.duration("fast_latency", s.fastLatency);
+  r.number("failure_rate", s.failureRate, 0, 1, "a probability from 0 to 1");
+  if (r.has("failure_status")) {
+    const json& st = r.at("failure_status");
+    if (st != 500 && st != 503) throw ConfigError(r.field("failure_status"), "must be 500 or 503");
+    s.failureStatus = st.get<int>();
+  }
+  r.number("connection_error_rate", s.connectionErrorRate, 0, 1, "a probability from 0 to 1");
+  r.number("capacity_rps", s.capacityRps, 0, 1e9, "a number >= 0 (requests per second; 0 = unlimited)");
+  r.duration("retry_after", s.retryAfter);
+  if (r.has("events")) {
+    const json& list = r.at("events");
+    if (!list.is_array()) throw ConfigError(r.field("events"), "must be a list of events");
+    for (std::size_t i = 0; i < list.size(); ++i)
+      s.events.push_back(parseEvent(list[i], r.field("events") + "[" + std::to_string(i) + "]"));
+  }
+  r.finish();
+  return s;
+}
+
+Store parseStore(const json& value) {
+  Reader r(value, "store");
+  Store st;
+  r.duration("ttl", st.ttl, true);
+  r.optionalDuration("lease", st.lease, true);
+  r.duration("purge_lag", st.purgeLag);
+  r.choice("stored_at", kStoredAts, st.storedAt);
+  r.finish();
+  return st;
+}
+
+Clients parseClients(const json& value) {
+  Reader r(value, "clients");
+  Clients c;
+  r.integer("operations", c.operations, 1, 100'000'000);
+  r.number("arrival_rate_per_s", c.arrivalRatePerSecond, 1e-6, 1e9, "a number > 0 (operations per second)");
+  r.finish();
+  return c;
+}
+
+json durationOrNull(const std::optional<Usec>& d) { return d ? json(formatDuration(*d)) : json(nullptr); }
+
+std::vector<std::string> outcomeNames(unsigned bits) {
+  std::vector<std::string> out;
+  if ((bits & kStatus5xx) == kStatus5xx) {
+    out.emplace_back("5xx");
+    bits &= ~kStatus5xx;
+  }
+  for (const auto& n : kOutcomes)
+    if ((bits & n.value) == n.value && n.value != kStatus5xx) out.emplace_back(n.name);
+  return out;
+}
+
+}  // namespace
+
+std::string_view backoffName(Backoff b) { return nameOf(kBackoffs, b); }
+std::string_view jitterName(Jitter j) { return nameOf(kJitters, j); }
+std::string_view retryAfterModeName(RetryAfterMode m) { return nameOf(kRetryAfterModes, m); }
+
+SimConfig parseConfig(const json& document) {
+  Reader r(document, "");
+  SimConfig c;
+  r.integer("seed", c.seed, 0, std::numeric_limits<std::int64_t>::max());
+  if (r.has("clients")) c.clients = parseClients(r.at("clients"));
+  if (r.has("policy")) c.policy = parsePolicy(r.at("policy"));
+  if (r.has("server")) c.server = parseServer(r.at("server"));
+  if (r.has("store")) c.store = parseStore(r.at("store"));
+  r.finish();
+  return c;
+}
+
+SimConfig parseConfigText(std::string_view text) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    throw ConfigError("", std::string("the config is not valid JSON: ") + e.what());
+  }
+  return parseConfig(doc);
+}
+
+nlohmann::ordered_json policyToJson(const Policy& p) {
+  nlohmann::ordered_json j;
+  if (!p.preset.empty()) j["preset"] = p.preset;
+  j["max_attempts"] = p.maxAttempts;
+  j["timeout"] = durationOrNull(p.timeout);
+  j["deadline"] = durationOrNull(p.deadline);
+  j["backoff"] = backoffName(p.backoff);
+  j["jitter"] = jitterName(p.jitter);
+  j["base"] = formatDuration(p.base);
+  j["multiplier"] = p.multiplier;
+  j["cap"] = durationOrNull(p.cap);
+  j["min_delay"] = formatDuration(p.minDelay);
+  j["first_retry_immediate"] = p.firstRetryImmediate;
+  j["retry_on"] = outcomeNames(p.retryOn);
+  j["retry_after"] = retryAfterModeName(p.retryAfter);
+  j["retry_after_cap"] = durationOrNull(p.retryAfterCap);
+  j["retry_after_over_cap"] = nameOf(kOverCaps, p.overCap);
+  const Budget& b = p.budget;
+  switch (b.type) {
+    case Budget::Type::None:
+      j["budget"] = nullptr;
+      break;
+    case Budget::Type::TokenBucket:
+      if (b.style == Budget::Style::Grpc) {
+        j["budget"] = {{"type", "token_bucket"}, {"style", "grpc"}, {"max_tokens", b.maxTokens}, {"ratio", b.ratio}};
+      } else {
+        j["budget"] = {{"type", "token_bucket"},        {"style", "aws"},
+                       {"max_tokens", b.maxTokens},     {"retry_cost", b.retryCost},
+                       {"timeout_cost", b.timeoutCost}, {"success_credit", b.successCredit}};
+      }
+      break;
+    case Budget::Type::Ratio:
+      j["budget"] = {{"type", "ratio"},
+                     {"ratio", b.ratio},
+                     {"window", formatDuration(b.window)},
+                     {"min_retries_per_s", b.minRetriesPerSecond}};
+      break;
+  }
+  return j;
+}
+
+nlohmann::ordered_json configToJson(const SimConfig& c) {
+  nlohmann::ordered_json j;
+  j["seed"] = c.seed;
+  j["clients"] = {{"operations", c.clients.operations}, {"arrival_rate_per_s", c.clients.arrivalRatePerSecond}};
+  j["policy"] = policyToJson(c.policy);
+  nlohmann::ordered_json server;
+  server["latency"] = {{"median", formatDuration(c.server.latencyMedian)},
+                       {"p99", formatDuration(c.server.latencyP99)}};
+  server["fast_latency"] = formatDuration(c.server.fastLatency);
+  server["failure_rate"] = c.server.failureRate;
+  server["failure_status"] = c.server.failureStatus;
+  server["connection_error_rate"] = c.server.connectionErrorRate;
+  server["capacity_rps"] = c.server.capacityRps;
+  server["retry_after"] = formatDuration(c.server.retryAfter);
+  server["events"] = nlohmann::ordered_json::array();
+  for (const auto& e : c.server.events) {
+    nlohmann::ordered_json ev;
+    ev["at"] = formatDuration(e.at);
+    ev["duration"] = formatDuration(e.duration);
+    if (e.extraRatePerSecond > 0) ev["extra_rate_per_s"] = e.extraRatePerSecond;
+    if (e.outage) {
+      ev["outage"] = true;
+      ev["outage_status"] =
+          e.outageConnectionError ? nlohmann::ordered_json("connection_error") : nlohmann::ordered_json(503);
+    }
+    if (e.retryAfter) ev["retry_after"] = formatDuration(*e.retryAfter);
+    if (e.failureRate) ev["failure_rate"] = *e.failureRate;
+    server["events"].push_back(ev);
+  }
+  j["server"] = server;
+  j["store"] = {{"ttl", formatDuration(c.store.ttl)},
+                {"lease", durationOrNull(c.store.lease)},
+                {"purge_lag", formatDuration(c.store.purgeLag)},
+                {"stored_at", nameOf(kStoredAts, c.store.storedAt)}};
+  return j;
+}
+
+}  // namespace idem::sim

@@ -1,0 +1,18 @@
+#pragma once
+// A simulation result as stable JSON (documented in core/sim/README.md) or as text for people.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/sim/result.h"
+
+namespace idem::sim {
+
+/// Key order is fixed; numbers derived by division are rounded to 6 decimals.
+[[nodiscard]] nlohmann::ordered_json toJson(const Result& result);
+/// A summary for a terminal: totals, duplicates against the horizon, attempt offsets, recovery.
+[[nodiscard]] std::string toText(const Result& result);
+
+/// Could any retry arrive after its key was purged? Only if the horizon reaches TTL + purge lag.
+[[nodiscard]] bool expiryDuplicatesPossible(const Result& result);
+
+}  // namespace idem::sim
