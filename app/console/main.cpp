@@ -1,0 +1,97 @@
+// idem-console: the operations console for support staff (DESIGN §7).
+//   idem-console [--db CONNINFO] [--demo]
+// With --db it opens that store; with neither it shows the saved profiles.
+// --screenshot FILE (with --search, --tab) grabs the window once the data is shown, then
+// quits: how the README's screenshots are taken from the real program.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QLineEdit>
+#include <QSettings>
+#include <QTabWidget>
+#include <QTimer>
+#include <cstdio>
+
+#include "ui/common/dbsession.h"
+#include "ui/connection/connectioncontroller.h"
+#include "ui/connection/profile.h"
+#include "ui/detail/keydetailwidget.h"
+#include "ui/keys/keysworkspace.h"
+#include "ui/mainwindow/mainwindow.h"
+
+using namespace Qt::StringLiterals;
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(u"Idem"_s);
+  QApplication::setApplicationName(u"idem-console"_s);
+  QApplication::setApplicationVersion(u"0.1.0"_s);
+
+  QCommandLineParser cli;
+  cli.setApplicationDescription(u"Idem operations console: browse idempotency keys, trace replays, explain duplicates."_s);
+  cli.addHelpOption();
+  cli.addVersionOption();
+  const QCommandLineOption db(u"db"_s, u"Open this store (libpq keywords, postgresql:// URI or service=NAME)."_s,
+                              u"CONNINFO"_s);
+  const QCommandLineOption demo(u"demo"_s, u"Start the demo store and open it."_s);
+  const QCommandLineOption settingsFile(u"settings"_s, u"Keep settings in this INI file instead of the user's."_s,
+                                        u"FILE"_s);
+  const QCommandLineOption search(u"search"_s, u"Search for this key or resource id once connected."_s, u"TEXT"_s);
+  const QCommandLineOption tab(u"tab"_s, u"Detail tab to show: response, generations, trace, explain."_s, u"NAME"_s);
+  const QCommandLineOption screenshot(u"screenshot"_s, u"Save a PNG of the window after --delay ms, then quit."_s,
+                                      u"FILE"_s);
+  const QCommandLineOption delay(u"delay"_s, u"Milliseconds before the screenshot (default 3000)."_s, u"MS"_s,
+                                 u"3000"_s);
+  const QCommandLineOption size(u"size"_s, u"Window size, e.g. 1400x900."_s, u"WxH"_s);
+  cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size});
+  cli.process(app);
+
+  if (cli.isSet(demo)) {
+    std::fprintf(stderr,
+                 "idem-console: --demo is not available yet. Start the demo with `./run demo`, then open the store it "
+                 "prints with `idem-console --db CONNINFO`.\n");
+    return 2;
+  }
+
+  std::unique_ptr<QSettings> settings = cli.isSet(settingsFile)
+                                            ? std::make_unique<QSettings>(cli.value(settingsFile), QSettings::IniFormat)
+                                            : std::make_unique<QSettings>();
+  idem::ui::MainWindow window(*settings);
+  if (cli.isSet(size)) {
+    const QStringList wh = cli.value(size).split(u'x');
+    if (wh.size() == 2) window.resize(wh[0].toInt(), wh[1].toInt());
+  }
+  window.show();
+
+  if (cli.isSet(db)) {
+    window.connection()->connectProfile(idem::ui::ConnectionProfile::fromConninfo(cli.value(db)));
+  } else {
+    // Shown once the event loop runs so the main window is there behind the dialog.
+    QTimer::singleShot(0, &window, [&window] {
+      window.connection()->editProfiles(&window);
+    });
+  }
+
+  if (cli.isSet(search)) {
+    // Search once the first connection is up; later reconnects do not search again.
+    auto conn = std::make_shared<QMetaObject::Connection>();
+    *conn = QObject::connect(window.browseSession(), &idem::ui::DbSession::opened, &window, [&window, &cli, &search, conn] {
+      QObject::disconnect(*conn);
+      window.searchBox()->setText(cli.value(search));
+      window.keys()->search(cli.value(search));
+    });
+  }
+  if (cli.isSet(tab)) {
+    static const QStringList names{u"response"_s, u"generations"_s, u"trace"_s, u"explain"_s};
+    const int index = static_cast<int>(names.indexOf(cli.value(tab).toLower()));
+    if (index >= 0) window.keys()->detail()->setCurrentTab(static_cast<idem::ui::KeyDetailWidget::Tab>(index));
+  }
+  if (cli.isSet(screenshot)) {
+    const QString path = cli.value(screenshot);
+    QTimer::singleShot(cli.value(delay).toInt(), &window, [&window, path] {
+      const bool ok = window.grab().save(path);
+      std::fprintf(stderr, ok ? "idem-console: saved %s\n" : "idem-console: cannot save %s\n", qPrintable(path));
+      QApplication::exit(ok ? 0 : 1);
+    });
+  }
+  return QApplication::exec();
+}

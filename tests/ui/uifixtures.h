@@ -1,0 +1,38 @@
+#pragma once
+// Shared by the ui suites (header only: tests link library targets, never recompile them).
+// A fresh migrated database filled with tests/ui/data/console_seed.sql, and an open
+// DbSession on it.
+#include <QFile>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "tests/support/testdb.h"
+#include "ui/common/dbsession.h"
+
+namespace idem::test {
+
+inline const char* kIncidentKey = "8e03978e-40d5-43e8-bc93-6894a57f9324";
+
+/// Runs the crafted rows script against db.
+inline void seedConsoleRows(const TestDatabase& db) {
+  QFile file(QStringLiteral(IDEM_SOURCE_DIR "/tests/ui/data/console_seed.sql"));
+  if (!file.open(QIODevice::ReadOnly)) throw std::runtime_error("cannot read console_seed.sql");
+  auto conn = db.connect();
+  conn.script(file.readAll().toStdString());
+}
+
+/// Opens session on conninfo and waits until it is connected (or fails the test).
+inline bool openSession(ui::DbSession& session, const std::string& conninfo, int timeoutMs = 15000) {
+  ui::ConnectParams params;
+  params.conninfo = QString::fromStdString(conninfo);
+  session.open(params);
+  QElapsedTimer t;
+  t.start();
+  while (session.state() != ui::DbSession::State::Connected && t.elapsed() < timeoutMs) {
+    if (session.state() == ui::DbSession::State::Failed) return false;
+    QTest::qWait(20);
+  }
+  return session.state() == ui::DbSession::State::Connected;
+}
+
+}  // namespace idem::test

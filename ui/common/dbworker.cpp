@@ -1,0 +1,190 @@
+#include "ui/common/dbworker.h"
+
+#include <QDateTime>
+#include <QElapsedTimer>
+#include <QTimer>
+
+#include "core/store/migrations.h"
+#include "ui/common/dbsession.h"
+
+using namespace Qt::StringLiterals;
+
+namespace idem::ui {
+namespace {
+constexpr int kMaxRetryDelayMs = 15000;
+QString qs(const char* s) { return s ? QString::fromUtf8(s) : QString(); }
+}  // namespace
+
+DbWorker::DbWorker(DbSession* session)
+    : m_session(session), m_pingTimer(new QTimer(this)), m_retryTimer(new QTimer(this)) {
+  m_pingTimer->setInterval(5000);
+  m_retryTimer->setSingleShot(true);
+  connect(m_pingTimer, &QTimer::timeout, this, &DbWorker::ping);
+  connect(m_retryTimer, &QTimer::timeout, this, &DbWorker::tryConnect);
+}
+
+DbWorker::~DbWorker() { close(); }
+
+void DbWorker::open(const ConnectParams& params) {
+  close();
+  m_params = params;
+  m_wantOpen = true;
+  m_retryDelayMs = 1000;
+  tryConnect();
+}
+
+void DbWorker::close() {
+  m_wantOpen = false;
+  m_pingTimer->stop();
+  m_retryTimer->stop();
+  {
+    std::lock_guard lock(m_cancelMutex);
+    m_cancel.reset();
+  }
+  m_conn.reset();
+}
+
+void DbWorker::setPingInterval(int ms) { m_pingTimer->setInterval(ms); }
+
+void DbWorker::tryConnect() {
+  if (!m_wantOpen) return;
+  const bool reconnecting = m_retryTimer->property("lost").toBool();
+  QMetaObject::invokeMethod(m_session, [s = m_session, reconnecting] { s->workerConnecting(reconnecting); },
+                            Qt::QueuedConnection);
+  std::string conninfo;
+  try {
+    conninfo = m_params.toLibpq();
+  } catch (const std::invalid_argument& e) {
+    fail(classifyConnectError(QString::fromUtf8(e.what()), m_params.conninfo, false));
+    return;
+  }
+  ServerInfo info;
+  ConnectFailure warning;
+  try {
+    auto conn = std::make_unique<pg::Connection>(conninfo);
+    info = inspect(*conn);
+    warning = classifySchema(info.schemaVersion, info.expectedSchemaVersion, info.database);
+    if (warning.isError()) {
+      fail(warning);
+      return;
+    }
+    {
+      std::lock_guard lock(m_cancelMutex);
+      m_cancel.reset(PQgetCancel(conn->raw()));
+    }
+    m_conn = std::move(conn);
+  } catch (const pg::Unavailable& e) {
+    QString message = QString::fromUtf8(e.what());
+    message.remove(u"cannot connect to PostgreSQL: "_s);
+    fail(classifyConnectError(message, ConnectParams::withoutPassword(m_params.conninfo),
+                              !m_params.password.isEmpty()));
+    return;
+  } catch (const pg::QueryError& e) {
+    const QString detail = QString::fromUtf8(e.what());
+    if (e.sqlstate() == "42501") {
+      fail(permissionFailure(info.user, detail));
+    } else {
+      fail(ConnectFailure{ConnectFailure::Kind::Other, tr("Connected, but the store could not be read."),
+                          tr("A query the console needs at start failed."),
+                          tr("Read the server's message below; try again, or edit the profile."), detail});
+    }
+    return;
+  }
+  m_retryDelayMs = 1000;
+  m_retryTimer->setProperty("lost", false);
+  m_pingTimer->start();
+  QMetaObject::invokeMethod(m_session, [s = m_session, info, warning] { s->workerOpened(info, warning); },
+                            Qt::QueuedConnection);
+  ping();
+}
+
+ServerInfo DbWorker::inspect(pg::Connection& conn) {
+  ServerInfo info;
+  PGconn* raw = conn.raw();
+  info.host = qs(PQhost(raw));
+  info.port = qs(PQport(raw));
+  info.database = qs(PQdb(raw));
+  info.user = qs(PQuser(raw));
+  info.serverVersion = qs(PQparameterStatus(raw, "server_version"));
+  // Why at session level: every later statement is its own implicit transaction, so the
+  // session default is what makes the console unable to write, whatever a job runs.
+  if (m_params.readOnly) conn.exec("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+  const qint64 before = QDateTime::currentMSecsSinceEpoch();
+  auto r = conn.exec(
+      "SELECT pg_is_in_recovery() AS standby, current_setting('default_transaction_read_only') = 'on' AS ro, "
+      "(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms");
+  const qint64 after = QDateTime::currentMSecsSinceEpoch();
+  info.standby = r.boolean(0, "standby");
+  info.readOnly = r.boolean(0, "ro") || info.standby;
+  info.clockOffsetMs = r.integer(0, "now_ms") - (before + after) / 2;
+  info.schemaVersion = store::appliedSchemaVersion(conn);
+  info.expectedSchemaVersion = store::expectedSchemaVersion();
+  if (info.schemaVersion > 0) {
+    auto p = conn.exec("SELECT version, document::text AS doc FROM idem.policies ORDER BY version DESC LIMIT 1");
+    if (p.rows() > 0) {
+      info.policyVersion = static_cast<int>(p.integer(0, "version"));
+      info.policyDocument = QString::fromStdString(p.str(0, "doc"));
+    }
+  }
+  return info;
+}
+
+void DbWorker::fail(const ConnectFailure& failure) {
+  {
+    std::lock_guard lock(m_cancelMutex);
+    m_cancel.reset();
+  }
+  m_conn.reset();
+  m_pingTimer->stop();
+  QMetaObject::invokeMethod(m_session, [s = m_session, failure] { s->workerFailed(failure); }, Qt::QueuedConnection);
+  if (failure.isTransient()) scheduleRetry();
+}
+
+void DbWorker::scheduleRetry() {
+  if (!m_wantOpen) return;
+  m_retryTimer->start(m_retryDelayMs);
+  m_retryDelayMs = std::min(m_retryDelayMs * 2, kMaxRetryDelayMs);
+}
+
+void DbWorker::markLost(const QString& detail) {
+  m_retryTimer->setProperty("lost", true);
+  fail(lostFailure(detail));
+}
+
+void DbWorker::run(quint64 ticket, const Job& job) {
+  {
+    std::lock_guard lock(m_cancelMutex);
+    m_runningTicket = ticket;
+  }
+  job(m_conn.get());
+  {
+    std::lock_guard lock(m_cancelMutex);
+    m_runningTicket = 0;
+  }
+  if (m_conn && !m_conn->healthy()) markLost(tr("The server closed the connection."));
+}
+
+void DbWorker::cancel(quint64 ticket) {
+  std::lock_guard lock(m_cancelMutex);
+  if (!m_cancel || m_runningTicket == 0 || (ticket != 0 && m_runningTicket != ticket)) return;
+  char err[256];
+  PQcancel(m_cancel.get(), err, sizeof err);
+}
+
+void DbWorker::ping() {
+  if (!m_conn) return;
+  QElapsedTimer t;
+  t.start();
+  try {
+    m_conn->exec("SELECT 1");
+  } catch (const pg::Unavailable& e) {
+    markLost(QString::fromUtf8(e.what()));
+    return;
+  } catch (const pg::QueryError&) {  // e.g. a standby conflict: the next ping tells
+    return;
+  }
+  const double ms = static_cast<double>(t.nsecsElapsed()) / 1e6;
+  QMetaObject::invokeMethod(m_session, [s = m_session, ms] { s->workerRoundTrip(ms); }, Qt::QueuedConnection);
+}
+
+}  // namespace idem::ui

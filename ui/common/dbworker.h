@@ -1,0 +1,64 @@
+#pragma once
+// The object that owns one libpq connection and lives on its own QThread (STYLE habit 3:
+// a connection belongs to the thread that opened it). It runs jobs in order, pings the
+// server for the status bar, and reconnects by itself after a loss.
+#include <QObject>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "core/store/pg.h"
+#include "ui/common/connectparams.h"
+#include "ui/common/serverinfo.h"
+#include "ui/connection/connectfailure.h"
+
+class QTimer;
+
+namespace idem::ui {
+
+class DbSession;
+
+class DbWorker final : public QObject {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(DbWorker)
+
+ public:
+  /// A job gets the open connection, or nullptr while disconnected.
+  using Job = std::function<void(pg::Connection*)>;
+
+  explicit DbWorker(DbSession* session);
+  ~DbWorker() override;
+
+  // Called on the worker thread (the session queues them with invokeMethod).
+  void open(const ConnectParams& params);
+  void close();
+  void run(quint64 ticket, const Job& job);
+  void setPingInterval(int ms);
+
+  /// Cancels the statement running now if it belongs to ticket (0: whatever runs). Any
+  /// thread; the cancel
+  /// request is a short network call, so the session issues it from a pool thread.
+  void cancel(quint64 ticket);
+
+ private:
+  void tryConnect();
+  void scheduleRetry();
+  void ping();
+  void markLost(const QString& detail);
+  void fail(const ConnectFailure& failure);
+  ServerInfo inspect(pg::Connection& conn);
+
+  DbSession* m_session;  // outlives us: its destructor waits for our thread
+  ConnectParams m_params;
+  std::unique_ptr<pg::Connection> m_conn;
+  QTimer* m_pingTimer;
+  QTimer* m_retryTimer;
+  int m_retryDelayMs = 1000;
+  bool m_wantOpen = false;
+
+  std::mutex m_cancelMutex;  // guards the two members below against cancel() from other threads
+  std::unique_ptr<PGcancel, decltype(&PQfreeCancel)> m_cancel{nullptr, &PQfreeCancel};
+  quint64 m_runningTicket = 0;
+};
+
+}  // namespace idem::ui

@@ -1,0 +1,20 @@
+#pragma once
+// Times as UI.md asks: absolute with zone and relative ("expires in 3 h 12 min",
+// "expired 2 days ago"); durations in the largest sensible units.
+#include <QDateTime>
+#include <QString>
+
+namespace idem::ui {
+
+/// "2024-05-03 14:07:12 CEST" in the local zone.
+[[nodiscard]] QString formatAbsolute(const QDateTime& t);
+/// "3 h 12 min", "2 days", "45 s", "850 ms": at most two units, the largest first.
+[[nodiscard]] QString formatDuration(qint64 ms);
+/// "in 3 h 12 min" / "2 days ago" relative to now.
+[[nodiscard]] QString formatRelative(const QDateTime& t, const QDateTime& now);
+/// For an expiry: "expires in 3 h 12 min" / "expired 2 days ago".
+[[nodiscard]] QString formatExpiry(const QDateTime& expires, const QDateTime& now);
+/// Seconds since the epoch (as PostgreSQL's extract(epoch …) prints it) to a QDateTime; null for "".
+[[nodiscard]] QDateTime fromEpochText(std::string_view text);
+
+}  // namespace idem::ui

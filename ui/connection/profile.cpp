@@ -1,0 +1,90 @@
+#include "ui/connection/profile.h"
+
+#include <QSettings>
+#include <QStringList>
+
+#include "ui/common/connectparams.h"
+
+using namespace Qt::StringLiterals;
+
+namespace idem::ui {
+
+QString ConnectionProfile::toConninfo() const {
+  switch (kind) {
+    case Kind::Conninfo: return conninfo;  // in memory as typed; ProfileStore::save strips passwords
+    case Kind::Service: return u"service="_s % quoteConninfoValue(service);
+    case Kind::Fields: break;
+  }
+  QStringList parts;
+  if (!host.isEmpty()) parts << u"host="_s % quoteConninfoValue(host);
+  if (port > 0) parts << u"port="_s % QString::number(port);
+  if (!database.isEmpty()) parts << u"dbname="_s % quoteConninfoValue(database);
+  if (!user.isEmpty()) parts << u"user="_s % quoteConninfoValue(user);
+  if (!sslmode.isEmpty()) parts << u"sslmode="_s % quoteConninfoValue(sslmode);
+  return parts.join(u' ');
+}
+
+QString ConnectionProfile::displayName() const {
+  return readOnly ? QObject::tr("%1 (read-only)").arg(name) : name;
+}
+
+ConnectionProfile ConnectionProfile::fromConninfo(const QString& conninfo) {
+  ConnectionProfile p;
+  p.kind = Kind::Conninfo;
+  p.conninfo = conninfo;
+  p.name = QObject::tr("command line");
+  return p;
+}
+
+QList<ConnectionProfile> ProfileStore::load() const {
+  QList<ConnectionProfile> out;
+  const int n = m_settings.beginReadArray(u"profiles"_s);
+  for (int i = 0; i < n; ++i) {
+    m_settings.setArrayIndex(i);
+    ConnectionProfile p;
+    p.name = m_settings.value(u"name"_s).toString();
+    const QString kind = m_settings.value(u"kind"_s).toString();
+    p.kind = kind == u"conninfo"_s ? ConnectionProfile::Kind::Conninfo
+             : kind == u"service"_s ? ConnectionProfile::Kind::Service
+                                    : ConnectionProfile::Kind::Fields;
+    p.host = m_settings.value(u"host"_s).toString();
+    p.port = m_settings.value(u"port"_s, 5432).toInt();
+    p.database = m_settings.value(u"database"_s).toString();
+    p.user = m_settings.value(u"user"_s).toString();
+    p.sslmode = m_settings.value(u"sslmode"_s).toString();
+    p.conninfo = m_settings.value(u"conninfo"_s).toString();
+    p.service = m_settings.value(u"service"_s).toString();
+    p.readOnly = m_settings.value(u"readOnly"_s, true).toBool();
+    if (!p.name.isEmpty()) out.append(p);
+  }
+  m_settings.endArray();
+  return out;
+}
+
+void ProfileStore::save(const QList<ConnectionProfile>& profiles) {
+  m_settings.remove(u"profiles"_s);
+  m_settings.beginWriteArray(u"profiles"_s, static_cast<int>(profiles.size()));
+  for (int i = 0; i < profiles.size(); ++i) {
+    const ConnectionProfile& p = profiles[i];
+    m_settings.setArrayIndex(i);
+    m_settings.setValue(u"name"_s, p.name);
+    m_settings.setValue(u"kind"_s, p.kind == ConnectionProfile::Kind::Conninfo ? u"conninfo"_s
+                                   : p.kind == ConnectionProfile::Kind::Service ? u"service"_s
+                                                                                 : u"fields"_s);
+    m_settings.setValue(u"host"_s, p.host);
+    m_settings.setValue(u"port"_s, p.port);
+    m_settings.setValue(u"database"_s, p.database);
+    m_settings.setValue(u"user"_s, p.user);
+    m_settings.setValue(u"sslmode"_s, p.sslmode);
+    // A pasted conninfo may carry a password: settings never get it.
+    m_settings.setValue(u"conninfo"_s, p.conninfo.isEmpty() ? QString() : ConnectParams::withoutPassword(p.conninfo));
+    m_settings.setValue(u"service"_s, p.service);
+    m_settings.setValue(u"readOnly"_s, p.readOnly);
+  }
+  m_settings.endArray();
+}
+
+QString ProfileStore::lastUsed() const { return m_settings.value(u"connection/lastProfile"_s).toString(); }
+void ProfileStore::setLastUsed(const QString& name) { m_settings.setValue(u"connection/lastProfile"_s, name); }
+
+}  // namespace idem::ui

@@ -1,0 +1,99 @@
+#include "ui/connection/statuswidget.h"
+
+#include <QHBoxLayout>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+#include "ui/common/dbsession.h"
+
+using namespace Qt::StringLiterals;
+
+namespace idem::ui {
+namespace {
+QString dot(const char* color) { return u"<span style='color:"_s % QLatin1String(color) % u"'>●</span> "_s; }
+}  // namespace
+
+StatusWidget::StatusWidget(DbSession* session, QWidget* parent) : QLabel(parent), m_session(session) {
+  setTextFormat(Qt::RichText);
+  connect(session, &DbSession::stateChanged, this, &StatusWidget::refresh);
+  connect(session, &DbSession::roundTripMeasured, this, &StatusWidget::refresh);
+  refresh();
+}
+
+void StatusWidget::refresh() {
+  const ServerInfo& i = m_session->info();
+  switch (m_session->state()) {
+    case DbSession::State::Closed: setText(dot("#999") % tr("not connected")); return;
+    case DbSession::State::Connecting: setText(dot("#e09b00") % tr("connecting…")); return;
+    case DbSession::State::Reconnecting:
+      setText(dot("#e09b00") % tr("reconnecting… (%1)").arg(m_session->failure().what.toHtmlEscaped()));
+      return;
+    case DbSession::State::Failed:
+      setText(dot("#d0312d") % m_session->failure().what.toHtmlEscaped());
+      return;
+    case DbSession::State::Connected: break;
+  }
+  QStringList parts;
+  parts << tr("connected %1 %2").arg(i.endpoint().toHtmlEscaped(), i.database.toHtmlEscaped());
+  parts << tr("user %1").arg(i.user.toHtmlEscaped());
+  parts << (i.standby ? tr("read-only (standby)") : i.readOnly ? tr("read-only") : tr("<b>read-write</b>"));
+  if (m_session->lastRoundTripMs() >= 0) parts << tr("%1 ms").arg(m_session->lastRoundTripMs(), 0, 'f', 1);
+  parts << tr("schema v%1").arg(i.schemaVersion);
+  parts << (i.policyVersion ? tr("policy v%1").arg(i.policyVersion) : tr("no policy recorded"));
+  parts << tr("PostgreSQL %1").arg(i.serverVersion.toHtmlEscaped());
+  setText(dot("#2e9e44") % parts.join(u" · "_s));
+  setToolTip(m_session->failure().kind == ConnectFailure::Kind::SchemaNewer ? m_session->failure().toPlainText()
+                                                                           : QString());
+}
+
+ConnectionBanner::ConnectionBanner(DbSession* session, QWidget* parent)
+    : QFrame(parent), m_session(session), m_text(new QLabel(this)), m_password(new QLineEdit(this)),
+      m_connect(new QPushButton(tr("Connect"), this)) {
+  setObjectName(u"connectionBanner"_s);
+  setFrameShape(QFrame::StyledPanel);
+  setStyleSheet(u"#connectionBanner { background: #fff4e5; border: 1px solid #e09b00; border-radius: 4px; }"_s);
+  m_text->setTextFormat(Qt::RichText);
+  m_text->setWordWrap(true);
+  m_text->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_password->setEchoMode(QLineEdit::Password);
+  m_password->setPlaceholderText(tr("password (kept in memory only)"));
+  auto* retry = new QPushButton(tr("&Retry"), this);
+  auto* edit = new QPushButton(tr("&Edit connection…"), this);
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(m_password);
+  buttons->addWidget(m_connect);
+  buttons->addStretch(1);
+  buttons->addWidget(retry);
+  buttons->addWidget(edit);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(m_text);
+  layout->addLayout(buttons);
+  auto submit = [this] {
+    emit passwordEntered(m_password->text());
+    m_password->clear();
+  };
+  connect(m_connect, &QPushButton::clicked, this, submit);
+  connect(m_password, &QLineEdit::returnPressed, this, submit);
+  connect(retry, &QPushButton::clicked, this, &ConnectionBanner::retryRequested);
+  connect(edit, &QPushButton::clicked, this, &ConnectionBanner::editRequested);
+  connect(session, &DbSession::stateChanged, this, &ConnectionBanner::refresh);
+  refresh();
+}
+
+QString ConnectionBanner::messageText() const { return m_text->text(); }
+
+void ConnectionBanner::refresh() {
+  const auto state = m_session->state();
+  const ConnectFailure& f = m_session->failure();
+  const bool show = state == DbSession::State::Failed || state == DbSession::State::Reconnecting;
+  setVisible(show && f.isError());
+  const bool wantsPassword =
+      f.kind == ConnectFailure::Kind::PasswordNeeded || f.kind == ConnectFailure::Kind::WrongPassword;
+  m_password->setVisible(wantsPassword);
+  m_connect->setVisible(wantsPassword);
+  if (wantsPassword && isVisible()) m_password->setFocus();
+  m_text->setText(f.toHtml());
+}
+
+}  // namespace idem::ui

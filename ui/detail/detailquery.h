@@ -1,0 +1,14 @@
+#pragma once
+// The detail tabs' SQL, in one place: a key's generations and events. Worker threads only.
+#include "core/store/pg.h"
+#include "ui/detail/keydetail.h"
+
+namespace idem::ui {
+
+/// Events beyond this many are not loaded (the trace says so).
+inline constexpr int kMaxTraceEvents = 20000;
+
+/// Loads every generation and event of the key; an unknown key gives empty lists.
+[[nodiscard]] KeyDetail loadKeyDetail(pg::Connection& conn, const KeyRef& ref);
+
+}  // namespace idem::ui

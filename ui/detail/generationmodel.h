@@ -1,0 +1,40 @@
+#pragma once
+// The Generations tab's model: one row per generation of the key, live and archived.
+#include <QAbstractTableModel>
+
+#include "ui/detail/keydetail.h"
+
+namespace idem::ui {
+
+class GenerationModel final : public QAbstractTableModel {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(GenerationModel)
+
+ public:
+  enum Column {
+    ColGeneration, ColWhere, ColState, ColStatus, ColResource, ColCreated, ColExpires, ColArchived, ColExecutions,
+    ColReplays, ColFingerprint, ColumnCount
+  };
+  explicit GenerationModel(QObject* parent = nullptr);
+
+  void setDetail(const KeyDetail& detail);
+  void clear();
+  [[nodiscard]] const Generation* generationAt(int row) const;
+
+  [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
+  [[nodiscard]] int columnCount(const QModelIndex& parent = {}) const override;
+  [[nodiscard]] QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  [[nodiscard]] QVariant headerData(int section, Qt::Orientation orientation, int role) const override;
+  [[nodiscard]] Qt::ItemFlags flags(const QModelIndex& index) const override;
+
+ private:
+  struct Row {
+    Generation generation;
+    int executions = 0;
+    int replays = 0;
+  };
+  std::vector<Row> m_rows;
+  QDateTime m_now;
+};
+
+}  // namespace idem::ui

@@ -1,0 +1,64 @@
+#pragma once
+// Everything the detail tabs show about one key: every generation (live and archived) and
+// every event. Plain values built on the worker thread and handed to the GUI thread.
+#include <QByteArray>
+#include <QDateTime>
+#include <QString>
+#include <vector>
+
+namespace idem::ui {
+
+/// Identifies a key: its scope (tenant + endpoint) and the key itself.
+struct KeyRef {
+  QString tenant;
+  QString endpoint;
+  QString key;
+  [[nodiscard]] bool isValid() const { return !key.isEmpty(); }
+  bool operator==(const KeyRef&) const = default;
+};
+
+struct Generation {
+  int generation = 0;
+  bool live = false;
+  QString tier;
+  int policyVersion = 0;
+  QString fingerprintHex;
+  QString state;
+  QDateTime leaseUntil;
+  int status = 0;
+  QString headersJson;   ///< resp_headers as the server printed the jsonb
+  QByteArray body;       ///< resp_body; empty when none or dropped
+  QString resourceRef;
+  QString requestId;
+  QDateTime created;
+  QDateTime completed;
+  QDateTime expires;
+  QDateTime archivedAt;
+  QString archivedBy;
+  QDateTime purgeAfter;
+  QDateTime bodyDroppedAt;
+};
+
+struct KeyEvent {
+  qint64 id = 0;
+  QDateTime at;
+  int generation = 0;    ///< 0 when the event has none
+  QString outcome;
+  QString fingerprintHex;
+  int status = 0;
+  double latencyMs = -1;
+  QString requestId;
+  QString detail;
+};
+
+struct KeyDetail {
+  KeyRef ref;
+  std::vector<Generation> generations;  ///< oldest first
+  std::vector<KeyEvent> events;         ///< by time
+  bool eventsTruncated = false;
+  QDateTime serverNow;
+  [[nodiscard]] int executions() const;
+  [[nodiscard]] const Generation* live() const;
+};
+
+}  // namespace idem::ui

@@ -1,0 +1,105 @@
+#include "ui/detail/keydetailwidget.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "ui/common/dbsession.h"
+#include "ui/common/outcomestyle.h"
+#include "ui/common/timefmt.h"
+#include "ui/detail/detailquery.h"
+#include "ui/detail/generationmodel.h"
+#include "ui/detail/responseview.h"
+#include "ui/explain/explainview.h"
+#include "ui/trace/eventmodel.h"
+#include "ui/trace/traceview.h"
+
+using namespace Qt::StringLiterals;
+
+namespace idem::ui {
+
+KeyDetailWidget::KeyDetailWidget(DbSession* session, QWidget* parent)
+    : QWidget(parent), m_session(session), m_header(new QLabel(this)), m_tabs(new QTabWidget(this)),
+      m_response(new ResponseView(this)), m_generations(new GenerationModel(this)),
+      m_generationTable(new QTableView(this)), m_events(new EventModel(this)), m_trace(new TraceView(m_events, this)),
+      m_explain(new ExplainView(m_events, this)) {
+  m_header->setTextFormat(Qt::RichText);
+  m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_header->setWordWrap(true);
+  m_generationTable->setModel(m_generations);
+  m_generationTable->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_generationTable->verticalHeader()->hide();
+  m_generationTable->horizontalHeader()->setStretchLastSection(true);
+  m_tabs->addTab(m_response, tr("&Response"));
+  m_tabs->addTab(m_generationTable, tr("&Generations"));
+  m_tabs->addTab(m_trace, tr("&Trace"));
+  m_tabs->addTab(m_explain, tr("E&xplain"));
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_header);
+  layout->addWidget(m_tabs, 1);
+  showKey({});
+}
+
+void KeyDetailWidget::setCurrentTab(Tab tab) { m_tabs->setCurrentIndex(tab); }
+
+void KeyDetailWidget::showKey(const KeyRef& ref) {
+  m_ref = ref;
+  ++m_generation;
+  if (!ref.isValid()) {
+    apply(KeyDetail{});
+    m_header->setText(tr("<i>Select a key above, or press Ctrl+K and type a key or a pay_… id.</i>"));
+    return;
+  }
+  m_header->setText(tr("<b>%1</b> · %2 %3 · loading…")
+                        .arg(ref.key.toHtmlEscaped(), ref.tenant.toHtmlEscaped(), ref.endpoint.toHtmlEscaped()));
+  reload();
+}
+
+void KeyDetailWidget::reload() {
+  if (!m_ref.isValid()) return;
+  const quint64 generation = ++m_generation;
+  const KeyRef ref = m_ref;
+  m_session->submit<KeyDetail>(
+      this, [ref](pg::Connection& conn) { return loadKeyDetail(conn, ref); },
+      [this, generation](DbResult<KeyDetail> result) {
+        if (generation != m_generation) return;  // the user moved on to another key
+        if (!result.ok()) {
+          m_header->setText(tr("<b>%1</b> · could not load: %2")
+                                .arg(m_ref.key.toHtmlEscaped(), result.error.message.toHtmlEscaped()));
+          emit loadFailed(result.error);
+          return;
+        }
+        apply(*result.value);
+        emit detailLoaded();
+      });
+}
+
+void KeyDetailWidget::apply(const KeyDetail& detail) {
+  m_detail = detail;
+  m_response->setDetail(detail);
+  m_generations->setDetail(detail);
+  m_events->setDetail(detail);
+  m_generationTable->resizeColumnsToContents();
+  if (!detail.ref.isValid()) return;
+  const int executions = detail.executions();
+  const Generation* live = detail.live();
+  QString text = u"<b>"_s % detail.ref.key.toHtmlEscaped() % u"</b> · "_s % detail.ref.tenant.toHtmlEscaped() %
+                 u" "_s % detail.ref.endpoint.toHtmlEscaped();
+  if (executions > 1)
+    text += u" · <b style='color:%1'>"_s.arg(outcomeStyle(u"executed_after_expiry"_s).color.name()) %
+            tr("executed %1 times").arg(executions) % u"</b>"_s;
+  else
+    text += u" · "_s % tr("executed %n time(s)", nullptr, executions);
+  if (live)
+    text += u" · "_s % formatExpiry(live->expires, detail.serverNow) % u" ("_s % formatAbsolute(live->expires) % u")"_s;
+  else if (!detail.generations.empty())
+    text += u" · "_s % tr("no live generation (archived only)");
+  else
+    text += u" · "_s % tr("no such key");
+  m_header->setText(text);
+}
+
+}  // namespace idem::ui

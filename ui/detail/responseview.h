@@ -1,0 +1,37 @@
+#pragma once
+// The Response tab: the stored status, the replayed headers and the body, JSON
+// pretty-printed, for the generation chosen (the live one by default).
+#include <QWidget>
+
+#include "ui/detail/keydetail.h"
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QTreeWidget;
+
+namespace idem::ui {
+
+class ResponseView final : public QWidget {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(ResponseView)
+
+ public:
+  explicit ResponseView(QWidget* parent = nullptr);
+  void setDetail(const KeyDetail& detail);
+  [[nodiscard]] QString bodyText() const;
+
+  /// Pretty-prints JSON; other bodies as UTF-8 text, or a hex dump when not text.
+  [[nodiscard]] static QString formatBody(const QByteArray& body);
+
+ private:
+  void showGeneration(int index);
+
+  KeyDetail m_detail;
+  QComboBox* m_generation;
+  QLabel* m_status;
+  QTreeWidget* m_headers;
+  QPlainTextEdit* m_body;
+};
+
+}  // namespace idem::ui

@@ -1,0 +1,247 @@
+#include "ui/keys/keyquery.h"
+
+#include <algorithm>
+
+#include "ui/common/timefmt.h"
+
+using namespace Qt::StringLiterals;
+
+namespace idem::ui {
+namespace {
+
+// Filters shared by the live and the archive statement. Every optional filter is
+// "$n IS NULL OR …": libpq's unnamed statements are planned with the parameter values
+// known, so the planner folds away the filters that are not set.
+constexpr const char* kFilters = R"sql(
+      ($2::text IS NULL OR k.endpoint = $2)
+  AND ($3::text IS NULL OR k.tier = $3)
+  AND ($4::text IS NULL OR k.tenant = $4)
+  AND ($5::timestamptz IS NULL OR k.created_at >= $5)
+  AND ($6::timestamptz IS NULL OR k.created_at < $6)
+  AND ($7::int IS NULL OR (k.resp_status >= $7 AND k.resp_status < $7 + 100))
+  AND ($8::text IS NULL OR k.idem_key = $8)
+  AND ($9::text IS NULL OR k.idem_key LIKE $9)
+  AND ($10::text IS NULL OR k.resource_ref = $10)
+  AND (NOT $11::bool OR (SELECT count(*) FROM idem.events e
+                          WHERE e.tenant = k.tenant AND e.endpoint = k.endpoint AND e.idem_key = k.idem_key
+                            AND e.outcome IN ('executed', 'executed_after_expiry', 'lease_takeover')) > 1)
+)sql";
+
+constexpr const char* kLiveSql = R"sql(
+SELECT k.tenant, k.endpoint, k.idem_key, k.generation, k.tier, k.state, k.resp_status, k.resource_ref,
+       extract(epoch FROM k.created_at)::text AS created, extract(epoch FROM k.expires_at)::text AS expires,
+       extract(epoch FROM k.lease_until)::text AS lease_until, NULL::text AS archived_at,
+       (%1)::text AS sort_value
+  FROM idem.keys k
+ WHERE %2
+   AND (NOT $12::bool OR (k.state = 'processing' AND k.lease_until < now()))
+   AND ($13::text = 'all'
+        OR ($13 = 'processing' AND k.state = 'processing' AND k.expires_at >= now())
+        OR ($13 = 'done' AND k.state = 'done' AND k.expires_at >= now())
+        OR ($13 = 'expired' AND k.expires_at < now()))
+   AND ($14::text IS NULL OR ((%1), k.tenant, k.endpoint, k.idem_key) %3 ($14::%4, $15, $16, $17))
+ ORDER BY %1 %5, k.tenant %5, k.endpoint %5, k.idem_key %5
+ LIMIT $1
+)sql";
+
+// The archive keeps one row per earlier generation, so the generation completes the key.
+// A stuck lease cannot be archived history: that filter matches no archive row.
+constexpr const char* kArchiveSql = R"sql(
+SELECT k.tenant, k.endpoint, k.idem_key, k.generation, k.tier, k.state, k.resp_status, k.resource_ref,
+       extract(epoch FROM k.created_at)::text AS created, extract(epoch FROM k.expires_at)::text AS expires,
+       NULL::text AS lease_until, extract(epoch FROM k.archived_at)::text AS archived_at,
+       (%1)::text AS sort_value
+  FROM idem.key_archive k
+ WHERE %2
+   AND NOT $12::bool
+   AND $13::text = 'archived'
+   AND ($14::text IS NULL
+        OR ((%1), k.tenant, k.endpoint, k.idem_key, k.generation) %3 ($14::%4, $15, $16, $17, $18::int))
+ ORDER BY %1 %5, k.tenant %5, k.endpoint %5, k.idem_key %5, k.generation %5
+ LIMIT $1
+)sql";
+
+struct SortSpec {
+  const char* expr;
+  const char* type;
+};
+
+SortSpec sortSpec(SortColumn c) {
+  switch (c) {
+    case SortColumn::Key: return {"k.idem_key", "text"};
+    case SortColumn::Scope: return {"k.tenant", "text"};
+    case SortColumn::Generation: return {"k.generation", "int"};
+    case SortColumn::State: return {"k.state", "text"};
+    case SortColumn::Status: return {"coalesce(k.resp_status, 0)", "int"};
+    case SortColumn::Created: return {"k.created_at", "timestamptz"};
+    case SortColumn::Expires: return {"k.expires_at", "timestamptz"};
+  }
+  return {"k.expires_at", "timestamptz"};
+}
+
+const char* stateName(KeyState s) {
+  switch (s) {
+    case KeyState::All: return "all";
+    case KeyState::Processing: return "processing";
+    case KeyState::Done: return "done";
+    case KeyState::Expired: return "expired";
+    case KeyState::Archived: return "archived";
+  }
+  return "all";
+}
+
+pg::Param optText(const QString& s) { return s.isEmpty() ? pg::Param::null() : pg::Param(s.toStdString()); }
+pg::Param optTime(const std::optional<QDateTime>& t) {
+  return t ? pg::Param(t->toUTC().toString(Qt::ISODateWithMs).toStdString()) : pg::Param::null();
+}
+pg::Param statusBase(StatusClass s) {
+  switch (s) {
+    case StatusClass::Any: return pg::Param::null();
+    case StatusClass::S2xx: return 200;
+    case StatusClass::S4xx: return 400;
+    case StatusClass::S5xx: return 500;
+  }
+  return pg::Param::null();
+}
+QString col(const pg::Result& r, int row, const char* name) { return QString::fromUtf8(r.text(row, r.column(name))); }
+
+}  // namespace
+
+KeyCursor KeyCursor::of(const KeyRow& row) {
+  return {row.sortValue, row.tenant.toStdString(), row.endpoint.toStdString(), row.key.toStdString(), row.generation};
+}
+
+std::string likePrefixPattern(const QString& prefix) {
+  QString escaped = prefix;
+  escaped.replace(u"\\"_s, u"\\\\"_s).replace(u"%"_s, u"\\%"_s).replace(u"_"_s, u"\\_"_s);
+  return QString(escaped + u'%').toStdString();
+}
+
+std::vector<KeyRow> fetchKeyPage(pg::Connection& conn, const KeyFilter& f, const std::optional<KeyCursor>& from,
+                                 bool backward, int limit) {
+  const bool archive = f.state == KeyState::Archived;
+  const SortSpec sort = sortSpec(f.sort);
+  // Walking backward reverses the order and the comparison; rows are reversed below.
+  const bool descending = f.descending != backward;
+  const QString sql = QString::fromLatin1(archive ? kArchiveSql : kLiveSql)
+                          .arg(QLatin1String(sort.expr), QLatin1String(kFilters),
+                               descending ? u"<"_s : u">"_s, QLatin1String(sort.type),
+                               descending ? u"DESC"_s : u"ASC"_s);
+  std::vector<pg::Param> params{
+      limit,
+      optText(f.endpoint),
+      optText(f.tier),
+      optText(f.tenant),
+      optTime(f.createdFrom),
+      optTime(f.createdTo),
+      statusBase(f.status),
+      f.keyPrefix ? pg::Param::null() : optText(f.key),
+      (f.keyPrefix && !f.key.isEmpty()) ? pg::Param(likePrefixPattern(f.key)) : pg::Param::null(),
+      optText(f.resourceRef),
+      f.executedMoreThanOnce ? "true" : "false",
+      f.stuckProcessing ? "true" : "false",
+      stateName(f.state),
+  };
+  if (from) {
+    params.insert(params.end(), {from->sortValue, from->tenant, from->endpoint, from->key});
+    if (archive) params.emplace_back(from->generation);
+  } else {
+    params.insert(params.end(), {pg::Param::null(), pg::Param::null(), pg::Param::null(), pg::Param::null()});
+    if (archive) params.emplace_back(pg::Param::null());
+  }
+  auto r = conn.exec(sql.toStdString(), params);
+  std::vector<KeyRow> rows;
+  rows.reserve(static_cast<std::size_t>(r.rows()));
+  for (int i = 0; i < r.rows(); ++i) {
+    KeyRow row;
+    row.tenant = col(r, i, "tenant");
+    row.endpoint = col(r, i, "endpoint");
+    row.key = col(r, i, "idem_key");
+    row.generation = static_cast<int>(r.integer(i, "generation"));
+    row.tier = col(r, i, "tier");
+    row.state = col(r, i, "state");
+    row.archived = archive;
+    row.status = r.isNull(i, r.column("resp_status")) ? 0 : static_cast<int>(r.integer(i, "resp_status"));
+    row.resourceRef = col(r, i, "resource_ref");
+    row.created = fromEpochText(r.text(i, r.column("created")));
+    row.expires = fromEpochText(r.text(i, r.column("expires")));
+    row.leaseUntil = fromEpochText(r.text(i, r.column("lease_until")));
+    row.archivedAt = fromEpochText(r.text(i, r.column("archived_at")));
+    row.sortValue = r.str(i, "sort_value");
+    rows.push_back(std::move(row));
+  }
+  if (backward) std::reverse(rows.begin(), rows.end());
+  return rows;
+}
+
+StateCounts fetchStateCounts(pg::Connection& conn) {
+  // The partial index keys_processing and keys_expires_at keep these two cheap; the
+  // estimates are read in the same statement (one round trip).
+  auto r = conn.exec(R"sql(
+    SELECT (SELECT count(*) FROM idem.keys WHERE state = 'processing' AND expires_at >= now()) AS processing,
+           (SELECT count(*) FROM idem.keys WHERE state = 'processing' AND lease_until < now()) AS stuck,
+           (SELECT count(*) FROM idem.keys WHERE expires_at < now()) AS expired,
+           (SELECT reltuples::bigint FROM pg_class WHERE oid = 'idem.keys'::regclass) AS keys_est,
+           (SELECT reltuples::bigint FROM pg_class WHERE oid = 'idem.key_archive'::regclass) AS archive_est)sql");
+  StateCounts c;
+  c.processing = r.integer(0, "processing");
+  c.stuck = r.integer(0, "stuck");
+  c.expired = r.integer(0, "expired");
+  const qint64 keysEst = r.integer(0, "keys_est");
+  const qint64 archiveEst = r.integer(0, "archive_est");
+  // reltuples is -1 before the first VACUUM/ANALYZE: then count.
+  if (keysEst >= kExactCountLimit) {
+    c.done = std::max<qint64>(0, keysEst - c.processing - c.expired);
+    c.doneEstimated = true;
+  } else {
+    c.done = conn.exec("SELECT count(*) AS n FROM idem.keys WHERE state = 'done' AND expires_at >= now()")
+                 .integer(0, "n");
+  }
+  if (archiveEst >= kExactCountLimit) {
+    c.archived = archiveEst;
+    c.archivedEstimated = true;
+  } else {
+    c.archived = conn.exec("SELECT count(*) AS n FROM idem.key_archive").integer(0, "n");
+  }
+  return c;
+}
+
+std::vector<KeyHit> searchKeys(pg::Connection& conn, const QString& input, int limit) {
+  const QString text = input.trimmed();
+  std::vector<KeyHit> hits;
+  if (text.isEmpty()) return hits;
+  auto collect = [&](const pg::Result& r, const QString& how) {
+    for (int i = 0; i < r.rows(); ++i)
+      hits.push_back({col(r, i, "tenant"), col(r, i, "endpoint"), col(r, i, "idem_key"),
+                      static_cast<int>(r.integer(i, "generation")), r.boolean(i, "archived"),
+                      col(r, i, "resource_ref"), how});
+  };
+  // Exact matches first: a resource id (indexed) or a key. Live generations come first.
+  collect(conn.exec(R"sql(
+      SELECT * FROM (
+        SELECT tenant, endpoint, idem_key, generation, false AS archived, coalesce(resource_ref, '') AS resource_ref,
+               (resource_ref = $1) AS by_ref
+          FROM idem.keys WHERE resource_ref = $1 OR idem_key = $1
+        UNION ALL
+        SELECT tenant, endpoint, idem_key, generation, true, coalesce(resource_ref, ''), (resource_ref = $1)
+          FROM idem.key_archive WHERE resource_ref = $1 OR idem_key = $1) h
+      ORDER BY archived, tenant, endpoint, idem_key, generation DESC
+      LIMIT $2)sql",
+                    {text.toStdString(), limit}),
+          u"exact"_s);
+  if (!hits.empty()) return hits;
+  collect(conn.exec(R"sql(
+      SELECT * FROM (
+        SELECT tenant, endpoint, idem_key, generation, false AS archived, coalesce(resource_ref, '') AS resource_ref
+          FROM idem.keys WHERE idem_key LIKE $1 OR resource_ref LIKE $1
+        UNION ALL
+        SELECT tenant, endpoint, idem_key, generation, true, coalesce(resource_ref, '')
+          FROM idem.key_archive WHERE idem_key LIKE $1 OR resource_ref LIKE $1) h
+      ORDER BY archived, idem_key, tenant, endpoint, generation DESC
+      LIMIT $2)sql",
+                    {likePrefixPattern(text), limit}),
+          u"prefix"_s);
+  return hits;
+}
+
+}  // namespace idem::ui

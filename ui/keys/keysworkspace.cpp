@@ -1,0 +1,278 @@
+#include "ui/keys/keysworkspace.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QFileDialog>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QTableView>
+#include <QTreeView>
+#include <QVBoxLayout>
+#include <set>
+
+#include "ui/common/dbsession.h"
+#include "ui/detail/keydetailwidget.h"
+#include "ui/keys/csvexportrunner.h"
+#include "ui/keys/filterpanel.h"
+#include "ui/keys/keylistmodel.h"
+#include "ui/keys/statecountmodel.h"
+
+using namespace Qt::StringLiterals;
+
+namespace idem::ui {
+
+KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* parent)
+    : QWidget(parent), m_browse(browse), m_detailSession(detail), m_states(new StateCountModel(browse, this)),
+      m_keys(new KeyListModel(browse, this)), m_stateView(new QTreeView(this)), m_filters(new FilterPanel(this)),
+      m_table(new QTableView(this)), m_info(new QLabel(this)), m_detail(new KeyDetailWidget(detail, this)),
+      m_hsplit(new QSplitter(Qt::Horizontal, this)), m_vsplit(new QSplitter(Qt::Vertical, this)) {
+  m_stateView->setModel(m_states);
+  m_stateView->setRootIsDecorated(false);
+  m_stateView->setHeaderHidden(true);
+  m_stateView->setUniformRowHeights(true);
+  m_stateView->header()->setStretchLastSection(false);
+  m_stateView->header()->setSectionResizeMode(StateCountModel::ColName, QHeaderView::Stretch);
+  m_stateView->header()->setSectionResizeMode(StateCountModel::ColCount, QHeaderView::ResizeToContents);
+  m_stateView->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_stateView->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_stateView->setMaximumHeight(130);
+  m_stateView->setCurrentIndex(m_states->index(0, 0));
+
+  auto* left = new QWidget(this);
+  auto* leftLayout = new QVBoxLayout(left);
+  leftLayout->setContentsMargins(4, 4, 4, 4);
+  auto* statesTitle = new QLabel(tr("<b>States</b>"), left);
+  auto* filtersTitle = new QLabel(tr("<b>Filters</b>"), left);
+  leftLayout->addWidget(statesTitle);
+  leftLayout->addWidget(m_stateView);
+  leftLayout->addWidget(filtersTitle);
+  leftLayout->addWidget(m_filters);
+  leftLayout->addStretch(1);
+
+  m_table->setModel(m_keys);
+  m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_table->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  m_table->setVerticalScrollMode(QAbstractItemView::ScrollPerItem);  // scrollbar in rows: see windowShiftedAtTop
+  m_table->verticalHeader()->hide();
+  m_table->verticalHeader()->setDefaultSectionSize(m_table->fontMetrics().height() + 6);
+  m_table->horizontalHeader()->setStretchLastSection(true);
+  m_table->horizontalHeader()->setSortIndicator(KeyListModel::ColExpires, Qt::DescendingOrder);
+  m_table->setSortingEnabled(true);
+  m_table->setWordWrap(false);
+  m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
+  const int charW = m_table->fontMetrics().averageCharWidth();
+  m_table->setColumnWidth(KeyListModel::ColKey, 34 * charW);
+  m_table->setColumnWidth(KeyListModel::ColScope, 28 * charW);
+  m_table->setColumnWidth(KeyListModel::ColGeneration, 5 * charW);
+  m_table->setColumnWidth(KeyListModel::ColState, 18 * charW);
+  m_table->setColumnWidth(KeyListModel::ColStatus, 7 * charW);
+  m_table->setColumnWidth(KeyListModel::ColResource, 20 * charW);
+  m_table->setColumnWidth(KeyListModel::ColCreated, 22 * charW);
+
+  auto* copy = new QAction(tr("&Copy key"), m_table);
+  copy->setShortcut(QKeySequence::Copy);
+  copy->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  connect(copy, &QAction::triggered, this, &KeysWorkspace::copySelectedKeys);
+  auto* exportAction = new QAction(tr("&Export CSV…"), m_table);
+  connect(exportAction, &QAction::triggered, this, &KeysWorkspace::exportCsv);
+  auto* refresh = new QAction(tr("&Refresh"), m_table);
+  refresh->setShortcut(QKeySequence::Refresh);
+  refresh->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+  connect(refresh, &QAction::triggered, this, &KeysWorkspace::reload);
+  m_table->addActions({copy, exportAction, refresh});
+
+  auto* top = new QWidget(this);
+  auto* topLayout = new QVBoxLayout(top);
+  topLayout->setContentsMargins(0, 0, 0, 0);
+  topLayout->addWidget(m_table, 1);
+  topLayout->addWidget(m_info);
+  m_vsplit->setObjectName(u"keysVertical"_s);
+  m_vsplit->addWidget(top);
+  m_vsplit->addWidget(m_detail);
+  m_vsplit->setStretchFactor(0, 2);
+  m_vsplit->setStretchFactor(1, 3);
+  m_hsplit->setObjectName(u"keysHorizontal"_s);
+  m_hsplit->addWidget(left);
+  m_hsplit->addWidget(m_vsplit);
+  m_hsplit->setStretchFactor(1, 1);
+  m_hsplit->setSizes({270, 1000});
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_hsplit);
+
+  connect(m_stateView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) { setState(StateCountModel::stateAt(current.row())); });
+  connect(m_filters, &FilterPanel::filterChanged, this, &KeysWorkspace::filtersEdited);
+  connect(m_keys, &KeyListModel::pageLoaded, this, [this](int, bool first) { pageLoaded(first); });
+  connect(m_keys, &KeyListModel::loadingChanged, this, &KeysWorkspace::updateInfo);
+  connect(m_keys, &KeyListModel::loadFailed, this, [this](const DbError& e) {
+    m_info->setText(tr("<span style='color:#d0312d'>Could not load keys: %1</span>").arg(e.message.toHtmlEscaped()));
+  });
+  // Keep the rows the user looks at in place when the window gains or drops rows above.
+  connect(m_keys, &KeyListModel::windowShiftedAtTop, this, [this](int delta) {
+    QScrollBar* bar = m_table->verticalScrollBar();
+    bar->setValue(bar->value() + delta);
+  });
+  connect(m_table->verticalScrollBar(), &QScrollBar::valueChanged, this, [this](int value) {
+    if (value == m_table->verticalScrollBar()->minimum() && m_keys->canFetchPrevious()) m_keys->fetchPrevious();
+  });
+  connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) { openRow(current.row()); });
+  connect(m_table, &QTableView::activated, this, [this](const QModelIndex& index) {
+    openRow(index.row());
+    m_detail->tabs()->setFocus();
+  });
+  connect(m_browse, &DbSession::opened, this, [this] {
+    m_filters->setPolicy(m_browse->info().policyDocument);
+    reload();
+  });
+  connect(m_detailSession, &DbSession::opened, m_detail, &KeyDetailWidget::reload);
+  updateInfo();
+}
+
+void KeysWorkspace::reload() {
+  m_states->refresh();
+  m_keys->refresh();
+}
+
+void KeysWorkspace::setState(KeyState state) {
+  KeyFilter f = m_keys->filter();
+  if (f.state == state) return;
+  f.state = state;
+  const QSignalBlocker block(m_stateView->selectionModel());
+  m_stateView->setCurrentIndex(m_states->index(StateCountModel::rowOf(state), 0));
+  m_keys->setFilter(f);
+  m_states->refresh();
+}
+
+void KeysWorkspace::setFilter(const KeyFilter& filter) {
+  m_filters->setFilter(filter);
+  const QSignalBlocker block(m_stateView->selectionModel());
+  m_stateView->setCurrentIndex(m_states->index(StateCountModel::rowOf(filter.state), 0));
+  m_table->horizontalHeader()->setSortIndicator(KeyListModel::columnOf(filter.sort),
+                                                filter.descending ? Qt::DescendingOrder : Qt::AscendingOrder);
+  m_keys->setFilter(filter);
+}
+
+void KeysWorkspace::filtersEdited() { m_keys->setFilter(m_filters->apply(m_keys->filter())); }
+
+void KeysWorkspace::openRow(int row) {
+  const KeyRow* r = m_keys->rowAt(row);
+  if (!r) return;
+  const KeyRef ref{r->tenant, r->endpoint, r->key};
+  if (ref == m_detail->key()) return;
+  m_detail->showKey(ref);
+}
+
+void KeysWorkspace::pageLoaded(bool firstPage) {
+  // Re-assert the indicator: a click on an unsortable column leaves the order unchanged.
+  m_table->horizontalHeader()->setSortIndicator(KeyListModel::columnOf(m_keys->filter().sort),
+                                                m_keys->filter().descending ? Qt::DescendingOrder : Qt::AscendingOrder);
+  updateInfo();
+  if (!firstPage || !m_pendingSelect.isValid()) return;
+  for (int i = 0; i < m_keys->rowCount(); ++i) {
+    const KeyRow* r = m_keys->rowAt(i);
+    if (r->tenant == m_pendingSelect.tenant && r->endpoint == m_pendingSelect.endpoint && r->key == m_pendingSelect.key) {
+      m_table->selectRow(i);
+      m_table->scrollTo(m_keys->index(i, 0));
+      break;
+    }
+  }
+  m_pendingSelect = {};
+}
+
+void KeysWorkspace::updateInfo() {
+  if (m_keys->isLoading()) {
+    m_info->setText(tr("Loading…"));
+    return;
+  }
+  const int n = m_keys->rowCount();
+  QString text = n == 0 ? tr("No keys match.") : tr("%n key(s) loaded", nullptr, n);
+  if (m_keys->canFetchMore({})) text += u" · "_s % tr("scroll for more");
+  if (m_keys->canFetchPrevious()) text += u" · "_s % tr("earlier rows dropped from memory (scroll up to reload)");
+  m_info->setText(text);
+}
+
+void KeysWorkspace::copySelectedKeys() {
+  QStringList keys;
+  std::set<int> rows;
+  for (const auto& index : m_table->selectionModel()->selectedRows()) rows.insert(index.row());
+  if (rows.empty() && m_table->currentIndex().isValid()) rows.insert(m_table->currentIndex().row());
+  for (int row : rows)
+    if (const KeyRow* r = m_keys->rowAt(row)) keys << r->key;
+  if (keys.isEmpty()) return;
+  QApplication::clipboard()->setText(keys.join(u'\n'));
+  emit message(tr("Copied %n key(s)", nullptr, static_cast<int>(keys.size())));
+}
+
+void KeysWorkspace::search(const QString& text) {
+  const QString needle = text.trimmed();
+  if (needle.isEmpty()) return;
+  const quint64 generation = ++m_searchGeneration;
+  emit message(tr("Searching for “%1”…").arg(needle));
+  m_browse->submit<std::vector<KeyHit>>(
+      this, [needle](pg::Connection& conn) { return searchKeys(conn, needle); },
+      [this, generation, needle](DbResult<std::vector<KeyHit>> result) {
+        if (generation != m_searchGeneration) return;
+        if (!result.ok()) {
+          emit message(tr("Search failed: %1").arg(result.error.message));
+          return;
+        }
+        showHits(needle, *result.value);
+      });
+}
+
+void KeysWorkspace::showHits(const QString& text, const std::vector<KeyHit>& hits) {
+  if (hits.empty()) {
+    emit message(tr("No key, resource id or key prefix matches “%1”.").arg(text));
+    return;
+  }
+  std::set<std::tuple<QString, QString, QString>> keys;
+  for (const auto& h : hits) keys.insert({h.tenant, h.endpoint, h.key});
+  if (keys.size() == 1) {
+    landOn(hits.front());
+    emit message(tr("Found %1 (%2)").arg(hits.front().key, hits.front().matchedBy));
+    return;
+  }
+  auto* menu = new QMenu(this);
+  menu->setAttribute(Qt::WA_DeleteOnClose);
+  for (const auto& h : hits) {
+    QString label = h.key % u"   "_s % h.tenant % u" "_s % h.endpoint % u"   gen "_s % QString::number(h.generation);
+    if (h.archived) label += u" (archived)"_s;
+    if (!h.resourceRef.isEmpty()) label += u"   "_s % h.resourceRef;
+    menu->addAction(label, this, [this, h] { landOn(h); });
+  }
+  menu->popup(m_table->mapToGlobal(QPoint(0, 0)));
+  emit message(tr("%n matches for “%1”: choose one", nullptr, static_cast<int>(hits.size())).arg(text));
+}
+
+void KeysWorkspace::landOn(const KeyHit& hit) {
+  KeyFilter f;
+  f.sort = m_keys->filter().sort;
+  f.descending = m_keys->filter().descending;
+  f.state = hit.archived ? KeyState::Archived : KeyState::All;
+  f.tenant = hit.tenant;
+  f.endpoint = hit.endpoint;
+  f.key = hit.key;
+  m_pendingSelect = {hit.tenant, hit.endpoint, hit.key};
+  setFilter(f);
+  m_detail->showKey(m_pendingSelect);
+}
+
+void KeysWorkspace::exportCsv() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export keys as CSV"), u"idem-keys.csv"_s,
+                                                    tr("CSV files (*.csv)"));
+  if (path.isEmpty()) return;
+  auto* runner = new CsvExportRunner(m_params, m_keys->filter(), path, this);
+  connect(runner, &CsvExportRunner::finished, this, [this, runner](const QString& summary) {
+    emit message(summary);
+    runner->deleteLater();
+  });
+  runner->start();
+}
+
+}  // namespace idem::ui

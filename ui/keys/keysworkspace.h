@@ -1,0 +1,80 @@
+#pragma once
+// The Keys workspace (support staff): states with counts and filters on the left, the key
+// table above the key's detail tabs on the right. It owns its models; the main window only
+// places it.
+#include <QWidget>
+
+#include "ui/common/connectparams.h"
+#include "ui/common/dbresult.h"
+#include "ui/detail/keydetail.h"
+#include "ui/keys/keyfilter.h"
+#include "ui/keys/keyquery.h"
+
+class QLabel;
+class QSplitter;
+class QTableView;
+class QTreeView;
+
+namespace idem::ui {
+
+class DbSession;
+class FilterPanel;
+class KeyDetailWidget;
+class KeyListModel;
+class StateCountModel;
+
+class KeysWorkspace final : public QWidget {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(KeysWorkspace)
+
+ public:
+  KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* parent = nullptr);
+
+  /// Where a CSV export opens its own connection.
+  void setConnectParams(const ConnectParams& params) { m_params = params; }
+  /// The global search: a key, a resource id or a prefix; lands on the key when found.
+  void search(const QString& text);
+  /// Shows hit's key in the table (filtered to it) and opens its detail.
+  void landOn(const KeyHit& hit);
+  void setState(KeyState state);
+  void setFilter(const KeyFilter& filter);
+  /// Reloads counts, the table and the open key.
+  void reload();
+  void copySelectedKeys();
+  void exportCsv();
+
+  [[nodiscard]] KeyListModel* keyModel() const { return m_keys; }
+  [[nodiscard]] StateCountModel* stateModel() const { return m_states; }
+  [[nodiscard]] KeyDetailWidget* detail() const { return m_detail; }
+  [[nodiscard]] QTableView* table() const { return m_table; }
+  [[nodiscard]] FilterPanel* filterPanel() const { return m_filters; }
+  [[nodiscard]] QList<QSplitter*> splitters() const { return {m_hsplit, m_vsplit}; }
+
+ signals:
+  /// A line for the status bar ("No key or resource matches …").
+  void message(const QString& text);
+
+ private:
+  void openRow(int row);
+  void filtersEdited();
+  void showHits(const QString& text, const std::vector<KeyHit>& hits);
+  void pageLoaded(bool firstPage);
+  void updateInfo();
+
+  DbSession* m_browse;
+  DbSession* m_detailSession;
+  ConnectParams m_params;
+  StateCountModel* m_states;
+  KeyListModel* m_keys;
+  QTreeView* m_stateView;
+  FilterPanel* m_filters;
+  QTableView* m_table;
+  QLabel* m_info;
+  KeyDetailWidget* m_detail;
+  QSplitter* m_hsplit;
+  QSplitter* m_vsplit;
+  KeyRef m_pendingSelect;  // after landOn: select this row when its page arrives
+  quint64 m_searchGeneration = 0;
+};
+
+}  // namespace idem::ui

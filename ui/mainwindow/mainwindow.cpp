@@ -1,0 +1,152 @@
+#include "ui/mainwindow/mainwindow.h"
+
+#include <QAction>
+#include <QActionGroup>
+#include <QCloseEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSettings>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QStatusBar>
+#include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "ui/common/dbsession.h"
+#include "ui/connection/connectioncontroller.h"
+#include "ui/connection/statuswidget.h"
+#include "ui/keys/keysworkspace.h"
+
+using namespace Qt::StringLiterals;
+
+namespace idem::ui {
+namespace {
+
+QWidget* placeholder(const QString& title, const QString& text, QWidget* parent) {
+  auto* label = new QLabel(u"<h2>"_s % title.toHtmlEscaped() % u"</h2><p>"_s % text.toHtmlEscaped() % u"</p>"_s, parent);
+  label->setAlignment(Qt::AlignCenter);
+  label->setWordWrap(true);
+  return label;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QSettings& settings, QWidget* parent)
+    : QMainWindow(parent), m_settings(settings), m_browse(new DbSession(u"db-browse"_s, this)),
+      m_detail(new DbSession(u"db-detail"_s, this)),
+      m_connection(new ConnectionController({m_browse, m_detail}, settings, this)),
+      m_banner(new ConnectionBanner(m_browse, this)), m_stack(new QStackedWidget(this)),
+      m_keys(new KeysWorkspace(m_browse, m_detail, this)) {
+  setWindowTitle(tr("Idem console"));
+  // One session reports the connection; the other pings rarely, just to notice a loss.
+  m_detail->setPingInterval(30000);
+  m_stack->addWidget(m_keys);
+  m_stack->addWidget(placeholder(tr("Tiers"), tr("The retention tiers chart and what-if panel are not built yet."), this));
+  m_stack->addWidget(placeholder(tr("Simulator"), tr("The retry/backoff simulator is not built yet."), this));
+
+  auto* central = new QWidget(this);
+  auto* layout = new QVBoxLayout(central);
+  layout->setContentsMargins(4, 4, 4, 0);
+  layout->addWidget(m_banner);
+  layout->addWidget(m_stack, 1);
+  setCentralWidget(central);
+  buildTopBar();
+  buildRail();
+  statusBar()->addPermanentWidget(new StatusWidget(m_browse, this), 1);
+
+  connect(m_keys, &KeysWorkspace::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+  connect(m_banner, &ConnectionBanner::retryRequested, m_connection, &ConnectionController::retry);
+  connect(m_banner, &ConnectionBanner::passwordEntered, m_connection, &ConnectionController::setPassword);
+  connect(m_banner, &ConnectionBanner::editRequested, this, [this] { m_connection->editProfiles(this); });
+  connect(m_connection, &ConnectionController::profileChanged, this, &MainWindow::profileChanged);
+  connect(m_connection, &ConnectionController::paramsChanged, m_keys, &KeysWorkspace::setConnectParams);
+  restoreLayout();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildTopBar() {
+  auto* bar = addToolBar(tr("Connection and search"));
+  bar->setObjectName(u"topBar"_s);
+  bar->setMovable(false);
+  m_profileButton = new QToolButton(bar);
+  m_profileButton->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  m_profileButton->setText(tr("not connected"));
+  m_profileButton->setToolTip(tr("Choose or edit the connection profile"));
+  connect(m_profileButton, &QToolButton::clicked, this, [this] { m_connection->editProfiles(this); });
+  bar->addWidget(m_profileButton);
+  auto* spacer = new QWidget(bar);
+  spacer->setFixedWidth(24);
+  bar->addWidget(spacer);
+  m_search = new QLineEdit(bar);
+  m_search->setObjectName(u"globalSearch"_s);
+  m_search->setPlaceholderText(tr("Key, pay_… / re_… / ord_… id, or key prefix   (Ctrl+K)"));
+  m_search->setClearButtonEnabled(true);
+  m_search->setMinimumWidth(420);
+  bar->addWidget(m_search);
+  auto* focusSearch = new QAction(tr("Search"), this);
+  focusSearch->setShortcut(QKeySequence(u"Ctrl+K"_s));
+  focusSearch->setShortcutContext(Qt::ApplicationShortcut);
+  connect(focusSearch, &QAction::triggered, this, [this] {
+    setWorkspace(KeysPage);
+    m_search->setFocus(Qt::ShortcutFocusReason);
+    m_search->selectAll();
+  });
+  addAction(focusSearch);
+  connect(m_search, &QLineEdit::returnPressed, this, [this] {
+    setWorkspace(KeysPage);
+    m_keys->search(m_search->text());
+  });
+}
+
+void MainWindow::buildRail() {
+  auto* rail = new QToolBar(tr("Workspaces"), this);
+  rail->setObjectName(u"rail"_s);
+  rail->setMovable(false);
+  rail->setToolButtonStyle(Qt::ToolButtonTextOnly);
+  addToolBar(Qt::LeftToolBarArea, rail);
+  m_rail = new QActionGroup(this);
+  const QString names[] = {tr("Keys"), tr("Tiers"), tr("Sim")};
+  for (int i = 0; i < 3; ++i) {
+    auto* a = rail->addAction(names[i]);
+    a->setCheckable(true);
+    a->setShortcut(QKeySequence(Qt::ALT | static_cast<Qt::Key>(Qt::Key_1 + i)));
+    m_rail->addAction(a);
+    connect(a, &QAction::triggered, this, [this, i] { setWorkspace(static_cast<Workspace>(i)); });
+  }
+  m_rail->actions().first()->setChecked(true);
+}
+
+void MainWindow::setWorkspace(Workspace workspace) {
+  m_stack->setCurrentIndex(workspace);
+  m_rail->actions().at(workspace)->setChecked(true);
+}
+
+void MainWindow::profileChanged(const ConnectionProfile& profile) {
+  m_profileButton->setText(u"▾ "_s % profile.displayName());
+  setWindowTitle(tr("%1 — Idem console").arg(profile.name));
+}
+
+void MainWindow::restoreLayout() {
+  restoreGeometry(m_settings.value(u"window/geometry"_s).toByteArray());
+  restoreState(m_settings.value(u"window/state"_s).toByteArray());
+  for (auto* s : findChildren<QSplitter*>())
+    if (!s->objectName().isEmpty()) s->restoreState(m_settings.value(u"splitters/"_s % s->objectName()).toByteArray());
+  setWorkspace(static_cast<Workspace>(std::clamp(m_settings.value(u"window/workspace"_s, 0).toInt(), 0, 2)));
+}
+
+void MainWindow::saveLayout() {
+  m_settings.setValue(u"window/geometry"_s, saveGeometry());
+  m_settings.setValue(u"window/state"_s, saveState());
+  for (auto* s : findChildren<QSplitter*>())
+    if (!s->objectName().isEmpty()) m_settings.setValue(u"splitters/"_s % s->objectName(), s->saveState());
+  m_settings.setValue(u"window/workspace"_s, m_stack->currentIndex());
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  saveLayout();
+  event->accept();
+}
+
+}  // namespace idem::ui

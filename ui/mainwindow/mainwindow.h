@@ -1,0 +1,61 @@
+#pragma once
+// The console's one window: a top bar (profile, global search), a left rail choosing the
+// workspace (Keys, Tiers, Simulator), the workspace, and the status bar. It only arranges
+// the workspaces and wires the connection; each workspace owns its models.
+#include <QMainWindow>
+
+class QActionGroup;
+class QLineEdit;
+class QSettings;
+class QStackedWidget;
+class QToolButton;
+
+namespace idem::ui {
+
+class ConnectionBanner;
+class ConnectionController;
+class DbSession;
+class KeysWorkspace;
+struct ConnectionProfile;
+
+class MainWindow final : public QMainWindow {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(MainWindow)
+
+ public:
+  enum Workspace { KeysPage, TiersPage, SimulatorPage };
+
+  explicit MainWindow(QSettings& settings, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  [[nodiscard]] ConnectionController* connection() const { return m_connection; }
+  [[nodiscard]] KeysWorkspace* keys() const { return m_keys; }
+  [[nodiscard]] DbSession* browseSession() const { return m_browse; }
+  [[nodiscard]] DbSession* detailSession() const { return m_detail; }
+  [[nodiscard]] ConnectionBanner* banner() const { return m_banner; }
+  [[nodiscard]] QLineEdit* searchBox() const { return m_search; }
+  void setWorkspace(Workspace workspace);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void buildTopBar();
+  void buildRail();
+  void profileChanged(const ConnectionProfile& profile);
+  void restoreLayout();
+  void saveLayout();
+
+  QSettings& m_settings;
+  DbSession* m_browse;
+  DbSession* m_detail;
+  ConnectionController* m_connection;
+  ConnectionBanner* m_banner;
+  QStackedWidget* m_stack;
+  KeysWorkspace* m_keys;
+  QToolButton* m_profileButton = nullptr;
+  QLineEdit* m_search = nullptr;
+  QActionGroup* m_rail = nullptr;
+};
+
+}  // namespace idem::ui
