@@ -1,0 +1,78 @@
+#pragma once
+// `idemctl serve` as a child process, for the tests that kill it (SIGKILL) or stop it (SIGTERM).
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace idem::test {
+
+class ServeProcess {
+ public:
+  /// Starts `idemctl serve <args>` and waits for its "listening on http://…" line.
+  explicit ServeProcess(const std::vector<std::string>& args) {
+    const char* exe = std::getenv("IDEMCTL");
+    if (!exe) throw std::runtime_error("IDEMCTL is not set: run through ctest");
+    std::vector<std::string> argv{exe, "serve"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--access-log", "off"});
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    int out[2];
+    if (pipe(out) != 0) throw std::runtime_error("pipe failed");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    if (posix_spawn(&m_pid, exe, &fa, nullptr, cargv.data(), environ) != 0) throw std::runtime_error("spawn failed");
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    m_out = out[0];
+    std::string line;
+    char c;
+    while (read(m_out, &c, 1) == 1 && c != '\n') line += c;
+    const auto at = line.find("http://127.0.0.1:");
+    if (at == std::string::npos) {
+      kill(SIGKILL);
+      throw std::runtime_error("idemctl serve did not start: " + line);
+    }
+    m_port = std::stoi(line.substr(at + 17));
+  }
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
+  ~ServeProcess() {
+    if (m_pid > 0) kill(SIGKILL);
+    if (m_out >= 0) close(m_out);
+  }
+
+  [[nodiscard]] int port() const { return m_port; }
+  /// Sends a signal and, for SIGKILL, reaps the process.
+  void kill(int sig) {
+    if (m_pid <= 0) return;
+    ::kill(m_pid, sig);
+    if (sig == SIGKILL) wait();
+  }
+  /// Waits for the exit; returns the exit status (128 + signal when killed).
+  int wait() {
+    int status = 0;
+    waitpid(m_pid, &status, 0);
+    m_pid = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+ private:
+  pid_t m_pid = -1;
+  int m_out = -1;
+  int m_port = 0;
+};
+
+}  // namespace idem::test
