@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 
 namespace idem::pg {
@@ -79,6 +80,46 @@ long long Result::affected() const {
   return (n && *n) ? std::atoll(n) : 0;
 }
 
+namespace {
+unsigned long long bigEndian(std::string_view v) {
+  unsigned long long out = 0;
+  for (char c : v) out = (out << 8) | static_cast<unsigned char>(c);
+  return out;
+}
+}  // namespace
+
+int Result::binInt32(int row, const char* name) const {
+  return static_cast<int>(static_cast<std::uint32_t>(bigEndian(text(row, column(name)))));
+}
+
+long long Result::binInt64(int row, const char* name) const {
+  return static_cast<long long>(bigEndian(text(row, column(name))));
+}
+
+long long Result::binTimestampMs(int row, const char* name) const {
+  // Microseconds since 2000-01-01 00:00:00 UTC; 946684800000 ms separate it from 1970.
+  const long long us = binInt64(row, name);
+  return (us >= 0 ? us / 1000 : (us - 999) / 1000) + 946684800000LL;
+}
+
+std::string Result::binUuid(int row, const char* name) const {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  auto raw = text(row, column(name));
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    const auto b = static_cast<unsigned char>(raw[i]);
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+std::string_view Result::binJsonb(int row, const char* name) const {
+  auto raw = text(row, column(name));
+  return raw.empty() ? raw : raw.substr(1);
+}
+
 Connection::Connection(const std::string& conninfo) : m_conn(PQconnectdb(conninfo.c_str()), &PQfinish) {
   if (!m_conn) throw Unavailable("out of memory creating a PostgreSQL connection");
   if (PQstatus(m_conn.get()) != CONNECTION_OK)
@@ -107,7 +148,8 @@ Result Connection::exec(std::string_view sql, const std::vector<Param>& params) 
                             a.values.data(), a.lengths.data(), a.formats.data(), 0));
 }
 
-Result Connection::execPrepared(const std::string& name, std::string_view sql, const std::vector<Param>& params) {
+Result Connection::execPrepared(const std::string& name, std::string_view sql, const std::vector<Param>& params,
+                                bool binaryResults) {
   if (std::find(m_prepared.begin(), m_prepared.end(), name) == m_prepared.end()) {
     std::string text(sql);
     check(PQprepare(m_conn.get(), name.c_str(), text.c_str(), 0, nullptr));
@@ -115,7 +157,7 @@ Result Connection::execPrepared(const std::string& name, std::string_view sql, c
   }
   ParamArrays a(params);
   return check(PQexecPrepared(m_conn.get(), name.c_str(), static_cast<int>(params.size()), a.values.data(),
-                              a.lengths.data(), a.formats.data(), 0));
+                              a.lengths.data(), a.formats.data(), binaryResults ? 1 : 0));
 }
 
 std::vector<Result> Connection::pipeline(const std::vector<std::pair<std::string, std::vector<Param>>>& statements) {
@@ -184,6 +226,43 @@ void Connection::script(std::string_view sql) {
     PQclear(r);
   }
   if (firstError) check(firstError);
+}
+
+void Connection::copyIn(std::string_view copySql, std::string_view data) {
+  std::string sql(copySql);
+  PGresult* start = PQexec(m_conn.get(), sql.c_str());
+  if (!start || PQresultStatus(start) != PGRES_COPY_IN) {
+    check(start);
+    throw QueryError("COPY did not start", "");
+  }
+  PQclear(start);
+  const bool sent = PQputCopyData(m_conn.get(), data.data(), static_cast<int>(data.size())) == 1;
+  if (PQputCopyEnd(m_conn.get(), sent ? nullptr : "client failed to send COPY data") != 1 || !sent) {
+    m_prepared.clear();
+    throw Unavailable("lost the PostgreSQL connection during COPY: " + trimmed(PQerrorMessage(m_conn.get())));
+  }
+  PGresult* firstError = nullptr;
+  while (PGresult* r = PQgetResult(m_conn.get())) {
+    if (PQresultStatus(r) == PGRES_FATAL_ERROR && !firstError) {
+      firstError = r;
+      continue;
+    }
+    PQclear(r);
+  }
+  if (firstError) check(firstError);
+  if (PQstatus(m_conn.get()) != CONNECTION_OK) throw Unavailable("lost the PostgreSQL connection during COPY");
+}
+
+void appendCopyField(std::string& line, std::string_view value) {
+  for (char c : value) {
+    switch (c) {
+      case '\\': line += "\\\\"; break;
+      case '\t': line += "\\t"; break;
+      case '\n': line += "\\n"; break;
+      case '\r': line += "\\r"; break;
+      default: line += c;
+    }
+  }
 }
 
 void Connection::cancel() {

@@ -68,6 +68,16 @@ class Result {
   /// Decodes a bytea column returned in text (hex) format.
   [[nodiscard]] std::string bytes(int row, const char* name) const;
   [[nodiscard]] long long affected() const;
+
+  // Binary-format accessors (execPrepared with binaryResults).
+  [[nodiscard]] int binInt32(int row, const char* name) const;
+  [[nodiscard]] long long binInt64(int row, const char* name) const;
+  /// timestamptz as epoch milliseconds.
+  [[nodiscard]] long long binTimestampMs(int row, const char* name) const;
+  /// uuid in its canonical text form.
+  [[nodiscard]] std::string binUuid(int row, const char* name) const;
+  /// jsonb as JSON text (the version byte stripped).
+  [[nodiscard]] std::string_view binJsonb(int row, const char* name) const;
   [[nodiscard]] PGresult* get() const { return m_res.get(); }
 
  private:
@@ -88,11 +98,16 @@ class Connection {
 
   /// Runs a statement with bound parameters (one round trip). Throws QueryError or Unavailable.
   Result exec(std::string_view sql, const std::vector<Param>& params = {});
-  /// Runs a prepared statement, preparing it on first use on this connection.
-  Result execPrepared(const std::string& name, std::string_view sql, const std::vector<Param>& params = {});
+  /// Runs a prepared statement, preparing it on first use on this connection. With
+  /// binaryResults the values come in PostgreSQL's binary format (read them with the
+  /// Result's binary accessors): no hex-encoding of bytea, no numeric conversions.
+  Result execPrepared(const std::string& name, std::string_view sql, const std::vector<Param>& params = {},
+                      bool binaryResults = false);
   /// Runs several statements as one pipeline (one network round trip); all or nothing when the
   /// caller wraps them in BEGIN/COMMIT. Returns one Result per statement.
   std::vector<Result> pipeline(const std::vector<std::pair<std::string, std::vector<Param>>>& statements);
+  /// COPY … FROM STDIN with `data` in COPY text format: the cheapest way to append many rows.
+  void copyIn(std::string_view copySql, std::string_view data);
   /// Runs a script of several statements without parameters (migrations).
   void script(std::string_view sql);
 
@@ -109,6 +124,9 @@ class Connection {
 
 /// Quotes a value as a SQL identifier (for CREATE DATABASE in tests and the demo only).
 std::string quoteIdentifier(std::string_view name);
+
+/// Appends `value` to a COPY text-format line, escaping what COPY treats specially.
+void appendCopyField(std::string& line, std::string_view value);
 
 /// Decodes PostgreSQL's bytea text output ("\x0a1b...").
 std::string decodeByteaHex(std::string_view text);

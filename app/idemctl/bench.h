@@ -1,0 +1,27 @@
+#pragma once
+// idemctl bench: the library's hot paths against pgbench running the minimal SQL and the
+// seed's transactional design, on the same server, side by side in one run.
+#include <string>
+
+namespace idemctl::bench {
+
+struct Settings {
+  std::string conninfo;  // a database with Idem's schema and the bench tables
+  int seconds = 5;       // per measurement
+  int preloaded = 20000; // keys replayed by the replay measurements
+};
+
+/// Requests per second through the library (Enforcer + KeyStore) with `clients` threads.
+double libraryNewKeys(const Settings& s, int clients);
+double libraryReplays(const Settings& s, int clients);
+
+/// Creates the seed's table (idem_bench.seed_keys) filled with the preloaded keys.
+void prepareSeedTable(const Settings& s);
+/// Stores the same number of keys through the library for its replay runs.
+void prepareLibrary(const Settings& s);
+
+/// Transactions per second reported by pgbench for one of the scripts below.
+enum class Script { MinimalNew, MinimalReplay, SeedReplay, SeedNew };
+double pgbench(const Settings& s, Script script, int clients);
+
+}  // namespace idemctl::bench

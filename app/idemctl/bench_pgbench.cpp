@@ -1,0 +1,113 @@
+// The SQL baselines, run by pgbench itself so they cost what a tuned client would pay.
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <stdexcept>
+#include <unistd.h>
+
+#include "app/idemctl/bench.h"
+#include "core/cluster/localcluster.h"
+#include "core/store/pg.h"
+
+namespace idemctl::bench {
+namespace {
+
+// The seed article's table, verbatim in shape.
+constexpr const char* kSeedTable = R"sql(
+CREATE SCHEMA IF NOT EXISTS idem_bench;
+DROP TABLE IF EXISTS idem_bench.seed_keys;
+CREATE TABLE idem_bench.seed_keys (
+    idem_key    text        NOT NULL,
+    scope       text        NOT NULL,
+    params_hash bytea       NOT NULL,
+    state       text        NOT NULL,
+    resp_status int,
+    resp_body   bytea,
+    resp_ctype  text,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    expires_at  timestamptz NOT NULL,
+    PRIMARY KEY (scope, idem_key)
+);
+CREATE INDEX ON idem_bench.seed_keys (expires_at) WHERE state = 'done';
+)sql";
+
+std::string scriptText(Script script, int preloaded) {
+  const std::string n = std::to_string(preloaded);
+  switch (script) {
+    case Script::MinimalNew:
+      return "\\set k random(1000000000, 9000000000000000000)\n"
+             "INSERT INTO idem_bench.seed_keys (idem_key, scope, params_hash, state, expires_at) VALUES "
+             "(:k::text, 'POST /v1/payments', '\\x00', 'processing', now() + interval '24 hours') "
+             "ON CONFLICT DO NOTHING;\n"
+             "UPDATE idem_bench.seed_keys SET state = 'done', resp_status = 201, resp_body = '\\x7b7d', "
+             "resp_ctype = 'application/json' WHERE scope = 'POST /v1/payments' AND idem_key = :k::text;\n";
+    case Script::MinimalReplay:
+      return "\\set k random(1, " + n +
+             ")\n"
+             "SELECT * FROM idem_bench.seed_keys WHERE scope = 'POST /v1/payments' AND idem_key = :k::text;\n";
+    case Script::SeedReplay:
+      return "\\set k random(1, " + n +
+             ")\n"
+             "BEGIN;\n"
+             "INSERT INTO idem_bench.seed_keys (idem_key, scope, params_hash, state, expires_at) VALUES "
+             "(:k::text, 'POST /v1/payments', '\\x00', 'processing', now() + interval '24 hours') "
+             "ON CONFLICT DO NOTHING;\n"
+             "SELECT params_hash, state, resp_status, resp_body, resp_ctype FROM idem_bench.seed_keys "
+             "WHERE scope = 'POST /v1/payments' AND idem_key = :k::text;\n"
+             "COMMIT;\n";
+    case Script::SeedNew:
+      return "\\set k random(1000000000, 9000000000000000000)\n"
+             "BEGIN;\n"
+             "INSERT INTO idem_bench.seed_keys (idem_key, scope, params_hash, state, expires_at) VALUES "
+             "(:k::text, 'POST /v1/payments', '\\x00', 'processing', now() + interval '24 hours') "
+             "ON CONFLICT DO NOTHING;\n"
+             "SELECT params_hash, state FROM idem_bench.seed_keys "
+             "WHERE scope = 'POST /v1/payments' AND idem_key = :k::text;\n"
+             "COMMIT;\n"
+             "UPDATE idem_bench.seed_keys SET state = 'done', resp_status = 201, resp_body = '\\x7b7d' "
+             "WHERE scope = 'POST /v1/payments' AND idem_key = :k::text;\n";
+  }
+  return {};
+}
+
+std::string pgbenchBinary() {
+  std::string fromServer = idem::cluster::LocalCluster::binDir() + "/pgbench";
+  return access(fromServer.c_str(), X_OK) == 0 ? fromServer : "/usr/bin/pgbench";
+}
+
+}  // namespace
+
+void prepareSeedTable(const Settings& s) {
+  idem::pg::Connection c(s.conninfo);
+  c.script(kSeedTable);
+  c.exec("INSERT INTO idem_bench.seed_keys (idem_key, scope, params_hash, state, resp_status, resp_body, "
+         "resp_ctype, expires_at) SELECT g::text, 'POST /v1/payments', '\\x00', 'done', 201, "
+         "convert_to('{\"id\":\"pay_' || g || '\",\"amount\":1000,\"currency\":\"usd\",\"status\":\"succeeded\"}', "
+         "'UTF8'), 'application/json', now() + interval '24 hours' FROM generate_series(1, $1) g",
+         {s.preloaded});
+  c.exec("ANALYZE idem_bench.seed_keys");
+}
+
+double pgbench(const Settings& s, Script script, int clients) {
+  char path[] = "/tmp/idem-pgbench-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) throw std::runtime_error("cannot create a pgbench script file");
+  close(fd);
+  {
+    std::ofstream out(path);
+    out << scriptText(script, s.preloaded);
+  }
+  std::string output;
+  const std::string c = std::to_string(clients);
+  int rc = idem::cluster::runProgram({pgbenchBinary(), "-n", "-M", "prepared", "-c", c, "-j", c, "-T",
+                                      std::to_string(s.seconds), "-f", path, s.conninfo},
+                                     &output, false);
+  std::remove(path);
+  std::smatch m;
+  static const std::regex tps(R"(tps = ([0-9.]+) \(without initial connection time\))");
+  if (rc != 0 || !std::regex_search(output, m, tps)) throw std::runtime_error("pgbench failed: " + output);
+  return std::stod(m[1].str());
+}
+
+}  // namespace idemctl::bench

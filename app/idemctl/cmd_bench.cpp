@@ -1,0 +1,111 @@
+// idemctl bench: prints the library's throughput beside pgbench's, measured in one run on one
+// server, and their ratios. A benchmark, not a test: the machine may be shared and noisy.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "app/idemctl/bench.h"
+#include "app/idemctl/command.h"
+#include "core/cluster/localcluster.h"
+#include "core/store/migrations.h"
+
+namespace {
+
+struct Row {
+  int clients;
+  double libNew, minimalNew, seedNew, libReplay, minimalReplay, seedReplay;
+};
+
+nlohmann::json toJson(const Row& r) {
+  return {{"clients", r.clients},
+          {"library", {{"new_per_s", r.libNew}, {"replay_per_s", r.libReplay}}},
+          {"pgbench_minimal", {{"new_per_s", r.minimalNew}, {"replay_per_s", r.minimalReplay}}},
+          {"pgbench_seed", {{"new_per_s", r.seedNew}, {"replay_per_s", r.seedReplay}}},
+          {"ratios",
+           {{"new_vs_minimal", r.libNew / r.minimalNew},
+            {"replay_vs_minimal", r.libReplay / r.minimalReplay},
+            {"replay_vs_seed", r.libReplay / r.seedReplay},
+            {"new_vs_seed", r.libNew / r.seedNew}}}};
+}
+
+int runBench(const idemctl::Args& args) {
+  idemctl::bench::Settings s;
+  s.seconds = std::stoi(args.get("seconds", "5"));
+  const bool json = args.get("format", "text") == "json";
+  std::unique_ptr<idem::cluster::LocalCluster> cluster;
+  std::string dir;
+  if (args.has("db")) {
+    s.conninfo = args.get("db");
+  } else {
+    // No server given: a private one with default durability (fsync on), thrown away after.
+    char tmpl[] = "/tmp/idem-bench-XXXXXX";
+    dir = mkdtemp(tmpl);
+    cluster = std::make_unique<idem::cluster::LocalCluster>(dir);
+    if (!json) std::cerr << "starting a private PostgreSQL in " << dir << " (fsync on)...\n";
+    cluster->start();
+    idem::pg::Connection admin(cluster->conninfo());
+    admin.exec("CREATE DATABASE idem_bench");
+    s.conninfo = cluster->conninfo("idem_bench");
+  }
+  struct Cleanup {
+    idem::cluster::LocalCluster* c;
+    std::string dir;
+    ~Cleanup() {
+      if (!c) return;
+      c->stop();
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup{cluster.get(), dir};
+
+  {
+    idem::pg::Connection conn(s.conninfo);
+    idem::store::migrate(conn);
+  }
+  if (!json) std::cerr << "preloading " << s.preloaded << " keys (library and seed table)...\n";
+  idemctl::bench::prepareSeedTable(s);
+  idemctl::bench::prepareLibrary(s);
+
+  using idemctl::bench::Script;
+  std::vector<Row> rows;
+  for (int clients : {1, 8}) {
+    if (!json) std::cerr << "measuring " << clients << " client(s), " << s.seconds << " s per figure...\n";
+    Row r{};
+    r.clients = clients;
+    // Each library figure runs right beside its SQL baselines so drifting load hits both.
+    r.libNew = idemctl::bench::libraryNewKeys(s, clients);
+    r.minimalNew = idemctl::bench::pgbench(s, Script::MinimalNew, clients);
+    r.seedNew = idemctl::bench::pgbench(s, Script::SeedNew, clients);
+    r.libReplay = idemctl::bench::libraryReplays(s, clients);
+    r.minimalReplay = idemctl::bench::pgbench(s, Script::MinimalReplay, clients);
+    r.seedReplay = idemctl::bench::pgbench(s, Script::SeedReplay, clients);
+    rows.push_back(r);
+  }
+
+  if (json) {
+    nlohmann::json out{{"seconds_per_figure", s.seconds}, {"runs", nlohmann::json::array()}};
+    for (const auto& r : rows) out["runs"].push_back(toJson(r));
+    out["ratios"] = toJson(rows.back())["ratios"];  // the 8-client ratios, the ones the targets name
+    std::cout << out.dump(2) << '\n';
+    return idemctl::kOk;
+  }
+  std::printf("%-8s %-22s %12s %12s\n", "clients", "", "new keys/s", "replays/s");
+  for (const auto& r : rows) {
+    std::printf("%-8d %-22s %12.0f %12.0f\n", r.clients, "library (Idem)", r.libNew, r.libReplay);
+    std::printf("%-8s %-22s %12.0f %12.0f\n", "", "pgbench minimal SQL", r.minimalNew, r.minimalReplay);
+    std::printf("%-8s %-22s %12.0f %12.0f\n", "", "pgbench seed design", r.seedNew, r.seedReplay);
+    std::printf("%-8s %-22s %11.2fx %11.2fx\n", "", "library / minimal", r.libNew / r.minimalNew,
+                r.libReplay / r.minimalReplay);
+    std::printf("%-8s %-22s %11.2fx %11.2fx\n", "", "library / seed", r.libNew / r.seedNew,
+                r.libReplay / r.seedReplay);
+  }
+  return idemctl::kOk;
+}
+
+}  // namespace
+
+IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios",
+                "[--db CONNINFO] [--seconds N] [--format text|json]", {"db", "seconds", "format"}, runBench);
