@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <limits>
-#include <queue>
 #include <vector>
 
 #include "core/sim/backoff.h"
 #include "core/sim/budget.h"
+#include "core/sim/event_queue.h"
 #include "core/sim/horizon.h"
 #include "core/sim/rng.h"
 #include "core/sim/server.h"
@@ -35,8 +35,8 @@ struct Event {
   Kind kind;
 };
 
-struct Later {
-  bool operator()(const Event& a, const Event& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
+struct Earlier {
+  bool operator()(const Event& a, const Event& b) const { return a.t != b.t ? a.t < b.t : a.seq < b.seq; }
 };
 
 enum class KeyState : std::uint8_t { None, Processing, Done };
@@ -409,7 +409,7 @@ class Engine final {
   ServerModel m_server;
   RetryBudget m_budget;
   Result m_result;
-  std::priority_queue<Event, std::vector<Event>, Later> m_queue;
+  QuaternaryHeap<Event, Earlier> m_queue;
   std::vector<Op> m_ops;
   std::vector<ArrivalStream> m_streams;
   std::vector<std::vector<double>> m_offsets;  // by attempt number

@@ -6,6 +6,7 @@
 #include "core/sim/backoff.h"
 #include "core/sim/budget.h"
 #include "core/sim/duration.h"
+#include "core/sim/event_queue.h"
 #include "core/sim/horizon.h"
 #include "core/sim/rng.h"
 #include "core/sim/server.h"
@@ -309,6 +310,29 @@ class TestSimFormulas : public QObject {
     QVERIFY(d_near(percentile(v, 0.99), 1e6, 6e4));
     const LatencyModel fixed(ms(40), ms(40));
     QCOMPARE(fixed.sample(rng), ms(40));
+  }
+
+  void eventQueueOrder() {
+    QuaternaryHeap<std::pair<int, int>, std::less<>> heap;
+    std::vector<std::pair<int, int>> expected;
+    Rng rng(11);
+    for (int i = 0; i < 5000; ++i) {
+      const std::pair<int, int> item{static_cast<int>(rng.next() % 300), i};
+      heap.push(item);
+      expected.push_back(item);
+      if (i % 3 == 0) {  // interleave pops with pushes
+        const auto smallest = *std::min_element(expected.begin(), expected.end());
+        QCOMPARE(heap.top(), smallest);
+        heap.pop();
+        expected.erase(std::find(expected.begin(), expected.end(), smallest));
+      }
+    }
+    std::sort(expected.begin(), expected.end());
+    for (const auto& e : expected) {
+      QCOMPARE(heap.top(), e);
+      heap.pop();
+    }
+    QVERIFY(heap.empty());
   }
 
   void sameSeedSameNumbers() {
