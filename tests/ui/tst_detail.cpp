@@ -1,0 +1,140 @@
+// The incident key (two generations: executed, replays, then executed after expiry) shows
+// two executions; its timeline draws one marker per event; the detail models pass
+// QAbstractItemModelTester; times read absolute and relative.
+#include <QAbstractItemModelTester>
+#include <QTableView>
+#include <QtTest>
+
+#include "tests/ui/uifixtures.h"
+#include "ui/common/timefmt.h"
+#include "ui/detail/detailquery.h"
+#include "ui/detail/generationmodel.h"
+#include "ui/detail/keydetailwidget.h"
+#include "ui/detail/responseview.h"
+#include "ui/trace/eventmodel.h"
+#include "ui/trace/timelinewidget.h"
+#include "ui/trace/traceview.h"
+
+using namespace idem;
+using namespace idem::ui;
+using namespace Qt::StringLiterals;
+
+class TestDetail : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<test::TestDatabase> m_db;
+  const KeyRef m_incident{u"acct_42"_s, u"POST /v1/payments"_s, QString::fromLatin1(test::kIncidentKey)};
+
+ private slots:
+  void initTestCase() {
+    m_db = std::make_unique<test::TestDatabase>("ui_detail");
+    test::seedConsoleRows(*m_db);
+  }
+
+  void incidentShowsTwoExecutions() {
+    auto conn = m_db->connect();
+    const KeyDetail d = loadKeyDetail(conn, m_incident);
+    QCOMPARE(d.generations.size(), std::size_t(2));
+    QVERIFY(!d.generations[0].live);
+    QVERIFY(d.generations[1].live);
+    QCOMPARE(d.events.size(), std::size_t(6));
+    QCOMPARE(d.executions(), 2);
+    QCOMPARE(d.generations[0].resourceRef, u"pay_1NvQ8A"_s);
+    QCOMPARE(d.generations[1].resourceRef, u"pay_2Kx7Rt"_s);
+    // The retry came 32 minutes after generation 1 expired.
+    const auto& retry = d.events[4];
+    QCOMPARE(retry.outcome, u"executed_after_expiry"_s);
+    QCOMPARE(d.generations[0].expires.secsTo(retry.at), qint64(32 * 60));
+  }
+
+  void unknownKeyIsEmpty() {
+    auto conn = m_db->connect();
+    const KeyDetail d = loadKeyDetail(conn, {u"acct_42"_s, u"POST /v1/payments"_s, u"no-such-key"_s});
+    QVERIFY(d.generations.empty());
+    QVERIFY(d.events.empty());
+  }
+
+  void widgetLoadsIncidentAndTimelineHasOneMarkerPerEvent() {
+    DbSession session(u"test"_s);
+    QVERIFY(test::openSession(session, m_db->conninfo()));
+    KeyDetailWidget widget(&session);
+    QAbstractItemModelTester genTester(widget.generationModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QAbstractItemModelTester evTester(widget.eventModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    widget.resize(1200, 700);
+    widget.show();
+    QSignalSpy loaded(&widget, &KeyDetailWidget::detailLoaded);
+    widget.showKey(m_incident);
+    QVERIFY(loaded.wait(10000));
+    QCOMPARE(widget.detail().executions(), 2);
+    QCOMPARE(widget.generationModel()->rowCount(), 2);
+    QCOMPARE(widget.generationModel()->data(widget.generationModel()->index(0, GenerationModel::ColExecutions)).toInt(), 1);
+    QCOMPARE(widget.generationModel()->data(widget.generationModel()->index(1, GenerationModel::ColExecutions)).toInt(), 1);
+    QCOMPARE(widget.eventModel()->rowCount(), 6);
+
+    widget.setCurrentTab(KeyDetailWidget::TraceTab);
+    QApplication::processEvents();
+    TimelineWidget* timeline = widget.traceView()->timeline();
+    QCOMPARE(timeline->markerCount(), widget.eventModel()->rowCount());
+    // After "fit", every marker is inside the widget, and the two executions sit in one
+    // lane, the second one a day later.
+    timeline->fitAll();
+    for (int i = 0; i < timeline->markerCount(); ++i)
+      QVERIFY(timeline->rect().contains(timeline->markerPosition(i).toPoint()));
+    QCOMPARE(timeline->markerPosition(0).y(), timeline->markerPosition(4).y());
+    QVERIFY(timeline->markerPosition(4).x() > timeline->markerPosition(0).x() + timeline->width() / 3);
+    QCOMPARE(timeline->eventAt(timeline->markerPosition(4)), 4);
+
+    // Zoom with the wheel around the first marker: the span shrinks, the marker stays put.
+    const double span = timeline->viewEndMs() - timeline->viewStartMs();
+    const QPointF first = timeline->markerPosition(0);
+    QWheelEvent wheel(first, timeline->mapToGlobal(first), {}, {0, 240}, Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QApplication::sendEvent(timeline, &wheel);
+    QVERIFY(timeline->viewEndMs() - timeline->viewStartMs() < span);
+    QVERIFY(std::abs(timeline->markerPosition(0).x() - first.x()) < 1.0);
+    // Drag to pan: markers move with the pointer.
+    const QPointF before = timeline->markerPosition(0);
+    const QPoint start(timeline->width() / 2, timeline->height() - 60);
+    QTest::mousePress(timeline, Qt::LeftButton, {}, start);
+    QMouseEvent move(QEvent::MouseMove, QPointF(start + QPoint(100, 0)), timeline->mapToGlobal(QPointF(start + QPoint(100, 0))),
+                     Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(timeline, &move);
+    QTest::mouseRelease(timeline, Qt::LeftButton, {}, start + QPoint(100, 0));
+    QVERIFY(std::abs(timeline->markerPosition(0).x() - before.x() - 100) < 1.0);
+    // Clicking a marker selects its row in the table.
+    timeline->fitAll();
+    QTest::mouseClick(timeline, Qt::LeftButton, {}, timeline->markerPosition(4).toPoint());
+    QCOMPARE(widget.traceView()->table()->currentIndex().row(), 4);
+    QVERIFY(widget.eventModel()->describe(4).contains(u"executed after expiry"_s));
+  }
+
+  void responseBodyIsPrettyJson() {
+    const QString pretty = ResponseView::formatBody(R"({"id":"pay_1","amount":1000})");
+    QVERIFY(pretty.contains(u"\n    \"amount\": 1000"_s));
+    QCOMPARE(ResponseView::formatBody("plain text"), u"plain text"_s);
+    QCOMPARE(ResponseView::formatBody(QByteArray("\xff\x00\x01", 3)), u"ff 00 01"_s);
+  }
+
+  void timesReadAbsoluteAndRelative_data() {
+    QTest::addColumn<qint64>("deltaMs");
+    QTest::addColumn<QString>("expiry");
+    QTest::newRow("in 3 h 12 min") << qint64((3 * 60 + 12) * 60'000 + 5000) << u"expires in 3 h 12 min"_s;
+    QTest::newRow("2 days ago") << qint64(-2LL * 86400'000 - 60'000) << u"expired 2 days ago"_s;
+    QTest::newRow("45 s") << qint64(45'000) << u"expires in 45 s"_s;
+    QTest::newRow("90 min") << qint64(-90 * 60'000) << u"expired 1 h 30 min ago"_s;
+  }
+  void timesReadAbsoluteAndRelative() {
+    QFETCH(qint64, deltaMs);
+    QFETCH(QString, expiry);
+    const QDateTime now = QDateTime::fromSecsSinceEpoch(1'800'000'000, Qt::UTC);
+    QCOMPARE(formatExpiry(now.addMSecs(deltaMs), now), expiry);
+    const QString absolute = formatAbsolute(now);
+    QVERIFY2(absolute.contains(u'-') && absolute.count(u':') == 2 && absolute.split(u' ').size() >= 3,
+             qPrintable(absolute));  // date, time and zone
+  }
+
+  void cleanupTestCase() { m_db.reset(); }
+};
+
+QTEST_MAIN(TestDetail)
+#include "tst_detail.moc"
