@@ -40,6 +40,13 @@ struct Tier {
 /// Replayed headers when a tier names none. Never Set-Cookie or Date.
 [[nodiscard]] const std::vector<std::string>& defaultReplayHeaders();
 
+/// The policy file's spelling of each behaviour: "execute" | "reject".
+[[nodiscard]] std::string_view onExpiredName(OnExpired e);
+/// "after-start" | "2xx-only".
+[[nodiscard]] std::string_view cacheRuleName(CacheRule c);
+/// "409" | "wait:2s".
+[[nodiscard]] std::string onConflictName(const OnConflict& c);
+
 struct Policy {
   std::string docsUrl;
   std::string tenantHeader;  // empty: every request is tenant ""

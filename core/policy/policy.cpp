@@ -1,0 +1,59 @@
+// The parsed policy: lookups, names and identity. Parsing is in policy_parse.cpp, the
+// published forms in policy_publish.cpp and policy_html.cpp.
+#include "core/policy/policy.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace idem::policy {
+
+const std::vector<std::string>& defaultReplayHeaders() {
+  // What a client needs to read a replayed response as the original: its type and language,
+  // where the created resource is, and its validators. Nothing that belongs to one session
+  // (Set-Cookie) or to the moment of sending (Date).
+  static const std::vector<std::string> headers{"Content-Type", "Content-Language", "Location",     "Link",
+                                                "ETag",         "Last-Modified",    "Cache-Control"};
+  return headers;
+}
+
+std::string_view onExpiredName(OnExpired e) { return e == OnExpired::Reject ? "reject" : "execute"; }
+
+std::string_view cacheRuleName(CacheRule c) { return c == CacheRule::SuccessOnly ? "2xx-only" : "after-start"; }
+
+std::string onConflictName(const OnConflict& c) { return c.wait ? "wait:" + formatDuration(c.waitFor) : "409"; }
+
+const Tier* Policy::tierFor(std::string_view method, std::string_view route) const {
+  // Routes are stored as "METHOD /path"; compare in place so the hot path allocates nothing.
+  for (const auto& tier : tiers) {
+    for (const std::string_view r : tier.routes) {
+      if (r.size() == method.size() + 1 + route.size() && r.starts_with(method) && r[method.size()] == ' ' &&
+          r.ends_with(route))
+        return &tier;
+    }
+  }
+  return nullptr;
+}
+
+const Tier* Policy::tierNamed(std::string_view name) const {
+  for (const auto& tier : tiers)
+    if (tier.name == name) return &tier;
+  return nullptr;
+}
+
+std::string Policy::sha256() const { return fp::toHex(fp::sha256(fp::canonicalJson(document))); }
+
+Policy loadPolicyFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw PolicyError(path + ": cannot read the policy file (" + std::strerror(errno) +
+                      "); check the path and that this user may read it");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw PolicyError(path + ": cannot read the policy file (read error)");
+  return parsePolicy(text.str(), path);
+}
+
+}  // namespace idem::policy

@@ -1,0 +1,326 @@
+// Reading a policy file (DESIGN §4). Every error names the file and the field path as the
+// file writes it ("tiers[1].on_conflict"), says what is wrong and what to write instead.
+#include <algorithm>
+#include <map>
+
+#include "core/http/headers.h"
+#include "core/policy/policy.h"
+#include "core/policy/policy_json.h"
+
+namespace idem::policy {
+namespace {
+
+using internal::element;
+using internal::member;
+using internal::shown;
+using internal::typeName;
+using nlohmann::json;
+
+constexpr std::string_view kDurationHelp = "use 250ms, 2s, 30m, 24h or 30d";
+
+// Headers a replay must never copy from the stored response, and why.
+struct Refused {
+  std::string_view name;
+  std::string_view why;
+};
+constexpr std::string_view kFraming =
+    "it describes how one message travels, not the response; the server writes it for every response";
+constexpr Refused kRefusedReplayHeaders[] = {
+    {"Set-Cookie",
+     "replaying it would hand the first caller's cookies (often a session) to whoever retries "
+     "with the same key"},
+    {"Date", "it must say when a response is sent; every replay gets a fresh Date from the server"},
+    {"Content-Length", kFraming},
+    {"Transfer-Encoding", kFraming},
+    {"Connection", kFraming},
+    {"Keep-Alive", kFraming},
+    {"Upgrade", kFraming},
+    {"Trailer", kFraming},
+    {"Idempotent-Replayed", "Idem writes it on every replay"},
+    {"Idempotency-Expires", "Idem writes it on every keyed response"},
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& source) : m_source(source) {}
+
+  Policy read(const json& doc) {
+    if (!doc.is_object())
+      fail("", "a policy is a JSON object with \"docs_url\" and \"tiers\", not " + std::string(typeName(doc)));
+    internal::rejectUnknown(doc, m_source, "", {"docs_url", "tenant_header", "tiers"});
+    Policy p;
+    p.source = m_source;
+    p.document = doc;
+    p.docsUrl = docsUrl(required(doc, "", "docs_url", "the page that explains this policy to clients"));
+    if (const json* v = optional(doc, "tenant_header")) p.tenantHeader = tenantHeader(*v, "tenant_header");
+
+    const json& tiers = required(doc, "", "tiers", "a list of tiers, each with its routes and TTL");
+    if (!tiers.is_array()) fail("tiers", "must be an array of tiers, not " + std::string(typeName(tiers)));
+    if (tiers.empty()) fail("tiers", "must list at least one tier");
+    std::map<std::string, std::string> nameAt, routeAt;  // first place each name and route appears
+    for (std::size_t i = 0; i < tiers.size(); ++i) {
+      const std::string path = element("tiers", i);
+      Tier t = tier(tiers[i], path);
+      if (auto [it, fresh] = nameAt.emplace(t.name, path); !fresh)
+        fail(member(path, "name"),
+             shown(t.name) + " is already the name of " + it->second + "; tier names must be unique");
+      for (std::size_t r = 0; r < t.routes.size(); ++r) {
+        const std::string routePath = element(member(path, "routes"), r);
+        if (auto [it, fresh] = routeAt.emplace(t.routes[r], routePath); !fresh)
+          fail(routePath,
+               shown(t.routes[r]) + " is already listed at " + it->second + "; a route belongs to exactly one tier");
+      }
+      p.tiers.push_back(std::move(t));
+    }
+    return p;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
+    internal::fail(m_source, path, message);
+  }
+
+  static const json* optional(const json& object, std::string_view name) {
+    const auto it = object.find(name);
+    return it == object.end() ? nullptr : &*it;
+  }
+
+  const json& required(const json& object, const std::string& path, std::string_view name,
+                       std::string_view meaning) const {
+    const json* v = optional(object, name);
+    if (v == nullptr) fail(member(path, name), "missing (required: " + std::string(meaning) + ")");
+    return *v;
+  }
+
+  const json& expect(const json& v, const std::string& path, json::value_t type, std::string_view wanted) const {
+    if (v.type() != type)
+      fail(path, "must be " + std::string(wanted) + ", not " + std::string(typeName(v)) + " (" + shown(v) + ")");
+    return v;
+  }
+
+  std::string str(const json& v, const std::string& path) const {
+    return expect(v, path, json::value_t::string, "a string").get<std::string>();
+  }
+
+  Millis duration(const json& v, const std::string& path) const {
+    if (!v.is_string())
+      fail(path, "must be a duration string such as \"24h\", not " + std::string(typeName(v)) + " (" + shown(v) + ")");
+    const auto text = v.get<std::string>();
+    const auto d = parseDuration(text);
+    if (!d) fail(path, shown(v) + " is not a duration (" + std::string(kDurationHelp) + ")");
+    if (d->count() == 0) fail(path, shown(v) + " must be longer than zero");
+    if (*d > internal::kMaxDuration)
+      fail(path, shown(v) + " is too long (at most " + formatDuration(internal::kMaxDuration) + ")");
+    return *d;
+  }
+
+  std::string docsUrl(const json& v) const {
+    std::string url = str(v, "docs_url");
+    const bool printable = !url.empty() && std::all_of(url.begin(), url.end(), [](char c) {
+      return static_cast<unsigned char>(c) > 0x20 && c != 0x7f;
+    });
+    const bool followable = url.starts_with("https://") || url.starts_with("http://") || url.starts_with("/");
+    if (!printable || !followable)
+      fail("docs_url", shown(v) +
+                           " is not a link clients can follow (use an http:// or https:// URL, or a path "
+                           "starting with /, without spaces)");
+    return url;
+  }
+
+  std::string tenantHeader(const json& v, const std::string& path) const {
+    std::string name = str(v, path);
+    if (!name.empty() && !internal::isToken(name))
+      fail(path, shown(v) +
+                     " is not an HTTP header name (letters, digits and -, no spaces); leave it out for a "
+                     "single tenant");
+    return name;
+  }
+
+  Tier tier(const json& v, const std::string& path) const {
+    if (!v.is_object()) fail(path, "a tier must be an object, not " + std::string(typeName(v)) + " (" + shown(v) + ")");
+    internal::rejectUnknown(v, m_source, path,
+                            {"name", "routes", "key_required", "ttl", "lease", "on_expired", "on_conflict", "cache",
+                             "fingerprint", "archive_retention", "reference_windows", "replay_headers"});
+    Tier t;
+    t.name = tierName(required(v, path, "name", "a unique name such as \"payments\""), member(path, "name"));
+    t.routes = routes(required(v, path, "routes", "the routes of this tier, e.g. [\"POST /v1/payments\"]"),
+                      member(path, "routes"));
+    t.ttl = duration(required(v, path, "ttl", "how long a key is honoured, e.g. \"24h\""), member(path, "ttl"));
+    if (const json* f = optional(v, "key_required"))
+      t.keyRequired = expect(*f, member(path, "key_required"), json::value_t::boolean, "true or false").get<bool>();
+    if (const json* f = optional(v, "lease")) t.lease = duration(*f, member(path, "lease"));
+    if (const json* f = optional(v, "on_expired")) t.onExpired = onExpired(*f, member(path, "on_expired"));
+    if (const json* f = optional(v, "on_conflict")) t.onConflict = onConflict(*f, member(path, "on_conflict"));
+    if (const json* f = optional(v, "cache")) t.cache = cacheRule(*f, member(path, "cache"));
+    if (const json* f = optional(v, "fingerprint")) t.fingerprint = fingerprint(*f, member(path, "fingerprint"));
+    if (const json* f = optional(v, "archive_retention"))
+      t.archiveRetention = duration(*f, member(path, "archive_retention"));
+    if (const json* f = optional(v, "reference_windows"))
+      t.referenceWindows = referenceWindows(*f, member(path, "reference_windows"));
+    t.replayHeaders = defaultReplayHeaders();
+    if (const json* f = optional(v, "replay_headers"))
+      t.replayHeaders = replayHeaders(*f, member(path, "replay_headers"));
+    return t;
+  }
+
+  std::string tierName(const json& v, const std::string& path) const {
+    std::string name = str(v, path);
+    const bool blank = name.find_first_not_of(" \t") == std::string::npos;
+    const bool control =
+        std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+    if (blank || control || name.front() == ' ' || name.back() == ' ')
+      fail(path, shown(v) + " is not a usable tier name (give a short visible name such as \"payments\")");
+    return name;
+  }
+
+  std::vector<std::string> routes(const json& v, const std::string& path) const {
+    expect(v, path, json::value_t::array, "an array of routes such as [\"POST /v1/payments\"]");
+    if (v.empty()) fail(path, "must list at least one route, e.g. [\"POST /v1/payments\"]");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string at = element(path, i);
+      const std::string r = route(v[i], at);
+      if (std::find(out.begin(), out.end(), r) != out.end()) fail(at, shown(v[i]) + " is listed twice in this tier");
+      out.push_back(r);
+    }
+    return out;
+  }
+
+  std::string route(const json& v, const std::string& path) const {
+    std::string r = str(v, path);
+    const auto space = r.find(' ');
+    if (space == std::string::npos || space == 0)
+      fail(path, shown(v) + " is not a route (write \"METHOD /path\", e.g. \"POST /v1/payments\")");
+    const std::string_view method = std::string_view(r).substr(0, space);
+    const std::string_view target = std::string_view(r).substr(space + 1);
+    if (!std::all_of(method.begin(), method.end(), [](char c) { return c >= 'A' && c <= 'Z'; }))
+      fail(path, shown(v) + ": the method must be an upper-case HTTP method, e.g. \"POST /v1/payments\"");
+    if (!target.starts_with('/')) fail(path, shown(v) + ": the path must start with '/', e.g. \"POST /v1/payments\"");
+    if (target.find_first_of("?#") != std::string_view::npos)
+      fail(path, shown(v) + ": leave out the query string; a route matches the path alone");
+    if (std::any_of(target.begin(), target.end(),
+                    [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; }))
+      fail(path, shown(v) + ": the path may not contain spaces or control characters");
+    return r;
+  }
+
+  OnExpired onExpired(const json& v, const std::string& path) const {
+    const std::string s = str(v, path);
+    if (s == "execute") return OnExpired::Execute;
+    if (s == "reject") return OnExpired::Reject;
+    fail(path, shown(v) +
+                   " is not valid (use \"execute\" to run a retry after expiry as a new request, or "
+                   "\"reject\" to answer it with 422)");
+  }
+
+  OnConflict onConflict(const json& v, const std::string& path) const {
+    const std::string s = str(v, path);
+    if (s == "409") return {};
+    if (s.starts_with("wait:")) {
+      const json d = s.substr(5);
+      return OnConflict{true, duration(d, path)};
+    }
+    fail(path, shown(v) + " is not valid (use \"409\" or \"wait:<duration>\", e.g. \"wait:2s\")");
+  }
+
+  CacheRule cacheRule(const json& v, const std::string& path) const {
+    const std::string s = str(v, path);
+    if (s == "after-start") return CacheRule::AfterStart;
+    if (s == "2xx-only") return CacheRule::SuccessOnly;
+    fail(path, shown(v) +
+                   " is not valid (use \"after-start\" to store every response once processing began, or "
+                   "\"2xx-only\" to store successes only)");
+  }
+
+  fp::Spec fingerprint(const json& v, const std::string& path) const {
+    expect(v, path, json::value_t::object, "an object such as {\"mode\": \"json\"}");
+    internal::rejectUnknown(v, m_source, path, {"mode", "fields", "headers"});
+    fp::Spec spec;
+    if (const json* m = optional(v, "mode")) {
+      const auto mode = fp::modeFromName(str(*m, member(path, "mode")));
+      if (!mode)
+        fail(member(path, "mode"), shown(*m) + " is not valid (use \"none\", \"body\", \"json\" or \"fields\")");
+      spec.mode = *mode;
+    }
+    const std::string fieldsPath = member(path, "fields");
+    if (const json* f = optional(v, "fields")) spec.fields = pointers(*f, fieldsPath);
+    if (spec.mode == fp::Mode::Fields && spec.fields.empty())
+      fail(fieldsPath,
+           "required with mode \"fields\": list the JSON pointers that identify a request, e.g. "
+           "[\"/amount\", \"/currency\"]");
+    if (spec.mode != fp::Mode::Fields && !spec.fields.empty())
+      fail(fieldsPath, "only used with mode \"fields\" (mode is \"" + std::string(fp::modeName(spec.mode)) +
+                           "\"); remove it or set mode to \"fields\"");
+    if (const json* h = optional(v, "headers")) spec.headers = headerNames(*h, member(path, "headers"));
+    return spec;
+  }
+
+  std::vector<std::string> pointers(const json& v, const std::string& path) const {
+    expect(v, path, json::value_t::array, "an array of JSON pointers such as [\"/amount\"]");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string at = element(path, i);
+      const std::string p = str(v[i], at);
+      if (!p.starts_with('/')) fail(at, shown(v[i]) + " is not a JSON pointer (start it with '/', e.g. \"/amount\")");
+      try {
+        (void)json::json_pointer(p);
+      } catch (const json::exception&) {
+        fail(at, shown(v[i]) + " is not a JSON pointer (write '~' as ~0 and '/' inside a name as ~1)");
+      }
+      if (std::find(out.begin(), out.end(), p) != out.end()) fail(at, shown(v[i]) + " is listed twice");
+      out.push_back(p);
+    }
+    return out;
+  }
+
+  std::vector<std::string> headerNames(const json& v, const std::string& path) const {
+    expect(v, path, json::value_t::array, "an array of header names");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string at = element(path, i);
+      const std::string name = str(v[i], at);
+      if (!internal::isToken(name)) fail(at, shown(v[i]) + " is not an HTTP header name");
+      for (const auto& seen : out)
+        if (http::equalsIgnoreCase(seen, name)) fail(at, shown(v[i]) + " is listed twice");
+      out.push_back(name);
+    }
+    return out;
+  }
+
+  std::vector<std::string> replayHeaders(const json& v, const std::string& path) const {
+    std::vector<std::string> names = headerNames(v, path);
+    // The enforcer reads an empty list as "the defaults"; refusing [] keeps the file, the
+    // published policy and the behaviour saying the same thing.
+    if (names.empty()) {
+      std::string defaults;
+      for (const auto& h : defaultReplayHeaders()) defaults += (defaults.empty() ? "" : ", ") + h;
+      fail(path, "must list at least one header; leave it out to replay the defaults (" + defaults + ")");
+    }
+    for (std::size_t i = 0; i < names.size(); ++i)
+      for (const auto& refused : kRefusedReplayHeaders)
+        if (http::equalsIgnoreCase(names[i], refused.name))
+          fail(element(path, i), shown(names[i]) + " is never replayed: " + std::string(refused.why));
+    return names;
+  }
+
+  std::map<std::string, Millis> referenceWindows(const json& v, const std::string& path) const {
+    expect(v, path, json::value_t::object, "an object of names and durations, e.g. {\"channel_retry\": \"72h\"}");
+    std::map<std::string, Millis> out;
+    for (const auto& [name, d] : v.items()) {
+      if (name.empty()) fail(path, "a reference window needs a name, e.g. \"channel_retry\"");
+      out.emplace(name, duration(d, member(path, name)));
+    }
+    return out;
+  }
+
+  const std::string& m_source;
+};
+
+}  // namespace
+
+Policy parsePolicy(std::string_view text, const std::string& source) {
+  const json doc = internal::parseJsonText(text, source);
+  return Reader(source).read(doc);
+}
+
+}  // namespace idem::policy
