@@ -1,0 +1,57 @@
+// idemctl explain: what happened to one idempotency key, for a support ticket (DESIGN §6).
+#include <iostream>
+
+#include "app/idemctl/command.h"
+#include "core/explain/format.h"
+#include "core/explain/loader.h"
+
+namespace {
+
+constexpr const char* kUsageText =
+    "(--key KEY [--scope \"TENANT METHOD /path\"] | --resource ID) [--format text|json|markdown] [--db CONNINFO]";
+
+int usage(const std::string& message) {
+  std::cerr << "idemctl explain: " << message << "\nusage: idemctl explain " << kUsageText << '\n';
+  return idemctl::kUsage;
+}
+
+int runExplain(const idemctl::Args& args) {
+  namespace ex = idem::explain;
+  const bool byKey = args.has("key");
+  const bool byResource = args.has("resource");
+  if (byKey == byResource) return usage("give either --key or --resource");
+  if (byKey && args.get("key").empty()) return usage("--key needs a value");
+  if (byResource && args.get("resource").empty()) return usage("--resource needs a value");
+  if (byResource && args.has("scope")) return usage("--scope goes with --key");
+  const auto format = ex::parseFormat(args.get("format", "text"));
+  if (!format) return usage("--format: \"" + args.get("format") + "\" is not text, json or markdown");
+  std::optional<ex::Scope> scope;
+  if (args.has("scope")) {
+    scope = ex::Scope::parse(args.get("scope"));
+    if (!scope)
+      return usage("--scope: \"" + args.get("scope") +
+                   "\" is not a scope; write the tenant, the method and the route, e.g. \"acct_42 POST /v1/payments\" "
+                   "(without a tenant: \"POST /v1/payments\")");
+  }
+
+  try {
+    idem::pg::Connection conn(idemctl::conninfo(args));
+    auto history = byKey ? ex::loadByKey(conn, args.get("key"), scope) : ex::loadByResource(conn, args.get("resource"));
+    std::cout << ex::render(ex::explain(std::move(history)), *format);
+    return idemctl::kOk;
+  } catch (const ex::NotFound& e) {
+    std::cerr << "idemctl explain: " << e.what() << '\n';
+    return idemctl::kFailure;
+  } catch (const ex::Ambiguous& e) {
+    std::cerr << "idemctl explain: " << e.what() << '\n';
+    return idemctl::kUsage;
+  } catch (const idem::pg::Unavailable& e) {
+    std::cerr << "idemctl explain: " << e.what() << "\nCheck --db or the PG* variables.\n";
+    return idemctl::kUnavailable;
+  }
+}
+
+}  // namespace
+
+IDEMCTL_COMMAND("explain", "tell what happened to one idempotency key (text, JSON or Markdown)", kUsageText,
+                {"db", "key", "scope", "resource", "format"}, runExplain);

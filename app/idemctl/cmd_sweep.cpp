@@ -1,0 +1,137 @@
+// idemctl sweep: archives expired keys, purges archived generations past their retention and
+// events older than the longest retention. Safe to run several at once (SKIP LOCKED).
+#include <csignal>
+#include <charconv>
+#include <iostream>
+#include <thread>
+
+#include "app/idemctl/command.h"
+#include "core/policy/duration.h"
+#include "core/policy/policy.h"
+#include "core/store/sweeper.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void onSignal(int) { g_stop.store(true); }
+
+struct Usage : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+idem::store::Millis durationArg(const idemctl::Args& args, std::string_view name, idem::store::Millis fallback) {
+  if (!args.has(name)) return fallback;
+  const std::string text = args.get(name);
+  auto d = idem::policy::parseDuration(text);
+  if (!d) throw Usage("--" + std::string(name) + ": \"" + text + "\" is not a duration (use 250ms, 2s, 30m, 24h or 30d)");
+  return *d;
+}
+
+int batchArg(const idemctl::Args& args) {
+  if (!args.has("batch")) return 1000;
+  const std::string text = args.get("batch");
+  int n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc{} || end != text.data() + text.size() || n < 1 || n > 100000)
+    throw Usage("--batch: \"" + text + "\" is not a number of rows between 1 and 100000");
+  return n;
+}
+
+idem::store::Retentions fromPolicyFile(const std::string& path) {
+  const auto policy = idem::policy::loadPolicyFile(path);  // PolicyError names the file and field
+  idem::store::Retentions r;
+  r.source = "policy file " + path;
+  r.fallback = idem::store::kDefaultArchiveRetention;
+  for (const auto& t : policy.tiers) r.tiers.push_back({t.name, t.archiveRetention});
+  return r;
+}
+
+std::string describe(const idem::store::Retentions& r) {
+  std::string out = r.source;
+  if (!r.tiers.empty()) {
+    out += ":";
+    for (std::size_t i = 0; i < r.tiers.size(); ++i)
+      out += (i ? ", " : " ") + r.tiers[i].tier + " " + idem::policy::formatDuration(r.tiers[i].retention);
+  }
+  return out + "; other tiers " + idem::policy::formatDuration(r.fallback);
+}
+
+void print(const idem::store::SweepReport& report) {
+  std::cout << "archived " << report.archived << " expired key" << (report.archived == 1 ? "" : "s") << ", purged "
+            << report.purged << " archived generation" << (report.purged == 1 ? "" : "s") << " past retention, purged "
+            << report.eventsPurged << " old event" << (report.eventsPurged == 1 ? "" : "s") << " ("
+            << report.batches << " batch" << (report.batches == 1 ? "" : "es") << ", " << report.elapsed.count()
+            << " ms)" << (report.complete ? "" : "; stopped with work left (budget or signal)") << '\n';
+}
+
+int runSweep(const idemctl::Args& args) {
+  idem::store::SweepOptions options;
+  idem::store::Millis interval{0};
+  bool loop = args.has("loop");
+  std::optional<idem::store::Retentions> fileRetentions;
+  try {
+    options.batch = batchArg(args);
+    options.budget = durationArg(args, "budget", idem::store::Millis{0});
+    interval = durationArg(args, "interval", std::chrono::seconds(30));
+    if (args.has("interval") && !loop) throw Usage("--interval needs --loop");
+    if (loop && interval.count() <= 0) throw Usage("--interval must be longer than 0");
+    if (args.has("policy")) fileRetentions = fromPolicyFile(args.get("policy"));
+  } catch (const Usage& e) {
+    std::cerr << "idemctl sweep: " << e.what() << '\n';
+    return idemctl::kUsage;
+  } catch (const idem::policy::PolicyError& e) {
+    std::cerr << "idemctl sweep: " << e.what() << '\n';
+    return idemctl::kUsage;
+  }
+  options.stop = &g_stop;
+  if (loop) {
+    std::signal(SIGINT, onSignal);
+    std::signal(SIGTERM, onSignal);
+  }
+
+  std::optional<idem::pg::Connection> conn;
+  bool announced = false;
+  for (long long round = 0;; ++round) {
+    try {
+      if (!conn || !conn->healthy()) conn.emplace(idemctl::conninfo(args));
+      // The policy in force is read every round: a new policy takes effect without a restart.
+      options.retentions = fileRetentions ? *fileRetentions : idem::store::retentionsInForce(*conn);
+      if (!announced || !loop) std::cout << "retention: " << describe(options.retentions) << '\n';
+      announced = true;
+      const auto report = idem::store::sweep(*conn, options);
+      // A loop reports its first round and the rounds that did something, not every idle one.
+      if (!loop || round == 0 || report.archived + report.purged + report.eventsPurged > 0 || !report.complete)
+        print(report);
+      std::cout.flush();
+    } catch (const idem::pg::Unavailable& e) {
+      std::cerr << "idemctl sweep: " << e.what() << (loop ? " (retrying next round)" : "\nCheck --db or the PG* variables.")
+                << '\n';
+      conn.reset();
+      if (!loop) return idemctl::kUnavailable;
+    } catch (const idem::store::RetentionError& e) {
+      std::cerr << "idemctl sweep: " << e.what() << '\n';
+      if (!loop) return idemctl::kFailure;
+    } catch (const idem::pg::QueryError& e) {
+      std::cerr << "idemctl sweep: " << e.what()
+                << (e.sqlstate() == "42883" ? "\nThe sweeper's functions are missing: run 'idemctl migrate'." : "")
+                << '\n';
+      if (!loop) return idemctl::kFailure;
+    }
+    if (!loop) return idemctl::kOk;
+    // Sleep in short steps so a signal ends the loop promptly.
+    const auto until = std::chrono::steady_clock::now() + interval;
+    while (!g_stop.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (g_stop.load()) {
+      std::cout << "stopped\n";
+      return idemctl::kOk;
+    }
+  }
+}
+
+}  // namespace
+
+IDEMCTL_COMMAND("sweep", "archive expired keys and purge what is past retention (safe in parallel)",
+                "[--db CONNINFO] [--batch N] [--policy FILE] [--budget DURATION] [--loop [--interval 30s]]",
+                {"db", "batch", "policy", "budget", "loop", "interval"}, runSweep);

@@ -1,0 +1,253 @@
+#include "core/explain/explain.h"
+
+#include <algorithm>
+#include <map>
+
+namespace idem::explain {
+namespace {
+
+std::string times(int n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string count(int n) { return n == 1 ? "once" : (n == 2 ? "twice" : std::to_string(n) + " times"); }
+
+// The generation an event belongs to: its recorded generation, else (older traces) the
+// generation that was live at its time. -1 when the generation is no longer stored.
+int generationIndex(const KeyHistory& h, const std::map<int, int>& byNumber, const Event& e) {
+  if (e.generation) {
+    auto it = byNumber.find(*e.generation);
+    return it == byNumber.end() ? -1 : it->second;
+  }
+  int found = h.generations.empty() ? -1 : 0;
+  for (std::size_t i = 0; i < h.generations.size(); ++i)
+    if (h.generations[i].createdAt <= e.at) found = static_cast<int>(i);
+  return found;
+}
+
+bool leaseValid(const Generation& g, Instant now) { return g.live && g.leaseUntil && *g.leaseUntil > now; }
+
+// "201, pay_123" / "still running, lease until …" / "never completed: no response was stored".
+std::string outcomeDetail(const Generation& g, Instant now) {
+  if (g.state == "done") {
+    std::string out = g.status ? std::to_string(*g.status) : "no status recorded";
+    if (g.resourceRef && !g.resourceRef->empty()) out += ", " + *g.resourceRef;
+    return out;
+  }
+  if (leaseValid(g, now)) return "still running, lease until " + isoUtc(*g.leaseUntil);
+  return "never completed: no response was stored";
+}
+
+std::string tierField(const Generation& g, const char* field) {
+  if (!g.policy || !g.policy->tier.is_object() || !g.policy->tier.contains(field)) return {};
+  const auto& v = g.policy->tier[field];
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::string whichKey(std::size_t index, const Generation& g) {
+  return index == 0 ? std::string("The key") : "Generation " + std::to_string(g.number);
+}
+
+}  // namespace
+
+Explanation explain(KeyHistory history) {
+  Explanation x;
+  x.history = std::move(history);
+  const KeyHistory& h = x.history;
+  const Instant now = h.observedAt;
+
+  std::map<int, int> byNumber;
+  for (std::size_t i = 0; i < h.generations.size(); ++i) {
+    byNumber[h.generations[i].number] = static_cast<int>(i);
+    GenerationSummary s;
+    s.generation = h.generations[i].number;
+    x.generations.push_back(s);
+  }
+
+  int orphanExecutions = 0;  // execution events of generations no longer stored
+  for (const auto& e : h.events) {
+    const int gi = generationIndex(h, byNumber, e);
+    if (gi < 0) {
+      if (isExecution(e.outcome)) ++orphanExecutions;
+      continue;
+    }
+    auto& s = x.generations[static_cast<std::size_t>(gi)];
+    if (isExecution(e.outcome)) {
+      ++s.executions;
+      if (!s.firstExecution || e.at < *s.firstExecution) s.firstExecution = e.at;
+      if (e.outcome == "executed_after_expiry") s.afterExpiry = true;
+      if (e.outcome == "lease_takeover") ++s.takeovers;
+    } else if (e.outcome == "replayed") {
+      ++s.replays;
+      s.lastReplay = e.at;
+    } else if (e.outcome == "conflict") {
+      ++s.conflicts;
+    } else if (e.outcome == "waited") {
+      ++s.waited;
+    } else if (e.outcome == "mismatch") {
+      ++s.mismatches;
+    } else if (e.outcome == "rejected_expired") {
+      ++s.rejectedExpired;
+      s.lastRejectedExpired = e.at;
+    } else if (e.outcome == "released") {
+      ++s.released;
+    } else if (e.outcome == "lease_lost") {
+      ++s.leaseLost;
+    }
+  }
+
+  x.executions = orphanExecutions;
+  for (std::size_t i = 0; i < h.generations.size(); ++i) {
+    const auto& g = h.generations[i];
+    auto& s = x.generations[i];
+    // Executions are written with the key, so a done generation ran at least once even when
+    // its trace is incomplete (imported data, a trace purged early).
+    if (g.state == "done" && s.executions == 0) s.executions = 1;
+    if (i > 0) {
+      const auto& prev = h.generations[i - 1];
+      if (prev.expiresAt <= g.createdAt) s.afterExpiry = true;
+      s.samePayloadAsPrevious = !g.fingerprintHex.empty() && g.fingerprintHex == prev.fingerprintHex;
+    }
+    s.inDoubt = g.state == "processing" && !leaseValid(g, now) && s.takeovers == 0;
+    x.executions += s.executions;
+    if (s.inDoubt) ++x.inDoubt;
+  }
+
+  // ---- narrative -------------------------------------------------------------------------
+  std::vector<std::string> story;
+  int lastExecutionSentence = -1;
+  bool retryAfterExpiry = false;
+  bool reuseAfterExpiry = false;
+  bool takeover = false;
+  std::string leaseText;
+
+  if (h.generations.empty()) {
+    story.push_back("No generation of this key is stored (it may be past its archive retention); only its trace "
+                    "remains.");
+  }
+  for (std::size_t i = 0; i < h.generations.size(); ++i) {
+    const auto& g = h.generations[i];
+    const auto& s = x.generations[i];
+    const std::string detail = outcomeDetail(g, now);
+    const std::string ttl = humanSpan(g.expiresAt.micros - g.createdAt.micros);
+
+    // How the generation started.
+    if (i == 0) {
+      std::string verb = g.state == "done" ? "executed" : "claimed";
+      if (g.number == 1 && !s.afterExpiry) {
+        story.push_back("First " + verb + " at " + isoUtc(g.createdAt) + " (" + detail + ").");
+      } else {
+        story.push_back("Generation " + std::to_string(g.number) + " (earlier ones are past their retention) was " +
+                        verb + " at " + isoUtc(g.createdAt) + " (" + detail + ").");
+      }
+    } else {
+      const auto& prev = h.generations[i - 1];
+      const std::int64_t gap = g.createdAt.micros - prev.expiresAt.micros;
+      const std::string when = isoUtc(g.createdAt) + (gap >= 0 ? ", " + humanSpan(gap) + " after expiry," : "");
+      const std::string what = "(generation " + std::to_string(g.number) + ", " + detail + ")";
+      if (!s.afterExpiry) {
+        story.push_back("Generation " + std::to_string(g.number) + " started at " + isoUtc(g.createdAt) + " " + what +
+                        ".");
+      } else if (s.samePayloadAsPrevious) {
+        story.push_back("A retry arrived at " + when + " and was executed again as a new request " + what + ".");
+        if (s.executions > 0) retryAfterExpiry = true;
+      } else {
+        story.push_back("A request with the same key but a different payload arrived at " + when +
+                        " and was executed as a new request " + what + ".");
+        if (s.executions > 0) reuseAfterExpiry = true;
+      }
+    }
+    if (g.state == "done" || s.takeovers > 0) lastExecutionSentence = static_cast<int>(story.size()) - 1;
+    if (s.inDoubt)
+      story.push_back("Its executor stopped before storing a response, so the operation may or may not have run.");
+
+    if (s.takeovers > 0) {
+      takeover = true;
+      if (leaseText.empty()) leaseText = tierField(g, "lease");
+      story.push_back(s.takeovers == 1
+                          ? "Its lease ran out before the execution finished; a retry took it over and executed it "
+                            "again."
+                          : "Its lease ran out before the execution finished; retries took it over " +
+                                count(s.takeovers) + " and executed it again each time.");
+      lastExecutionSentence = static_cast<int>(story.size()) - 1;
+    }
+    if (s.leaseLost > 0)
+      story.push_back(times(s.leaseLost, "execution", "executions") +
+                      " finished after losing its lease; the response was not stored.");
+    if (s.released > 0)
+      story.push_back(times(s.released, "attempt", "attempts") +
+                      " failed before execution started and stored nothing (released).");
+    if (s.conflicts > 0)
+      story.push_back(times(s.conflicts, "request", "requests") + " arrived while it was still processing and got 409.");
+    if (s.waited > 0)
+      story.push_back(times(s.waited, "request", "requests") + " waited for the execution to finish.");
+    if (s.replays > 0)
+      story.push_back("Replayed " + count(s.replays) + " within the key's " + ttl + " window (" +
+                      (s.replays == 1 ? "at " : "last at ") + isoUtc(*s.lastReplay) + ").");
+    if (s.mismatches > 0)
+      story.push_back(times(s.mismatches, "request", "requests") +
+                      " reused the key with a different payload and " + (s.mismatches == 1 ? "was" : "were") +
+                      " refused (422).");
+
+    // How it ended.
+    const bool later = i + 1 < h.generations.size();
+    if (!g.live && g.archivedBy == "sweeper" && g.archivedAt) {
+      story.push_back(whichKey(i, g) + " expired at " + isoUtc(g.expiresAt) + " and was archived by the sweeper at " +
+                      isoUtc(*g.archivedAt) + ".");
+    } else if (!g.live || later) {
+      story.push_back(whichKey(i, g) + " expired at " + isoUtc(g.expiresAt) + ".");
+    }
+    if (s.rejectedExpired > 0)
+      story.push_back(times(s.rejectedExpired, "request", "requests") + " arrived after expiry and " +
+                      (s.rejectedExpired == 1 ? "was" : "were") + " refused (422: this tier rejects expired keys; " +
+                      (s.rejectedExpired == 1 ? "at " : "last at ") + isoUtc(*s.lastRejectedExpired) + ").");
+  }
+
+  // Totals: attached to the last execution when nothing follows it, else a sentence of its own.
+  std::string total;
+  if (x.executions >= 2) total = std::to_string(x.executions) + " executions";
+  if (!total.empty() && lastExecutionSentence == static_cast<int>(story.size()) - 1) {
+    auto& last = story.back();
+    last.insert(last.size() - 1, " — " + total);
+  } else if (x.executions >= 2) {
+    story.push_back("The operation ran " + std::to_string(x.executions) + " times.");
+  } else if (x.executions == 1) {
+    story.push_back("The operation ran once.");
+  } else if (x.inDoubt == 0 && !(h.generations.size() == 1 && leaseValid(h.generations.front(), now))) {
+    story.push_back("The operation has not run.");
+  }
+  if (x.inDoubt > 0 && x.executions > 0)
+    story.push_back(times(x.inDoubt, "more execution", "more executions") + " may have run without storing a response.");
+
+  std::vector<std::string> causes;
+  if (x.executions + x.inDoubt >= 2) {
+    if (retryAfterExpiry) causes.push_back("the client's retry horizon outran the key's TTL");
+    if (reuseAfterExpiry) causes.push_back("the client reused the key for a different request after it expired");
+    if (takeover)
+      causes.push_back(leaseText.empty() ? "an execution outlived its lease and a retry took it over"
+                                         : "an execution outlived its " + leaseText + " lease and a retry took it over");
+  }
+  if (!causes.empty()) {
+    x.cause = causes.front();
+    for (std::size_t i = 1; i < causes.size(); ++i) x.cause += "; " + causes[i];
+    story.push_back("Cause: " + x.cause + ".");
+  }
+
+  // Where the live generation stands now.
+  if (!h.generations.empty() && h.generations.back().live && h.generations.back().state == "done") {
+    const auto& g = h.generations.back();
+    const std::string who = h.generations.size() == 1 ? "The key" : "Generation " + std::to_string(g.number);
+    if (g.expiresAt > now)
+      story.push_back(who + " is honoured until " + isoUtc(g.expiresAt) + ".");
+    else
+      story.push_back(who + " expired at " + isoUtc(g.expiresAt) + " and is stored until the sweeper archives it.");
+  }
+
+  for (std::size_t i = 0; i < story.size(); ++i) {
+    if (i) x.narrative += ' ';
+    x.narrative += story[i];
+  }
+  return x;
+}
+
+}  // namespace idem::explain

@@ -1,0 +1,52 @@
+#pragma once
+// What happened to one key, computed from its history without a database: how many times the
+// operation ran, what each generation saw, and a plain-language narrative for a support ticket.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/explain/history.h"
+
+namespace idem::explain {
+
+/// Decisions taken against one generation.
+struct GenerationSummary {
+  int generation = 0;
+  /// Times the operation ran in this generation: its execution events (executed,
+  /// executed_after_expiry, lease_takeover), and at least 1 when it reached done.
+  int executions = 0;
+  int replays = 0;
+  int conflicts = 0;
+  int waited = 0;
+  int mismatches = 0;
+  int rejectedExpired = 0;
+  int takeovers = 0;
+  int released = 0;
+  int leaseLost = 0;
+  std::optional<Instant> firstExecution;  // earliest execution event
+  std::optional<Instant> lastReplay;
+  std::optional<Instant> lastRejectedExpired;
+  /// Started because the previous generation had expired (or had been swept).
+  bool afterExpiry = false;
+  /// Same fingerprint as the previous generation: the same request sent again.
+  bool samePayloadAsPrevious = false;
+  /// Still processing and nobody holds a valid lease: the execution may or may not have run.
+  bool inDoubt = false;
+};
+
+struct Explanation {
+  KeyHistory history;
+  /// How many times the operation ran: the sum over generations (and over execution events of
+  /// generations no longer stored).
+  int executions = 0;
+  /// Executions whose outcome is unknown (a processing generation whose lease ran out).
+  int inDoubt = 0;
+  std::vector<GenerationSummary> generations;  // parallel to history.generations
+  std::string narrative;
+  std::string cause;  // "" when nothing went wrong
+};
+
+/// Computes the explanation. Pure: the same history always gives the same text.
+[[nodiscard]] Explanation explain(KeyHistory history);
+
+}  // namespace idem::explain

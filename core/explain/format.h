@@ -1,0 +1,33 @@
+#pragma once
+// An explanation as text (terminal), JSON (stable, for tools) or Markdown (for a ticket).
+// Pure: no database.
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "core/explain/explain.h"
+
+namespace idem::explain {
+
+enum class Format { Text, Json, Markdown };
+
+/// "text" | "json" | "markdown" (also "md"); nullopt otherwise.
+[[nodiscard]] std::optional<Format> parseFormat(std::string_view name);
+
+/// The stable JSON document (members in this order): scope, tenant, endpoint, key, observed_at, executions, in_doubt,
+/// cause, generations[] (generation, live, state, tier, status, resource_ref, request_id,
+/// fingerprint, created_at, completed_at, expires_at, archived_at, archived_by, purge_after,
+/// policy_version, policy, executions, replays, conflicts, mismatches, rejected_expired,
+/// lease_takeovers, released), events[] (at, outcome, generation, status, latency_ms,
+/// request_id, detail), narrative. Times are ISO-8601 UTC; absent values are null.
+[[nodiscard]] nlohmann::ordered_json toJson(const Explanation& x);
+/// For a terminal: header, generations table, timeline, narrative.
+[[nodiscard]] std::string toText(const Explanation& x);
+/// For a support ticket: heading, summary, table of generations, timeline of events.
+[[nodiscard]] std::string toMarkdown(const Explanation& x);
+
+[[nodiscard]] std::string render(const Explanation& x, Format format);
+
+}  // namespace idem::explain

@@ -1,0 +1,104 @@
+#pragma once
+// Everything the store knows about one idempotency key: its generations (live and archived),
+// its event trace and the policy in force when each generation was written. Plain data: the
+// loader (loader.h) fills it from PostgreSQL; the analysis and the formats (explain.h,
+// format.h) work on it without a database, so the console and the tests can use them alone.
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace idem::explain {
+
+/// A point in time as the database stored it: microseconds since the Unix epoch, UTC.
+struct Instant {
+  std::int64_t micros = 0;
+  auto operator<=>(const Instant&) const = default;
+};
+
+/// ISO-8601 UTC: "2026-03-02T10:00:00Z"; ".123Z" / ".123456Z" only when not whole seconds.
+[[nodiscard]] std::string isoUtc(Instant t);
+/// Parses what isoUtc writes (also without the fraction); nullopt otherwise. For tests and tools.
+[[nodiscard]] std::optional<Instant> parseIsoUtc(std::string_view text);
+/// A span for people, two most significant units, truncated: "32 min", "24 h", "3 days 2 h",
+/// "1 min 30 s", "250 ms". Negative spans get a leading "-".
+[[nodiscard]] std::string humanSpan(std::int64_t micros);
+
+/// Tenant + endpoint: the same key under another scope is another key (DESIGN §2).
+struct Scope {
+  std::string tenant;    // "" when the policy names no tenant header
+  std::string endpoint;  // "POST /v1/payments"
+
+  /// "acct_42 POST /v1/payments"; "POST /v1/payments" when the tenant is empty.
+  [[nodiscard]] std::string text() const;
+  /// Parses text(): the last two words are the method and the path, anything before them is
+  /// the tenant. The method is upper-cased. nullopt when there are fewer than two words.
+  [[nodiscard]] static std::optional<Scope> parse(std::string_view text);
+  auto operator<=>(const Scope&) const = default;
+};
+
+/// The policy version that governed a generation.
+struct PolicyInForce {
+  int version = 0;
+  Instant effectiveAt;
+  std::string sha256;
+  /// true: the key recorded this version; false: inferred as the newest policy that had taken
+  /// effect when the generation was created (older rows without policy_version).
+  bool recorded = true;
+  /// The generation's tier as that policy wrote it (name, ttl, lease, on_expired, ...), or null
+  /// when the policy has no tier of that name.
+  nlohmann::json tier;
+};
+
+/// One generation of a key: generation n+1 starts when a request arrives after n expired.
+struct Generation {
+  int number = 0;
+  bool live = false;  // the row in idem.keys; otherwise an idem.key_archive row
+  std::string tier;
+  std::string state;  // processing | done (state when archived, for archived rows)
+  std::string fingerprintHex;
+  std::optional<int> status;
+  std::optional<std::string> resourceRef;
+  std::optional<std::string> requestId;
+  Instant createdAt;
+  std::optional<Instant> completedAt;
+  Instant expiresAt;
+  std::optional<Instant> leaseUntil;  // live processing rows
+  std::optional<Instant> archivedAt;
+  std::string archivedBy;             // sweeper | reuse (archived rows)
+  std::optional<Instant> purgeAfter;  // archived rows
+  bool bodyDropped = false;
+  std::optional<int> policyVersion;     // as recorded on the row
+  std::optional<PolicyInForce> policy;  // resolved
+};
+
+/// One decision from idem.events.
+struct Event {
+  long long id = 0;
+  Instant at;
+  std::string outcome;  // executed | executed_after_expiry | replayed | conflict | mismatch |
+                        // rejected_expired | lease_takeover | released | lease_lost | waited
+  std::optional<int> generation;
+  std::optional<int> status;
+  std::optional<double> latencyMs;
+  std::optional<std::string> requestId;
+  std::optional<std::string> detail;
+  std::string fingerprintHex;
+};
+
+struct KeyHistory {
+  Scope scope;
+  std::string key;
+  Instant observedAt;                   // the database's now() when this was loaded
+  std::vector<Generation> generations;  // ascending generation number
+  std::vector<Event> events;            // ascending time (then id)
+};
+
+/// Outcomes that mean the operation ran (written in the same transaction as the key).
+[[nodiscard]] bool isExecution(std::string_view outcome);
+
+}  // namespace idem::explain

@@ -1,0 +1,202 @@
+#include "core/explain/loader.h"
+
+#include <algorithm>
+
+namespace idem::explain {
+namespace {
+
+// Timestamps travel as microseconds since the epoch, so no session time zone or DateStyle
+// can change what is read; isoUtc() writes them back in UTC.
+#define IDEM_US(col) "(extract(epoch FROM " col ") * 1000000)::bigint"
+
+constexpr const char* kGenerationsSql =
+    "SELECT g.live, g.generation, g.tier, g.policy_version, encode(g.fingerprint, 'hex') AS fp, g.state,"
+    "       g.resp_status, g.resource_ref, g.request_id, g.body_dropped,"
+    "       " IDEM_US("g.created_at") " AS created_us, " IDEM_US("g.completed_at") " AS completed_us,"
+    "       " IDEM_US("g.expires_at") " AS expires_us, " IDEM_US("g.lease_until") " AS lease_us,"
+    "       " IDEM_US("g.archived_at") " AS archived_us, g.archived_by, " IDEM_US("g.purge_after") " AS purge_us,"
+    "       p.version AS p_version, " IDEM_US("p.effective_at") " AS p_effective_us, p.sha256 AS p_sha256,"
+    "       (SELECT t::text FROM jsonb_array_elements(CASE WHEN jsonb_typeof(p.document -> 'tiers') = 'array'"
+    "                                                     THEN p.document -> 'tiers' ELSE '[]'::jsonb END) AS t"
+    "         WHERE t ->> 'name' = g.tier LIMIT 1) AS p_tier"
+    "  FROM (SELECT true AS live, generation, tier, policy_version, fingerprint, state, resp_status, resource_ref,"
+    "               request_id, created_at, completed_at, expires_at, lease_until, NULL::timestamptz AS archived_at,"
+    "               NULL::text AS archived_by, NULL::timestamptz AS purge_after, false AS body_dropped"
+    "          FROM idem.keys WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3"
+    "        UNION ALL"
+    "        SELECT false, generation, tier, policy_version, fingerprint, state, resp_status, resource_ref,"
+    "               request_id, created_at, completed_at, expires_at, NULL, archived_at, archived_by, purge_after,"
+    "               body_dropped_at IS NOT NULL"
+    "          FROM idem.key_archive WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3) AS g"
+    "  LEFT JOIN LATERAL ("
+    "        SELECT version, effective_at, sha256, document FROM idem.policies pp"
+    "         WHERE CASE WHEN g.policy_version IS NOT NULL THEN pp.version = g.policy_version"
+    "                    ELSE pp.effective_at <= g.created_at END"
+    "         ORDER BY pp.effective_at DESC, pp.version DESC LIMIT 1) AS p ON true"
+    " ORDER BY g.generation, g.live";
+
+constexpr const char* kEventsSql =
+    "SELECT id, " IDEM_US("at") " AS at_us, outcome, generation, status, latency_ms, request_id, detail,"
+    "       encode(fingerprint, 'hex') AS fp"
+    "  FROM idem.events WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3"
+    " ORDER BY at, id";
+
+#undef IDEM_US
+
+std::optional<long long> optInt(const pg::Result& r, int row, const char* name) {
+  if (r.isNull(row, r.column(name))) return std::nullopt;
+  return r.integer(row, name);
+}
+
+std::optional<int> optInt32(const pg::Result& r, int row, const char* name) {
+  auto v = optInt(r, row, name);
+  return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt;
+}
+
+std::optional<Instant> optInstant(const pg::Result& r, int row, const char* name) {
+  auto v = optInt(r, row, name);
+  return v ? std::optional<Instant>(Instant{*v}) : std::nullopt;
+}
+
+Instant instant(const pg::Result& r, int row, const char* name) { return Instant{r.integer(row, name)}; }
+
+std::vector<KeyRef> refs(const pg::Result& r) {
+  std::vector<KeyRef> out;
+  for (int i = 0; i < r.rows(); ++i)
+    out.push_back(KeyRef{Scope{r.str(i, "tenant"), r.str(i, "endpoint")}, r.str(i, "idem_key")});
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::string listScopes(const std::vector<KeyRef>& refs, bool withKey) {
+  std::string out;
+  for (const auto& r : refs) out += "\n  " + r.scope.text() + (withKey ? "  (key " + r.key + ")" : "");
+  return out;
+}
+
+}  // namespace
+
+std::vector<KeyRef> findKey(pg::Connection& conn, const std::string& key, const std::optional<Scope>& scope) {
+  if (scope) {
+    // Every lookup by the full primary key (or its prefix index on events).
+    auto r = conn.exec(
+        "SELECT EXISTS (SELECT 1 FROM idem.keys WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3)"
+        "    OR EXISTS (SELECT 1 FROM idem.key_archive WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3)"
+        "    OR EXISTS (SELECT 1 FROM idem.events WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3) AS found",
+        {scope->tenant, scope->endpoint, key});
+    if (!r.boolean(0, "found")) return {};
+    return {KeyRef{*scope, key}};
+  }
+  return refs(conn.exec(
+      "SELECT tenant, endpoint, idem_key FROM idem.keys WHERE idem_key = $1"
+      " UNION SELECT tenant, endpoint, idem_key FROM idem.key_archive WHERE idem_key = $1",
+      {key}));
+}
+
+std::vector<KeyRef> findResource(pg::Connection& conn, const std::string& resourceRef) {
+  return refs(conn.exec(
+      "SELECT tenant, endpoint, idem_key FROM idem.keys WHERE resource_ref = $1"
+      " UNION SELECT tenant, endpoint, idem_key FROM idem.key_archive WHERE resource_ref = $1",
+      {resourceRef}));
+}
+
+KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref) {
+  KeyHistory h;
+  h.scope = ref.scope;
+  h.key = ref.key;
+  const std::vector<pg::Param> params{ref.scope.tenant, ref.scope.endpoint, ref.key};
+
+  // One snapshot for the three reads, so a sweeper running meanwhile cannot show a generation
+  // twice (live and archived) or not at all. READ ONLY works on a hot standby too.
+  // Inside a caller's transaction, its snapshot rules instead.
+  const bool own = PQtransactionStatus(conn.raw()) == PQTRANS_IDLE;
+  if (own) conn.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  try {
+    h.observedAt = Instant{conn.exec("SELECT (extract(epoch FROM now()) * 1000000)::bigint AS now_us").integer(0, "now_us")};
+    auto g = conn.exec(kGenerationsSql, params);
+    for (int i = 0; i < g.rows(); ++i) {
+      Generation gen;
+      gen.live = g.boolean(i, "live");
+      gen.number = static_cast<int>(g.integer(i, "generation"));
+      gen.tier = g.str(i, "tier");
+      gen.policyVersion = optInt32(g, i, "policy_version");
+      gen.fingerprintHex = g.str(i, "fp");
+      gen.state = g.str(i, "state");
+      gen.status = optInt32(g, i, "resp_status");
+      gen.resourceRef = g.optStr(i, "resource_ref");
+      gen.requestId = g.optStr(i, "request_id");
+      gen.bodyDropped = g.boolean(i, "body_dropped");
+      gen.createdAt = instant(g, i, "created_us");
+      gen.completedAt = optInstant(g, i, "completed_us");
+      gen.expiresAt = instant(g, i, "expires_us");
+      gen.leaseUntil = optInstant(g, i, "lease_us");
+      gen.archivedAt = optInstant(g, i, "archived_us");
+      gen.archivedBy = g.optStr(i, "archived_by").value_or("");
+      gen.purgeAfter = optInstant(g, i, "purge_us");
+      if (auto version = optInt32(g, i, "p_version")) {
+        PolicyInForce p;
+        p.version = *version;
+        p.effectiveAt = instant(g, i, "p_effective_us");
+        p.sha256 = g.str(i, "p_sha256");
+        p.recorded = gen.policyVersion.has_value();
+        if (auto tier = g.optStr(i, "p_tier")) p.tier = nlohmann::json::parse(*tier, nullptr, false);
+        if (p.tier.is_discarded()) p.tier = nullptr;
+        gen.policy = std::move(p);
+      }
+      h.generations.push_back(std::move(gen));
+    }
+    auto e = conn.exec(kEventsSql, params);
+    for (int i = 0; i < e.rows(); ++i) {
+      Event ev;
+      ev.id = e.integer(i, "id");
+      ev.at = instant(e, i, "at_us");
+      ev.outcome = e.str(i, "outcome");
+      ev.generation = optInt32(e, i, "generation");
+      ev.status = optInt32(e, i, "status");
+      if (!e.isNull(i, e.column("latency_ms"))) ev.latencyMs = e.real(i, "latency_ms");
+      ev.requestId = e.optStr(i, "request_id");
+      ev.detail = e.optStr(i, "detail");
+      ev.fingerprintHex = e.optStr(i, "fp").value_or("");
+      h.events.push_back(std::move(ev));
+    }
+    if (own) conn.exec("COMMIT");
+  } catch (const pg::Unavailable&) {
+    throw;
+  } catch (...) {
+    try {
+      if (own) conn.exec("ROLLBACK");
+    } catch (...) {
+    }
+    throw;
+  }
+  return h;
+}
+
+KeyHistory loadByKey(pg::Connection& conn, const std::string& key, const std::optional<Scope>& scope) {
+  auto found = findKey(conn, key, scope);
+  if (found.empty()) {
+    if (scope)
+      throw NotFound("no idempotency key '" + key + "' in scope '" + scope->text() +
+                     "' (searched live keys, the archive and the event trace)");
+    throw NotFound("no idempotency key '" + key + "' (searched live keys and the archive)");
+  }
+  if (found.size() > 1)
+    throw Ambiguous("key '" + key + "' exists in " + std::to_string(found.size()) +
+                        " scopes; choose one with --scope:" + listScopes(found, false),
+                    found);
+  return loadHistory(conn, found.front());
+}
+
+KeyHistory loadByResource(pg::Connection& conn, const std::string& resourceRef) {
+  auto found = findResource(conn, resourceRef);
+  if (found.empty())
+    throw NotFound("no idempotency key produced resource '" + resourceRef + "' (searched live keys and the archive)");
+  if (found.size() > 1)
+    throw Ambiguous("resource '" + resourceRef + "' belongs to " + std::to_string(found.size()) +
+                        " keys; explain one with --key and --scope:" + listScopes(found, true),
+                    found);
+  return loadHistory(conn, found.front());
+}
+
+}  // namespace idem::explain

@@ -1,0 +1,147 @@
+#include "core/store/sweeper.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "core/policy/duration.h"
+
+namespace idem::store {
+namespace {
+
+// An interval for a bound parameter; PostgreSQL normalises it (400 days stays exact).
+std::string intervalParam(Millis d) { return std::to_string(d.count()) + " milliseconds"; }
+
+// A PostgreSQL array literal for a bound parameter: every element quoted and escaped, so tier
+// names with commas, braces or quotes are passed through as they are.
+std::string arrayLiteral(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char ch : items[i]) {
+      if (ch == '"' || ch == '\\') out += '\\';
+      out += ch;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+Millis parseRetention(const nlohmann::json& value, const std::string& source, const std::string& field) {
+  if (!value.is_string())
+    throw RetentionError(source + ": " + field + ": expected a duration string such as \"400d\"");
+  auto d = policy::parseDuration(value.get<std::string>());
+  if (!d || d->count() <= 0)
+    throw RetentionError(source + ": " + field + ": \"" + value.get<std::string>() +
+                         "\" is not a duration (use 250ms, 2s, 30m, 24h or 30d)");
+  return *d;
+}
+
+bool stopRequested(const SweepOptions& o) { return o.stop && o.stop->load(std::memory_order_relaxed); }
+
+}  // namespace
+
+Millis Retentions::longest() const {
+  Millis m = fallback;
+  for (const auto& t : tiers) m = std::max(m, t.retention);
+  return m;
+}
+
+Retentions retentionsFromPolicy(const std::string& documentJson, const std::string& source) {
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(documentJson, nullptr, true, /*ignore_comments=*/true);
+  } catch (const nlohmann::json::exception& e) {
+    throw RetentionError(source + ": not valid JSON: " + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("tiers") || !doc["tiers"].is_array())
+    throw RetentionError(source + ": tiers: expected an array of tiers");
+  Retentions out;
+  out.source = source;
+  out.fallback = kDefaultArchiveRetention;
+  const auto& tiers = doc["tiers"];
+  for (std::size_t i = 0; i < tiers.size(); ++i) {
+    const std::string field = "tiers[" + std::to_string(i) + "]";
+    const auto& tier = tiers[i];
+    if (!tier.is_object() || !tier.contains("name") || !tier["name"].is_string())
+      throw RetentionError(source + ": " + field + ".name: expected a string");
+    TierRetention t;
+    t.tier = tier["name"].get<std::string>();
+    t.retention = tier.contains("archive_retention")
+                      ? parseRetention(tier["archive_retention"], source, field + ".archive_retention")
+                      : kDefaultArchiveRetention;
+    out.tiers.push_back(std::move(t));
+  }
+  return out;
+}
+
+Retentions retentionsInForce(pg::Connection& conn) {
+  auto r = conn.exec(
+      "SELECT version, document::text AS document FROM idem.policies ORDER BY effective_at DESC, version DESC "
+      "LIMIT 1");
+  if (r.rows() == 0) {
+    Retentions none;
+    none.fallback = kDefaultArchiveRetention;
+    none.source = "built-in default (no policy recorded in the store)";
+    return none;
+  }
+  return retentionsFromPolicy(r.str(0, "document"), "policy version " + r.str(0, "version") + " in the store");
+}
+
+int sweepArchiveBatch(pg::Connection& conn, int limit, const Retentions& retentions) {
+  std::vector<std::string> names;
+  std::vector<std::string> intervals;
+  for (const auto& t : retentions.tiers) {
+    names.push_back(t.tier);
+    intervals.push_back(intervalParam(t.retention));
+  }
+  auto r = conn.execPrepared("idem_sweep_archive",
+                             "SELECT idem.sweep_archive($1::integer, $2::text[], $3::interval[], $4::interval) AS n",
+                             {limit, arrayLiteral(names), arrayLiteral(intervals), intervalParam(retentions.fallback)});
+  return static_cast<int>(r.integer(0, "n"));
+}
+
+int purgeArchiveBatch(pg::Connection& conn, int limit) {
+  auto r = conn.execPrepared("idem_purge_archive", "SELECT idem.purge_archive($1::integer) AS n", {limit});
+  return static_cast<int>(r.integer(0, "n"));
+}
+
+int purgeEventsBatch(pg::Connection& conn, int limit, Millis olderThan) {
+  auto r = conn.execPrepared("idem_purge_events", "SELECT idem.purge_events($1::integer, $2::interval) AS n",
+                             {limit, intervalParam(olderThan)});
+  return static_cast<int>(r.integer(0, "n"));
+}
+
+SweepReport sweep(pg::Connection& conn, const SweepOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  const int batch = std::max(1, options.batch);
+  SweepReport report;
+  auto outOfTime = [&] {
+    return stopRequested(options) || (options.budget.count() > 0 && Clock::now() - started >= options.budget);
+  };
+  // Runs one kind of batch until a batch comes back short (nothing more to do) or time is up.
+  auto drain = [&](auto&& runBatch, long long& total) {
+    for (;;) {
+      if (outOfTime()) {
+        report.complete = false;
+        return false;
+      }
+      const int n = runBatch();
+      ++report.batches;
+      total += n;
+      if (n < batch) return true;
+    }
+  };
+  bool going = true;
+  if (options.archive)
+    going = drain([&] { return sweepArchiveBatch(conn, batch, options.retentions); }, report.archived);
+  if (going && options.purgeArchive) going = drain([&] { return purgeArchiveBatch(conn, batch); }, report.purged);
+  if (going && options.purgeEvents)
+    drain([&] { return purgeEventsBatch(conn, batch, options.retentions.longest()); }, report.eventsPurged);
+  report.elapsed = std::chrono::duration_cast<Millis>(Clock::now() - started);
+  return report;
+}
+
+}  // namespace idem::store

@@ -1,0 +1,89 @@
+#pragma once
+// The sweeper (DESIGN §3): archives expired keys and purges what is past its retention, in
+// batches that lock with SKIP LOCKED, so several sweepers may run at once against one store.
+// The SQL lives in resources/migrations/0003_sweeper.sql; this is the loop around it.
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/store/pg.h"
+
+namespace idem::store {
+
+using Millis = std::chrono::milliseconds;
+
+/// How long archived generations of one tier are kept (the tier's archive_retention).
+struct TierRetention {
+  std::string tier;
+  Millis retention{0};
+};
+
+/// Where the retentions came from and what they are.
+struct Retentions {
+  std::vector<TierRetention> tiers;
+  /// For keys whose tier the policy does not name (a tier removed since the key was written).
+  Millis fallback{std::chrono::hours(24 * 400)};
+  /// "policy version 3 in the store", "policy.json", "built-in default".
+  std::string source;
+
+  /// The longest retention of any tier (and the fallback): events older than this whose
+  /// generation is gone are purged.
+  [[nodiscard]] Millis longest() const;
+};
+
+/// The retention used for keys of tiers no policy names: the policy file's default (400d).
+inline constexpr Millis kDefaultArchiveRetention{std::chrono::hours(24 * 400)};
+
+/// The policy cannot give retentions (bad document or duration). what() names the field.
+class RetentionError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Retentions from the policy in force (the newest document in idem.policies). When the store
+/// holds no policy, every tier gets kDefaultArchiveRetention (source "built-in default").
+/// Throws RetentionError when a tier's archive_retention is not a duration.
+[[nodiscard]] Retentions retentionsInForce(pg::Connection& conn);
+
+/// Retentions from a policy document (JSON as in DESIGN §4: tiers[].name, archive_retention,
+/// which defaults to 400d). Throws RetentionError naming `source` and the field.
+[[nodiscard]] Retentions retentionsFromPolicy(const std::string& documentJson, const std::string& source);
+
+struct SweepOptions {
+  int batch = 1000;              // rows per statement (per transaction)
+  Retentions retentions;
+  /// Stop starting new batches after this much (wall-clock) time; zero = until done.
+  Millis budget{0};
+  bool archive = true;           // archive expired keys
+  bool purgeArchive = true;      // delete archived generations past purge_after
+  bool purgeEvents = true;       // delete events older than the longest retention
+  /// Checked between batches: set it from another thread (or a signal handler) to stop early.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+struct SweepReport {
+  long long archived = 0;      // keys moved to the archive
+  long long purged = 0;        // archived generations deleted
+  long long eventsPurged = 0;  // events deleted
+  int batches = 0;             // statements run
+  bool complete = true;        // false when the budget or stop flag ended the run with work left
+  Millis elapsed{0};
+};
+
+/// Runs batches (archive, then purge archive, then purge events) until each has nothing left
+/// or the budget ends. Every batch is its own transaction: what is done stays done if the
+/// process stops. Throws pg::Unavailable / pg::QueryError.
+SweepReport sweep(pg::Connection& conn, const SweepOptions& options);
+
+/// One archive batch: archives up to `limit` expired keys and returns how many.
+int sweepArchiveBatch(pg::Connection& conn, int limit, const Retentions& retentions);
+/// One purge batch: deletes up to `limit` archived generations past purge_after.
+int purgeArchiveBatch(pg::Connection& conn, int limit);
+/// One event purge batch: deletes up to `limit` events older than `olderThan` whose
+/// generation is no longer stored.
+int purgeEventsBatch(pg::Connection& conn, int limit, Millis olderThan);
+
+}  // namespace idem::store
