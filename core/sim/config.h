@@ -72,8 +72,9 @@ struct ServerEvent {
   Usec duration = 0;
   double extraRatePerSecond = 0;       // spike: extra operations arriving during the window
   bool outage = false;                 // outage: every attempt fails fast during the window
+  double outageFraction = 1;           // share of attempts the outage fails (1 = all; less = partial outage)
   bool outageConnectionError = false;  // outage answers: 503 (false) or connection errors
-  std::optional<Usec> retryAfter;      // Retry-After on the outage's 503s; default server's
+  std::optional<Usec> retryAfter;      // Retry-After on 503s during the window; default the server's
   std::optional<double> failureRate;   // failure rate during the window
 };
 
@@ -84,8 +85,10 @@ struct Server {
   double failureRate = 0;                // attempts failing before execution starts (not stored)
   int failureStatus = 500;               // 500 or 503
   double connectionErrorRate = 0;        // attempts that never reach the server
+  double lostResponseRate = 0;           // executed and stored, but the answer is lost (client sees a connection error)
   double capacityRps = 0;                // requests handled per second; 0 = unlimited
-  Usec retryAfter = 1 * kUsecPerSecond;  // Retry-After sent with 409 and 503
+  Usec retryAfter = 1 * kUsecPerSecond;  // Retry-After sent with 503
+  Usec conflictRetryAfter = 1 * kUsecPerSecond;  // Retry-After sent with 409
   std::vector<ServerEvent> events;
 };
 

@@ -267,6 +267,10 @@ ServerEvent parseEvent(const json& value, const std::string& path) {
   r.duration("duration", e.duration, true);
   r.number("extra_rate_per_s", e.extraRatePerSecond, 0, 1e9, "a number >= 0 (extra operations per second)");
   r.boolean("outage", e.outage);
+  if (r.has("outage_fraction")) {
+    if (!e.outage) throw ConfigError(r.field("outage_fraction"), "needs \"outage\": true beside it");
+    r.number("outage_fraction", e.outageFraction, 0, 1, "a share from 0 to 1");
+  }
   if (r.has("outage_status")) {
     const json& s = r.at("outage_status");
     if (s == 503) {
@@ -283,8 +287,8 @@ ServerEvent parseEvent(const json& value, const std::string& path) {
     r.number("failure_rate", rate, 0, 1, "a probability from 0 to 1");
     e.failureRate = rate;
   }
-  if (!e.outage && e.extraRatePerSecond == 0 && !e.failureRate)
-    throw ConfigError(path, "does nothing: give extra_rate_per_s, \"outage\": true or failure_rate");
+  if (!e.outage && e.extraRatePerSecond == 0 && !e.failureRate && !e.retryAfter)
+    throw ConfigError(path, "does nothing: give extra_rate_per_s, \"outage\": true, failure_rate or retry_after");
   r.finish();
   return e;
 }
@@ -307,8 +311,10 @@ Server parseServer(const json& value) {
     s.failureStatus = st.get<int>();
   }
   r.number("connection_error_rate", s.connectionErrorRate, 0, 1, "a probability from 0 to 1");
+  r.number("lost_response_rate", s.lostResponseRate, 0, 1, "a probability from 0 to 1");
   r.number("capacity_rps", s.capacityRps, 0, 1e9, "a number >= 0 (requests per second; 0 = unlimited)");
   r.duration("retry_after", s.retryAfter);
+  r.duration("conflict_retry_after", s.conflictRetryAfter);
   if (r.has("events")) {
     const json& list = r.at("events");
     if (!list.is_array()) throw ConfigError(r.field("events"), "must be a list of events");
@@ -433,8 +439,10 @@ nlohmann::ordered_json configToJson(const SimConfig& c) {
   server["failure_rate"] = c.server.failureRate;
   server["failure_status"] = c.server.failureStatus;
   server["connection_error_rate"] = c.server.connectionErrorRate;
+  server["lost_response_rate"] = c.server.lostResponseRate;
   server["capacity_rps"] = c.server.capacityRps;
   server["retry_after"] = formatDuration(c.server.retryAfter);
+  server["conflict_retry_after"] = formatDuration(c.server.conflictRetryAfter);
   server["events"] = nlohmann::ordered_json::array();
   for (const auto& e : c.server.events) {
     nlohmann::ordered_json ev;
@@ -443,6 +451,7 @@ nlohmann::ordered_json configToJson(const SimConfig& c) {
     if (e.extraRatePerSecond > 0) ev["extra_rate_per_s"] = e.extraRatePerSecond;
     if (e.outage) {
       ev["outage"] = true;
+      if (e.outageFraction < 1) ev["outage_fraction"] = e.outageFraction;
       ev["outage_status"] =
           e.outageConnectionError ? nlohmann::ordered_json("connection_error") : nlohmann::ordered_json(503);
     }

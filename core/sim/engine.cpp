@@ -22,8 +22,18 @@ constexpr Usec kNever = std::numeric_limits<Usec>::max();
 
 enum class EvType : std::uint8_t { Arrival, Send, Start, Done, Timeout };
 
-/// What an answer is. Outage503 and ConnectionError never reached the server's queue.
-enum class Kind : std::uint8_t { Executed, Replay, Conflict, Fail500, Fail503, Outage503, ConnectionError };
+/// What an answer is. Outage503 and ConnectionError never reached the server's queue;
+/// ExecutedLost ran and was stored, but its answer never reached the client.
+enum class Kind : std::uint8_t {
+  Executed,
+  ExecutedLost,
+  Replay,
+  Conflict,
+  Fail500,
+  Fail503,
+  Outage503,
+  ConnectionError
+};
 
 struct Event {
   Usec t;
@@ -196,10 +206,11 @@ class Engine final {
     const Usec limit = waitLimit(o);
     const Usec fast = m_cfg.server.fastLatency;
 
-    if (const ServerEvent* outage = m_server.outageAt(m_now)) {
+    const ServerEvent* outage = m_server.outageAt(m_now);
+    if (outage && (outage->outageFraction >= 1 || m_rng.chance(outage->outageFraction))) {
       const Kind kind = outage->outageConnectionError ? Kind::ConnectionError : Kind::Outage503;
       ++(kind == Kind::Outage503 ? m_result.status503 : m_result.connectionErrors);
-      answer(id, o.attempt, m_now + fast, kind, outage->retryAfter.value_or(m_cfg.server.retryAfter), limit);
+      answer(id, o.attempt, m_now + fast, kind, m_server.retryAfter503At(m_now), limit);
       return;
     }
     if (m_rng.chance(m_cfg.server.connectionErrorRate)) {
@@ -295,14 +306,14 @@ class Engine final {
     } else if (present && o.key == KeyState::Processing && leaseHeld) {
       kind = Kind::Conflict;
       ++m_result.conflicts409;
-      retryAfter = m_cfg.server.retryAfter;
+      retryAfter = m_cfg.server.conflictRetryAfter;
       at = m_now + fast;
     } else if (m_rng.chance(m_server.failureRateAt(m_now))) {
       // Fails before execution starts: nothing is stored (DESIGN §2 caching rule).
       if (m_cfg.server.failureStatus == 503) {
         kind = Kind::Fail503;
         ++m_result.status503;
-        retryAfter = m_cfg.server.retryAfter;
+        retryAfter = m_server.retryAfter503At(m_now);
       } else {
         kind = Kind::Fail500;
         ++m_result.status500;
@@ -311,6 +322,11 @@ class Engine final {
     } else {
       execute(o, present);
       at = m_now + m_server.executionLatency(m_rng);
+      if (m_rng.chance(m_cfg.server.lostResponseRate)) {
+        kind = Kind::ExecutedLost;
+        ++m_result.lostResponses;
+        ++m_result.connectionErrors;
+      }
     }
     push(at, EvType::Done, id, attempt, kind, retryAfter);
     if (waitingFor(o, attempt)) {
@@ -344,7 +360,7 @@ class Engine final {
   void done(const Event& ev) {
     Op& o = m_ops[ev.id];
     if (ev.kind != Kind::Outage503 && ev.kind != Kind::ConnectionError) --m_inFlight;
-    if (ev.kind == Kind::Executed) {
+    if (ev.kind == Kind::Executed || ev.kind == Kind::ExecutedLost) {
       o.key = KeyState::Done;
       if (o.storedAt < 0) o.storedAt = m_now;  // stored at completion (or re-stored after a purge)
     }
@@ -364,6 +380,7 @@ class Engine final {
       case Kind::Outage503:
         failed(o, ev.id, kStatus503, ev.retryAfter);
         break;
+      case Kind::ExecutedLost:
       case Kind::ConnectionError:
         failed(o, ev.id, kConnectionError, -1);
         break;

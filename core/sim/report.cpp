@@ -72,6 +72,7 @@ nlohmann::ordered_json toJson(const Result& r) {
                    {"budget", r.failures.budget}};
   j["timeouts"] = r.timeouts;
   j["connection_errors"] = r.connectionErrors;
+  j["lost_responses"] = r.lostResponses;
   j["conflicts_409"] = r.conflicts409;
   j["status_500"] = r.status500;
   j["status_503"] = r.status503;
@@ -130,8 +131,9 @@ std::string toText(const Result& r) {
   out << "  success rate       " << fmt("%.2f %%", 100 * r.successRate()) << " (" << r.successes << " succeeded)\n";
   out << "  failed             exhausted " << r.failures.retriesExhausted << ", not retryable "
       << r.failures.notRetryable << ", deadline " << r.failures.deadline << ", budget " << r.failures.budget << '\n';
-  out << "  answers            timeouts " << r.timeouts << ", connection errors " << r.connectionErrors << ", 409 "
-      << r.conflicts409 << ", 500 " << r.status500 << ", 503 " << r.status503 << ", replays " << r.replays << '\n';
+  out << "  answers            timeouts " << r.timeouts << ", connection errors " << r.connectionErrors << " ("
+      << r.lostResponses << " after execution), 409 " << r.conflicts409 << ", 500 " << r.status500 << ", 503 "
+      << r.status503 << ", replays " << r.replays << '\n';
   out << "  executions         " << r.executions << ", duplicates " << r.duplicates << " ("
       << fmt("%.1f", r.duplicatesPerMillion()) << " per million: after purge " << r.duplicatesAfterPurge
       << ", concurrent " << r.duplicatesConcurrent << ", lease takeover " << r.duplicatesLeaseTakeover << ")\n";

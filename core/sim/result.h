@@ -52,8 +52,9 @@ struct Result {
   std::int64_t successes = 0;
   Failures failures;
   std::int64_t timeouts = 0;
-  std::int64_t connectionErrors = 0;
-  std::int64_t conflicts409 = 0;  // 409 answers sent by the server
+  std::int64_t connectionErrors = 0;  // before reaching the server, or an answer lost after execution
+  std::int64_t lostResponses = 0;     // of which: executed, answer lost
+  std::int64_t conflicts409 = 0;      // 409 answers sent by the server
   std::int64_t status500 = 0;
   std::int64_t status503 = 0;
   std::int64_t replays = 0;  // stored answers replayed

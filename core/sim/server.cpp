@@ -31,6 +31,7 @@ ServerModel::ServerModel(const Server& s) : m_s(s), m_latency(s.latencyMedian, s
   for (const auto& e : m_s.events) {
     if (e.outage) m_outages.push_back(&e);
     if (e.failureRate) m_failureWindows.push_back(&e);
+    if (e.retryAfter) m_retryAfterWindows.push_back(&e);
   }
   if (m_s.capacityRps > 0) m_slot = static_cast<double>(kUsecPerSecond) / m_s.capacityRps;
 }
@@ -45,6 +46,12 @@ double ServerModel::failureRateAt(Usec t) const {
   for (const auto* e : m_failureWindows)
     if (active(*e, t)) return *e->failureRate;
   return m_s.failureRate;
+}
+
+Usec ServerModel::retryAfter503At(Usec t) const {
+  for (const auto* e : m_retryAfterWindows)
+    if (active(*e, t)) return *e->retryAfter;
+  return m_s.retryAfter;
 }
 
 Usec ServerModel::admit(Usec t) {

@@ -30,6 +30,8 @@ class ServerModel final {
   [[nodiscard]] const ServerEvent* outageAt(Usec t) const;
   /// Probability that an attempt handled at t fails before execution starts.
   [[nodiscard]] double failureRateAt(Usec t) const;
+  /// Retry-After on a 503 sent at t: the active event's, else the server's.
+  [[nodiscard]] Usec retryAfter503At(Usec t) const;
   /// A request arrives at t: when its handler starts (FIFO behind earlier requests, one
   /// request per 1/capacity_rps seconds; immediately when capacity is unlimited).
   [[nodiscard]] Usec admit(Usec t);
@@ -43,6 +45,7 @@ class ServerModel final {
   LatencyModel m_latency;
   std::vector<const ServerEvent*> m_outages;
   std::vector<const ServerEvent*> m_failureWindows;
+  std::vector<const ServerEvent*> m_retryAfterWindows;
   double m_slot = 0;       // microseconds per request; 0 = unlimited
   double m_busyUntil = 0;  // when the queue ahead of a new request empties
 };

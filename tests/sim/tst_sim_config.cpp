@@ -221,13 +221,37 @@ class TestSimConfig : public QObject {
     }
   }
 
+  // The example configs in core/sim/examples parse and run.
+  void examples_data() {
+    QTest::addColumn<QString>("file");
+    QTest::newRow("issue6") << "issue6.json";
+    QTest::newRow("charge-twice") << "charge-twice.json";
+    QTest::newRow("storm") << "storm.json";
+  }
+  void examples() {
+    QFETCH(QString, file);
+    QFile f(QStringLiteral(IDEM_SOURCE_DIR "/core/sim/examples/") + file);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    SimConfig c = parseConfigText(f.readAll().toStdString());
+    c.clients.operations = std::min<std::int64_t>(c.clients.operations, 3000);
+    const Result r = simulate(c);
+    QCOMPARE(r.operations >= 3000, true);
+    QVERIFY(r.successes > 0);
+  }
+
   // configToJson writes the resolved config in the input's shape: reading it back runs the
   // same simulation.
   void resolvedConfigRoundTrips() {
     SimConfig c = parseConfigText(kIssueExample);
     c.clients.operations = 3000;
     c.policy.budget.type = Budget::Type::Ratio;
-    c.server.events.push_back(ServerEvent{sec(5), sec(2), 0, true, false, sec(3), std::nullopt});
+    ServerEvent outage;
+    outage.at = sec(5);
+    outage.duration = sec(2);
+    outage.outage = true;
+    outage.outageFraction = 0.5;
+    outage.retryAfter = sec(3);
+    c.server.events.push_back(outage);
     const auto written = configToJson(c);
     const SimConfig back = parseConfig(nlohmann::json::parse(written.dump()));
     QCOMPARE(configToJson(back).dump(), written.dump());

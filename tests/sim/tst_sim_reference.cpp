@@ -293,6 +293,35 @@ class TestSimReference : public QObject {
     QVERIFY(polly.offsets[0].p50 >= 2.0);
   }
 
+  // Issue 6's "done when": with a 30-minute TTL, which client can charge twice? Answers lost
+  // after execution are retried; a partial outage answers 503 with Retry-After: 40m. urllib3
+  // obeys it and returns after the key is gone; Stripe's SDK ignores Retry-After above 60 s.
+  void stripeVersusUrllib3() {
+    SimConfig c = config(R"({"seed": 1,
+      "clients": {"operations": 60000, "arrival_rate_per_s": 200},
+      "policy": {"preset": "stripe"},
+      "server": {"latency": {"median": "150ms", "p99": "2s"}, "lost_response_rate": 0.01,
+                 "events": [{"at": "100s", "duration": "120s", "outage": true, "outage_fraction": 0.3,
+                             "retry_after": "40m"}]},
+      "store": {"ttl": "30m"} })");
+    const Result stripe = simulate(c);
+    QVERIFY(stripe.horizon.value && *stripe.horizon.value < c.store.ttl);
+    QVERIFY(!expiryDuplicatesPossible(stripe));
+    QCOMPARE(stripe.duplicates, std::int64_t{0});
+    QVERIFY(stripe.lostResponses > 300);
+    QVERIFY(stripe.replays >= stripe.lostResponses * 9 / 10);  // lost answers come back as replays
+
+    c.policy = findPreset("urllib3")->policy;
+    const Result urllib3 = simulate(c);
+    QVERIFY(!urllib3.horizon.value);  // no timeout, Retry-After obeyed up to 6 h
+    QVERIFY(expiryDuplicatesPossible(urllib3));
+    QVERIFY2(urllib3.duplicates > 10, qPrintable(QString::number(urllib3.duplicates)));
+    QCOMPARE(urllib3.duplicatesAfterPurge, urllib3.duplicates);
+    QVERIFY(urllib3.duplicatesPerMillion() > 100);
+    // Every duplicate is an operation whose retry slept the 40 minutes.
+    QVERIFY(urllib3.offsets[1].max >= 2400);
+  }
+
   void sameSeedSameJson() {
     SimConfig c = storm("exponential", "full", 77);
     c.clients.operations = 4000;
