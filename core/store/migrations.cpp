@@ -62,8 +62,13 @@ MigrateReport migrate(pg::Connection& conn) {
   conn.script(kBookkeeping);
   report.from = appliedSchemaVersion(conn);
   report.to = report.from;
+  // Apply every known version not yet recorded, not only those above the highest: a
+  // migration merged out of order must still reach databases that were migrated meanwhile.
+  std::vector<int> applied;
+  auto rows = conn.exec("SELECT version FROM idem.schema_migrations");
+  for (int i = 0; i < rows.rows(); ++i) applied.push_back(static_cast<int>(rows.integer(i, "version")));
   for (const auto& m : knownMigrations()) {
-    if (m.version <= report.from) continue;
+    if (std::find(applied.begin(), applied.end(), m.version) != applied.end()) continue;
     conn.exec("BEGIN");
     try {
       try {
@@ -81,7 +86,7 @@ MigrateReport migrate(pg::Connection& conn) {
       throw;
     }
     report.applied.push_back(m.name);
-    report.to = m.version;
+    report.to = std::max(report.to, m.version);
   }
   return report;
 }
