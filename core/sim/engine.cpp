@@ -58,7 +58,8 @@ struct Op {
   Usec storedAt = -1;  // key stored (first receipt or completion); < 0: no key
   Usec leaseUntil = 0;
   BackoffState backoff;
-  float lastRetryCost = -1;  // AWS retry quota refund; < 0: no retry taken
+  float lastRetryCost = -1;   // AWS retry quota refund; < 0: no retry taken
+  std::uint16_t pending = 0;  // events in the queue that name this operation
   std::uint16_t attempt = 0;
   KeyState key = KeyState::None;
   ClientState client = ClientState::Waiting;
@@ -97,6 +98,7 @@ class Engine final {
       m_now = ev.t;
       advanceSeries(m_now);
       dispatch(ev);
+      if (ev.type != EvType::Arrival) release(ev.id);
       if ((++processed & 0xFFFF) == 0 && checkControl()) break;
     }
     finish();
@@ -107,7 +109,16 @@ class Engine final {
   // ---- event queue -------------------------------------------------------------------
   void push(Usec t, EvType type, std::uint32_t id, std::uint16_t attempt, Kind kind = Kind::Executed,
             Usec retryAfter = -1) {
+    if (type != EvType::Arrival) ++m_ops[id].pending;
     m_queue.push(Event{t, m_seq++, retryAfter, id, attempt, type, kind});
+  }
+
+  /// An event of operation id was handled. Once the client is done and no event names the
+  /// operation any more, nothing can reach its key again: its slot is reused, so memory
+  /// follows the operations in progress, not all operations.
+  void release(std::uint32_t id) {
+    Op& o = m_ops[id];
+    if (--o.pending == 0 && o.client == ClientState::Finished) m_free.push_back(id);
   }
 
   void dispatch(const Event& ev) {
@@ -170,9 +181,16 @@ class Engine final {
     auto& s = m_streams[stream];
     ++s.created;
     if (stream == 0) m_lastBaseArrival = m_now;
-    if (m_ops.size() >= std::numeric_limits<std::uint32_t>::max()) return;
-    const auto id = static_cast<std::uint32_t>(m_ops.size());
-    m_ops.emplace_back();
+    std::uint32_t id = 0;
+    if (!m_free.empty()) {
+      id = m_free.back();
+      m_free.pop_back();
+      m_ops[id] = Op{};
+    } else {
+      if (m_ops.size() >= std::numeric_limits<std::uint32_t>::max()) return;
+      id = static_cast<std::uint32_t>(m_ops.size());
+      m_ops.emplace_back();
+    }
     ++m_result.operations;
     ++row().offered;
     send(id);
@@ -428,6 +446,7 @@ class Engine final {
   Result m_result;
   QuaternaryHeap<Event, Earlier> m_queue;
   std::vector<Op> m_ops;
+  std::vector<std::uint32_t> m_free;  // slots of finished operations
   std::vector<ArrivalStream> m_streams;
   std::vector<std::vector<double>> m_offsets;  // by attempt number
   Usec m_now = 0;
