@@ -5,10 +5,13 @@
 // quits: how the README's screenshots are taken from the real program.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 #include <QLineEdit>
 #include <QSettings>
 #include <QTabWidget>
 #include <QTimer>
+#include <unistd.h>
+
 #include <cstdio>
 
 #include "ui/common/dbsession.h"
@@ -46,9 +49,17 @@ int main(int argc, char** argv) {
   cli.process(app);
 
   if (cli.isSet(demo)) {
+    // The demo (private PostgreSQL, endpoint, traffic) is idemctl's; it opens a console on
+    // its store by itself. Hand over to it: this process becomes `idemctl demo`.
+    const QString idemctl = QCoreApplication::applicationDirPath() + u"/../idemctl/idemctl"_s;
+    if (QFileInfo(idemctl).isExecutable()) {
+      const QByteArray exe = QFileInfo(idemctl).canonicalFilePath().toLocal8Bit();
+      char* args[] = {const_cast<char*>(exe.constData()), const_cast<char*>("demo"), nullptr};
+      execv(exe.constData(), args);
+    }
     std::fprintf(stderr,
-                 "idem-console: --demo is not available yet. Start the demo with `./run demo`, then open the store it "
-                 "prints with `idem-console --db CONNINFO`.\n");
+                 "idem-console: idemctl is not built next to the console. Start the demo with `./run demo`; it opens "
+                 "the console on its store.\n");
     return 2;
   }
 

@@ -3,6 +3,7 @@
 // QAbstractItemModelTester; times read absolute and relative.
 #include <QAbstractItemModelTester>
 #include <QTableView>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "tests/ui/uifixtures.h"
@@ -11,6 +12,7 @@
 #include "ui/detail/generationmodel.h"
 #include "ui/detail/keydetailwidget.h"
 #include "ui/detail/responseview.h"
+#include "ui/explain/explainview.h"
 #include "ui/trace/eventmodel.h"
 #include "ui/trace/timelinewidget.h"
 #include "ui/trace/traceview.h"
@@ -106,6 +108,41 @@ class TestDetail : public QObject {
     QTest::mouseClick(timeline, Qt::LeftButton, {}, timeline->markerPosition(4).toPoint());
     QCOMPARE(widget.traceView()->table()->currentIndex().row(), 4);
     QVERIFY(widget.eventModel()->describe(4).contains(u"executed after expiry"_s));
+  }
+
+  void explainShowsCoreNarrativeAndExports() {
+    DbSession session(u"test"_s);
+    QVERIFY(test::openSession(session, m_db->conninfo()));
+    KeyDetailWidget widget(&session);
+    widget.resize(1200, 700);
+    widget.show();
+    QSignalSpy loaded(&widget, &KeyDetailWidget::detailLoaded);
+    widget.showKey(m_incident);
+    QVERIFY(loaded.wait(10000));
+    widget.setCurrentTab(KeyDetailWidget::ExplainTab);
+    QApplication::processEvents();
+    ExplainView* view = widget.explainView();
+    QVERIFY2(!view->narrativeText().isEmpty(), qPrintable(widget.detail().explainError));
+    QCOMPARE(widget.detail().explainedExecutions, 2);
+    QVERIFY2(view->narrativeText().contains(u"32 min"_s), qPrintable(view->narrativeText()));
+    QCOMPARE(view->timeline()->markerCount(), 6);
+    QTemporaryDir dir;
+    QString error;
+    QVERIFY2(view->exportTo(dir.filePath(u"x.md"_s), ExplainView::Format::Markdown, &error), qPrintable(error));
+    QVERIFY2(view->exportTo(dir.filePath(u"x.html"_s), ExplainView::Format::Html, &error), qPrintable(error));
+    QVERIFY2(view->exportTo(dir.filePath(u"x.pdf"_s), ExplainView::Format::Pdf, &error), qPrintable(error));
+    QFile md(dir.filePath(u"x.md"_s));
+    QVERIFY(md.open(QIODevice::ReadOnly));
+    QVERIFY(md.readAll().contains(test::kIncidentKey));
+    QFile html(dir.filePath(u"x.html"_s));
+    QVERIFY(html.open(QIODevice::ReadOnly));
+    QVERIFY(html.readAll().contains("<html"));
+    QFile pdf(dir.filePath(u"x.pdf"_s));
+    QVERIFY(pdf.open(QIODevice::ReadOnly));
+    QVERIFY(pdf.size() > 2000);
+    QVERIFY(pdf.read(5) == "%PDF-");
+    QVERIFY(!view->exportTo(u"/nonexistent-dir/x.md"_s, ExplainView::Format::Markdown, &error));
+    QVERIFY(!error.isEmpty());
   }
 
   void responseBodyIsPrettyJson() {

@@ -1,5 +1,10 @@
 #include "ui/detail/detailquery.h"
 
+#include <QObject>
+
+#include "core/explain/explain.h"
+#include "core/explain/format.h"
+#include "core/explain/loader.h"
 #include "ui/common/outcomestyle.h"
 #include "ui/common/timefmt.h"
 
@@ -97,6 +102,22 @@ KeyDetail loadKeyDetail(pg::Connection& conn, const KeyRef& ref) {
     d.events.push_back(std::move(ev));
   }
   d.eventsTruncated = e.rows() > kMaxTraceEvents;
+  // The narrative is core's (the same text `idemctl explain` prints): its loader reads the
+  // key again with the policy in force per generation, which the tabs above do not need.
+  try {
+    explain::KeyRef target{explain::Scope{ref.tenant.toStdString(), ref.endpoint.toStdString()}, ref.key.toStdString()};
+    explain::KeyHistory history = explain::loadHistory(conn, target);
+    if (history.generations.empty() && history.events.empty()) {
+      d.explainError = QObject::tr("nothing is stored for this key.");
+    } else {
+      const explain::Explanation x = explain::explain(std::move(history));
+      d.narrative = QString::fromStdString(x.narrative);
+      d.markdown = QString::fromStdString(explain::toMarkdown(x));
+      d.explainedExecutions = x.executions;
+    }
+  } catch (const pg::QueryError& failure) {
+    d.explainError = QObject::tr("the explanation could not be computed: %1").arg(QString::fromUtf8(failure.what()));
+  }
   d.serverNow = timeAt(conn.exec("SELECT extract(epoch FROM now())::text AS now"), 0, "now");
   return d;
 }

@@ -57,6 +57,10 @@ struct KeyDetail {
   std::vector<KeyEvent> events;         ///< by time
   bool eventsTruncated = false;
   QDateTime serverNow;
+  QString narrative;        ///< core's plain-language explanation (core/explain)
+  QString markdown;         ///< core's Markdown report for a ticket
+  QString explainError;     ///< why there is no explanation, when there is none
+  int explainedExecutions = -1;  ///< core's count (includes executions whose events are gone)
   [[nodiscard]] int executions() const;
   [[nodiscard]] const Generation* live() const;
 };

@@ -84,7 +84,7 @@ void KeyDetailWidget::apply(const KeyDetail& detail) {
   m_events->setDetail(detail);
   m_generationTable->resizeColumnsToContents();
   if (!detail.ref.isValid()) return;
-  const int executions = detail.executions();
+  const int executions = detail.explainedExecutions >= 0 ? detail.explainedExecutions : detail.executions();
   const Generation* live = detail.live();
   QString text = u"<b>"_s % detail.ref.key.toHtmlEscaped() % u"</b> · "_s % detail.ref.tenant.toHtmlEscaped() %
                  u" "_s % detail.ref.endpoint.toHtmlEscaped();

@@ -100,6 +100,7 @@ KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* pare
   m_hsplit->addWidget(m_vsplit);
   m_hsplit->setStretchFactor(1, 1);
   m_hsplit->setSizes({270, 1000});
+  m_vsplit->setSizes({330, 470});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_hsplit);

@@ -289,6 +289,27 @@ void TimelineWidget::paintGenerations(QPainter& p, const QRectF& plot) {
                  tr("lease until %1").arg(formatAbsolute(g.leaseUntil)));
     }
   }
+  // Between one generation's expiry and the next one's start: the gap that explains a
+  // second execution ("the retry came 32 minutes after expiry").
+  for (std::size_t i = 1; i < d.generations.size(); ++i) {
+    const Generation& prev = d.generations[i - 1];
+    const Generation& next = d.generations[i];
+    const qint64 gapMs = prev.expires.msecsTo(next.created);
+    if (gapMs <= 0) continue;
+    const double x0 = xOf(static_cast<double>(prev.expires.toMSecsSinceEpoch()));
+    const double x1 = xOf(static_cast<double>(next.created.toMSecsSinceEpoch()));
+    const double y = plot.top() + kGenBandH * 0.75;
+    const QColor magenta = outcomeStyle(u"executed_after_expiry"_s).color;
+    p.setPen(QPen(magenta, 1.5));
+    p.drawLine(QPointF(x0, y), QPointF(x1, y));
+    p.drawLine(QPointF(x0, y - 4), QPointF(x0, y + 4));
+    p.drawLine(QPointF(x1, y - 4), QPointF(x1, y + 4));
+    const QString label = tr("retry %1 after expiry").arg(formatDuration(gapMs));
+    const double w = QFontMetricsF(font()).horizontalAdvance(label);
+    // Inside the gap when it is wide enough, else just before the expiry line.
+    const double lx = std::max(plot.left() + 2, (x1 - x0) > w + 8 ? (x0 + x1) / 2 - w / 2 : x0 - w - 6);
+    p.drawText(QPointF(lx, y + 4), label);
+  }
   p.restore();
 }
 
