@@ -1,8 +1,7 @@
-// Duration parsing for simulator configs.
+// Durations for simulator configs: the policy file's spelling, in microseconds.
 #include "core/sim/duration.h"
 
-#include <cmath>
-#include <limits>
+#include "core/policy/duration.h"
 
 namespace idem::sim {
 
@@ -11,7 +10,7 @@ struct Unit {
   std::string_view suffix;
   Usec usec;
 };
-// Longest suffix first so "ms" is not read as "m" + "s".
+// Smallest first; formatDuration walks it from the largest.
 constexpr Unit kUnits[] = {{"ms", kUsecPerMs},
                            {"s", kUsecPerSecond},
                            {"m", 60 * kUsecPerSecond},
@@ -21,25 +20,10 @@ constexpr Unit kUnits[] = {{"ms", kUsecPerMs},
 constexpr Usec kMaxDuration = 36500LL * 86400 * kUsecPerSecond;
 }  // namespace
 
-Usec fromSeconds(double seconds) {
-  const double us = std::round(seconds * static_cast<double>(kUsecPerSecond));
-  if (!(us < static_cast<double>(kMaxDuration))) return kMaxDuration;
-  return us < 0 ? 0 : static_cast<Usec>(us);
-}
-
 std::optional<Usec> parseDuration(std::string_view text) {
-  std::size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0 || digits > 15) return std::nullopt;
-  const std::string_view suffix = text.substr(digits);
-  for (const auto& unit : kUnits) {
-    if (suffix != unit.suffix) continue;
-    Usec value = 0;
-    for (std::size_t i = 0; i < digits; ++i) value = value * 10 + (text[i] - '0');
-    if (value > kMaxDuration / unit.usec) return std::nullopt;
-    return value * unit.usec;
-  }
-  return std::nullopt;
+  const auto ms = policy::parseDuration(text);
+  if (!ms || ms->count() < 0 || ms->count() > kMaxDuration / kUsecPerMs) return std::nullopt;
+  return ms->count() * kUsecPerMs;
 }
 
 std::string formatDuration(Usec d) {

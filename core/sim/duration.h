@@ -1,7 +1,6 @@
 #pragma once
 // Durations in simulator configs ("500ms", "3s", "30m", "24h", "30d") and the simulator's
-// clock unit. Private to the simulator: idem::policy::parseDuration (core/policy) was not
-// committed when this was written; the spelling accepted here is the same (DESIGN §4).
+// clock unit. Parsing is idem::policy::parseDuration's (DESIGN §4), in microseconds.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,7 +15,6 @@ inline constexpr Usec kUsecPerMs = 1000;
 inline constexpr Usec kUsecPerSecond = 1000 * kUsecPerMs;
 
 [[nodiscard]] inline double toSeconds(Usec t) { return static_cast<double>(t) / static_cast<double>(kUsecPerSecond); }
-[[nodiscard]] Usec fromSeconds(double seconds);
 
 /// "<non-negative integer><ms|s|m|h|d>" -> microseconds; nullopt when malformed or too large.
 [[nodiscard]] std::optional<Usec> parseDuration(std::string_view text);
