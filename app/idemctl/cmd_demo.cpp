@@ -13,7 +13,6 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
-
 #include <nlohmann/json.hpp>
 
 #include "app/idemctl/command.h"
@@ -169,9 +168,11 @@ int runDemo(const idemctl::Args& args) {
             << "Try:\n"
             << "  curl -s -X POST " << url
             << "/v1/payments -H 'Content-Type: application/json' -H 'Account-Id: acct_me' \\\n"
-               "       -H 'Idempotency-Key: my-first-key' -d '{\"amount\":1000,\"currency\":\"usd\",\"customer\":\"cus_1\"}'\n"
+               "       -H 'Idempotency-Key: my-first-key' -d "
+               "'{\"amount\":1000,\"currency\":\"usd\",\"customer\":\"cus_1\"}'\n"
             << "  curl -s '" << url << "/v1/payments?idempotency_key=" << key << "' -H 'Account-Id: acct_acme'\n"
-            << "  idemctl explain --db \"" << conninfo << "\" --key " << key << " --scope \"acct_acme POST /v1/payments\"\n"
+            << "  idemctl explain --db \"" << conninfo << "\" --key " << key
+            << " --scope \"acct_acme POST /v1/payments\"\n"
             << "  psql \"" << conninfo << "\"\n\n";
 
   pid_t console = -1;
@@ -185,7 +186,8 @@ int runDemo(const idemctl::Args& args) {
                  "`idem-console --db \"…\"` from a desktop session.\n";
   } else {
     console = launchConsole(exe, conninfo, url);
-    std::cout << (console > 0 ? "opened the console (" + exe + ")\n" : "could not start " + exe + "; running headless\n");
+    std::cout << (console > 0 ? "opened the console (" + exe + ")\n"
+                              : "could not start " + exe + "; running headless\n");
   }
   std::cout << "Stop with Ctrl-C.\n" << std::flush;
 

@@ -1,11 +1,10 @@
 #include "core/demo/seed.h"
 
 #include <future>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <stdexcept>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "core/endpoint/client.h"
 #include "core/fingerprint/fingerprint.h"
@@ -137,7 +136,8 @@ void Seeder::ordinaryHistory() {
   // Orders (30m TTL, fields fingerprint) and webhook acks (key optional).
   for (int i = 1; i <= 5; ++i) {
     const std::string key = "cart-" + std::to_string(7000 + i);
-    const std::string body = nlohmann::json{{"item", "sku_" + std::to_string(100 + i)}, {"quantity", i % 3 + 1},
+    const std::string body = nlohmann::json{{"item", "sku_" + std::to_string(100 + i)},
+                                            {"quantity", i % 3 + 1},
                                             {"customer", "cus_shop_" + std::to_string(i)}}
                                  .dump();
     expect(post("/v1/orders", "acct_globex", key, body), 201, "order " + key);
@@ -150,9 +150,10 @@ void Seeder::ordinaryHistory() {
     expect(post("/v1/webhooks/ack", "acct_initech", i == 2 ? "" : "evt_ack_" + std::to_string(i),
                 nlohmann::json{{"event", "evt_" + std::to_string(5500 + i)}}.dump()),
            200, "webhook ack");
-  m_report.lines.push_back("ordinary history: 12 payments, a refund, 6 orders, 3 webhook acks across acct_acme, "
-                           "acct_globex, acct_initech; " +
-                           std::to_string(replays + 3) + " client retries replayed");
+  m_report.lines.push_back(
+      "ordinary history: 12 payments, a refund, 6 orders, 3 webhook acks across acct_acme, "
+      "acct_globex, acct_initech; " +
+      std::to_string(replays + 3) + " client retries replayed");
 }
 
 void Seeder::conflictsAndMismatches() {
@@ -175,8 +176,9 @@ void Seeder::conflictsAndMismatches() {
   expect(post("/v1/payments", "acct_acme", "acme-inv-2042", payment(4600, "usd", "cus_acme_017")), 422, "mismatch");
   expect(post("/v1/orders", "acct_globex", "cart-7002", R"({"item":"sku_102","quantity":9,"customer":"cus_shop_2"})"),
          422, "order mismatch");
-  m_report.lines.push_back("conflicts: a 409 on payments, an order retry that waited and replayed, one that waited "
-                           "2s and got 409; two 422 payload mismatches");
+  m_report.lines.push_back(
+      "conflicts: a 409 on payments, an order retry that waited and replayed, one that waited "
+      "2s and got 409; two 422 payload mismatches");
 }
 
 void Seeder::failures() {
@@ -187,8 +189,9 @@ void Seeder::failures() {
   expect(post("/v1/payments", "acct_initech", "tps-report-0004", body, {{"Sim-Fail", "before"}}), 503, "fail before");
   expect(post("/v1/payments", "acct_initech", "tps-report-0004", body), 201, "retry after released");
   remember("acct_initech", kPayments, "tps-report-0004", 30 * kMinute, 50 * kMinute);
-  m_report.lines.push_back("failures: a 500 after execution started (stored, replayed, ledger row 'failed'); a "
-                           "failure before execution (released, the retry executed)");
+  m_report.lines.push_back(
+      "failures: a 500 after execution started (stored, replayed, ledger row 'failed'); a "
+      "failure before execution (released, the retry executed)");
 }
 
 void Seeder::stuckKey() {
@@ -229,9 +232,10 @@ void Seeder::incident() {
   pg::Connection conn(m_conninfo);
   const long long shift = tier->ttl.count() / 1000 + 33 * kMinute;
   backdateKey(conn, tenant, kPayments, key, shift);
-  auto ids = conn.exec("SELECT id FROM idem.events WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3 AND "
-                       "outcome = 'replayed' ORDER BY id",
-                       {tenant, kPayments, key});
+  auto ids = conn.exec(
+      "SELECT id FROM idem.events WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3 AND "
+      "outcome = 'replayed' ORDER BY id",
+      {tenant, kPayments, key});
   const long long offsets[] = {30, 150};
   for (int i = 0; i < ids.rows() && i < 2; ++i)
     conn.exec("UPDATE idem.events SET at = at + make_interval(secs => $2) WHERE id = $1",
@@ -242,10 +246,10 @@ void Seeder::incident() {
   if (!late.header("Idempotent-Replayed").empty()) throw std::runtime_error("demo seed: the late retry was replayed");
   m_report.incidentTenant = tenant;
   m_report.incidentKey = key;
-  m_report.lines.push_back("THE INCIDENT: acct_acme " + key +
-                           " was charged twice — replayed at +30s and +2m30s, then retried " +
-                           std::to_string(shift / kHour) + "h" + std::to_string(shift % kHour / kMinute) +
-                           "m later, 33 minutes after the key expired, and executed again (two ledger rows, generations 1 and 2)");
+  m_report.lines.push_back(
+      "THE INCIDENT: acct_acme " + key + " was charged twice — replayed at +30s and +2m30s, then retried " +
+      std::to_string(shift / kHour) + "h" + std::to_string(shift % kHour / kMinute) +
+      "m later, 33 minutes after the key expired, and executed again (two ledger rows, generations 1 and 2)");
 }
 
 SeedReport Seeder::run() {
@@ -271,24 +275,28 @@ void backdateKey(pg::Connection& conn, const std::string& tenant, const std::str
   const std::vector<pg::Param> p{tenant, endpoint, key, seconds};
   conn.exec("BEGIN");
   try {
-    conn.exec("UPDATE idem.keys SET created_at = created_at - make_interval(secs => $4), "
-              "completed_at = completed_at - make_interval(secs => $4), "
-              "expires_at = expires_at - make_interval(secs => $4), "
-              "lease_until = lease_until - make_interval(secs => $4) "
-              "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
-              p);
-    conn.exec("UPDATE idem.key_archive SET created_at = created_at - make_interval(secs => $4), "
-              "completed_at = completed_at - make_interval(secs => $4), "
-              "expires_at = expires_at - make_interval(secs => $4), "
-              "archived_at = archived_at - make_interval(secs => $4) "
-              "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
-              p);
-    conn.exec("UPDATE idem.events SET at = at - make_interval(secs => $4) "
-              "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
-              p);
-    conn.exec("UPDATE idem_demo.ledger SET created_at = created_at - make_interval(secs => $4) "
-              "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
-              p);
+    conn.exec(
+        "UPDATE idem.keys SET created_at = created_at - make_interval(secs => $4), "
+        "completed_at = completed_at - make_interval(secs => $4), "
+        "expires_at = expires_at - make_interval(secs => $4), "
+        "lease_until = lease_until - make_interval(secs => $4) "
+        "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
+        p);
+    conn.exec(
+        "UPDATE idem.key_archive SET created_at = created_at - make_interval(secs => $4), "
+        "completed_at = completed_at - make_interval(secs => $4), "
+        "expires_at = expires_at - make_interval(secs => $4), "
+        "archived_at = archived_at - make_interval(secs => $4) "
+        "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
+        p);
+    conn.exec(
+        "UPDATE idem.events SET at = at - make_interval(secs => $4) "
+        "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
+        p);
+    conn.exec(
+        "UPDATE idem_demo.ledger SET created_at = created_at - make_interval(secs => $4) "
+        "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
+        p);
     conn.exec("COMMIT");
   } catch (...) {
     try {

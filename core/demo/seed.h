@@ -12,9 +12,9 @@ namespace idem::demo {
 
 struct SeedReport {
   int requests = 0;
-  std::string incidentTenant;   // the seed's incident: charged twice after the key expired
+  std::string incidentTenant;  // the seed's incident: charged twice after the key expired
   std::string incidentKey;
-  std::string stuckKey;         // a payment left processing by a "crashed" worker
+  std::string stuckKey;            // a payment left processing by a "crashed" worker
   std::vector<std::string> lines;  // what was seeded, in words, for the terminal
 };
 
@@ -23,7 +23,7 @@ struct SeedReport {
 SeedReport seedHistory(endpoint::Server& server, const std::string& conninfo);
 
 /// Moves every record of one key (live row, archive, events, ledger) `seconds` into the past.
-void backdateKey(pg::Connection& conn, const std::string& tenant, const std::string& endpoint,
-                 const std::string& key, long long seconds);
+void backdateKey(pg::Connection& conn, const std::string& tenant, const std::string& endpoint, const std::string& key,
+                 long long seconds);
 
 }  // namespace idem::demo

@@ -1,9 +1,8 @@
 #include "core/demo/traffic.h"
 
 #include <deque>
-#include <random>
-
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "core/endpoint/client.h"
 
@@ -59,7 +58,8 @@ void LiveTraffic::run() {
       (void)client.post("/v1/orders", h, R"({"item":"sku_live","quantity":1})");
     } else {
       Sent s{tenants[tenantPick(rng)], "live-pay-" + std::to_string(++n),
-             nlohmann::json{{"amount", amount(rng)}, {"currency", "usd"}, {"customer", "cus_live_" + std::to_string(n % 40)}}
+             nlohmann::json{
+                 {"amount", amount(rng)}, {"currency", "usd"}, {"customer", "cus_live_" + std::to_string(n % 40)}}
                  .dump()};
       h.emplace_back("Account-Id", s.tenant);
       h.emplace_back("Idempotency-Key", s.key);

@@ -2,22 +2,21 @@
 // The ledger (idem_demo.ledger, migration 0004): the payment channel's side of each execution.
 // Its INSERT is handed to the Enforcer as a same-transaction statement, so a row exists exactly
 // when the key's completion committed. All SQL for the table lives here.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "core/store/keystore.h"
 
 namespace idem::endpoint {
 
 struct LedgerRow {
-  std::string id;        // pay_…
-  std::string kind;      // payment | refund | order | webhook_ack
+  std::string id;    // pay_…
+  std::string kind;  // payment | refund | order | webhook_ack
   std::string tenant;
   std::string endpoint;  // "POST /v1/payments"
   std::optional<std::string> key;
-  int generation = 0;    // 0: no key (stored as NULL)
+  int generation = 0;                // 0: no key (stored as NULL)
   std::string status = "succeeded";  // or "failed" (Sim-Fail: after)
   std::optional<long long> amount;
   std::optional<std::string> currency;

@@ -75,26 +75,30 @@ std::string Metrics::render(const Gauges& g) const {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + labels + " " +
            number(v) + "\n";
   };
-  out += "# HELP idem_store_pool_connections Store connections by state.\n"
-         "# TYPE idem_store_pool_connections gauge\n";
+  out +=
+      "# HELP idem_store_pool_connections Store connections by state.\n"
+      "# TYPE idem_store_pool_connections gauge\n";
   out += "idem_store_pool_connections{state=\"idle\"} " + std::to_string(g.pool.idle) + "\n";
   out += "idem_store_pool_connections{state=\"in_use\"} " + std::to_string(g.pool.inUse) + "\n";
   gauge("idem_store_pool_max_connections", "Configured size of the store pool.", "", g.pool.maxSize);
   gauge("idem_store_pool_waiting", "Requests waiting for a store connection.", "", g.pool.waiting);
-  out += "# HELP idem_store_connect_failures_total Failed attempts to connect to the store.\n"
-         "# TYPE idem_store_connect_failures_total counter\n"
-         "idem_store_connect_failures_total " +
-         std::to_string(g.pool.connectFailures) + "\n";
+  out +=
+      "# HELP idem_store_connect_failures_total Failed attempts to connect to the store.\n"
+      "# TYPE idem_store_connect_failures_total counter\n"
+      "idem_store_connect_failures_total " +
+      std::to_string(g.pool.connectFailures) + "\n";
   gauge("idem_trace_queue_events", "Trace events queued for the batched writer.", "",
         static_cast<double>(g.traceQueued));
-  out += "# HELP idem_trace_events_written_total Trace events written to idem.events.\n"
-         "# TYPE idem_trace_events_written_total counter\n"
-         "idem_trace_events_written_total " +
-         std::to_string(g.traceWritten) + "\n";
-  out += "# HELP idem_trace_events_dropped_total Trace events dropped (queue full or store down too long).\n"
-         "# TYPE idem_trace_events_dropped_total counter\n"
-         "idem_trace_events_dropped_total " +
-         std::to_string(g.traceDropped) + "\n";
+  out +=
+      "# HELP idem_trace_events_written_total Trace events written to idem.events.\n"
+      "# TYPE idem_trace_events_written_total counter\n"
+      "idem_trace_events_written_total " +
+      std::to_string(g.traceWritten) + "\n";
+  out +=
+      "# HELP idem_trace_events_dropped_total Trace events dropped (queue full or store down too long).\n"
+      "# TYPE idem_trace_events_dropped_total counter\n"
+      "idem_trace_events_dropped_total " +
+      std::to_string(g.traceDropped) + "\n";
   gauge("idem_http_requests_in_flight", "Requests being handled now.", "", g.inFlight);
   return out;
 }

@@ -27,7 +27,8 @@ enforce::Response problemForStatus(int status, std::string_view method, std::str
                          ". The endpoint serves POST /v1/payments, /v1/refunds, /v1/orders, GET /v1/payments, "
                          "GET /idempotency, /metrics and /healthz.",
                      docsUrl);
-    case 405: return problem(405, "method-not-allowed", "Method not allowed", route + " is not supported.", docsUrl);
+    case 405:
+      return problem(405, "method-not-allowed", "Method not allowed", route + " is not supported.", docsUrl);
     case 413:
       return problem(413, "payload-too-large", "Request body too large",
                      "The request body exceeds the endpoint's limit; nothing was executed or stored.", docsUrl);

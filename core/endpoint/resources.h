@@ -1,21 +1,20 @@
 #pragma once
 // The simulated API's resources (DESIGN §5): payments, refunds, orders and webhook acks.
 // Validation and construction only; no HTTP and no database here.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/endpoint/ledger.h"
 
 namespace idem::endpoint {
 
 struct ResourceKind {
-  std::string_view route;       // "/v1/payments"
-  std::string_view object;      // "payment" (also the ledger kind)
-  std::string_view idPrefix;    // "pay_"
+  std::string_view route;     // "/v1/payments"
+  std::string_view object;    // "payment" (also the ledger kind)
+  std::string_view idPrefix;  // "pay_"
   int successStatus = 201;
 };
 
@@ -39,7 +38,7 @@ struct Execution {
 };
 
 /// Builds the resource from a validated body; `failed` marks a Sim-Fail: after execution.
-[[nodiscard]] Execution buildResource(const ResourceKind& kind, const nlohmann::json& body, long long createdEpochSeconds,
-                                      bool failed);
+[[nodiscard]] Execution buildResource(const ResourceKind& kind, const nlohmann::json& body,
+                                      long long createdEpochSeconds, bool failed);
 
 }  // namespace idem::endpoint

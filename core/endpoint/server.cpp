@@ -67,11 +67,16 @@ void toHttplib(const enforce::Response& from, httplib::Response& to) {
 
 std::string outcomeForStatus(int status) {
   switch (status) {
-    case 400: return "bad_request";
-    case 404: return "not_found";
-    case 413: return "payload_too_large";
-    case 414: return "uri_too_long";
-    default: return status >= 500 ? "error" : "rejected";
+    case 400:
+      return "bad_request";
+    case 404:
+      return "not_found";
+    case 413:
+      return "payload_too_large";
+    case 414:
+      return "uri_too_long";
+    default:
+      return status >= 500 ? "error" : "rejected";
   }
 }
 
@@ -184,14 +189,14 @@ Server::Server(ServerOptions options) : m_options(std::move(options)), m_impl(st
   }
   // Statuses httplib answers by itself (unparsable request, body over the limit) get a
   // problem+json body like every other error.
-  http.set_error_handler(httplib::Server::HandlerWithResponse([docs](const httplib::Request& req,
-                                                                     httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    auto p = problemForStatus(res.status, req.method, req.path, docs);
-    res.set_content(p.body, "application/problem+json");
-    if (res.status == 400 || res.status == 413 || res.status == 414) res.set_header("Connection", "close");
-    return httplib::Server::HandlerResponse::Handled;
-  }));
+  http.set_error_handler(
+      httplib::Server::HandlerWithResponse([docs](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        auto p = problemForStatus(res.status, req.method, req.path, docs);
+        res.set_content(p.body, "application/problem+json");
+        if (res.status == 400 || res.status == 413 || res.status == 414) res.set_header("Connection", "close");
+        return httplib::Server::HandlerResponse::Handled;
+      }));
   http.set_exception_handler([docs](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
     auto p = problemForStatus(500, req.method, req.path, docs);
     res.status = 500;

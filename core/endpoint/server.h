@@ -16,11 +16,11 @@ namespace idem::endpoint {
 
 struct ServerOptions {
   std::string conninfo;
-  policy::Policy policy;           // its docs_url is rewritten to this server's /idempotency
+  policy::Policy policy;  // its docs_url is rewritten to this server's /idempotency
   std::string host = "127.0.0.1";
-  int port = 0;                    // 0: any free port
-  int threads = 64;                // HTTP worker threads (a keep-alive connection holds one)
-  int poolSize = 16;               // store connections
+  int port = 0;       // 0: any free port
+  int threads = 64;   // HTTP worker threads (a keep-alive connection holds one)
+  int poolSize = 16;  // store connections
   bool allowFaultInjection = false;
   std::size_t maxBodyBytes = 1024 * 1024;  // larger bodies are answered 413
   std::chrono::milliseconds traceFlushInterval{100};

@@ -36,8 +36,7 @@ bool isJsonContentType(const http::Headers& headers) {
 }
 
 long long nowSeconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 std::optional<std::string> queryValue(const ServiceRequest& r, const std::string& name) {
@@ -102,8 +101,8 @@ Handled Service::handle(const ServiceRequest& req) {
         h = health();
       } else if (kindForCollection(req.path)) {
         h = listResources(req);
-      } else if (auto slash = req.path.rfind('/'); slash != std::string::npos && slash > 0 &&
-                                                     kindForCollection(req.path.substr(0, slash))) {
+      } else if (auto slash = req.path.rfind('/');
+                 slash != std::string::npos && slash > 0 && kindForCollection(req.path.substr(0, slash))) {
         h = getResource(req);
       } else {
         routed = false;
@@ -148,9 +147,9 @@ Handled Service::postResource(const ServiceRequest& req) {
   // Everything that can be refused without executing is refused before the claim: nothing is
   // stored, and a corrected retry with the same key runs normally.
   if (!isJsonContentType(req.headers)) {
-    h.response = problem(415, "unsupported-media-type", "Unsupported media type",
-                         "Send the body as JSON with Content-Type: application/json. Nothing was executed or stored.",
-                         docs);
+    h.response =
+        problem(415, "unsupported-media-type", "Unsupported media type",
+                "Send the body as JSON with Content-Type: application/json. Nothing was executed or stored.", docs);
     h.outcome = "unsupported_media_type";
     return h;
   }
@@ -306,9 +305,8 @@ Handled Service::listResources(const ServiceRequest& req) {
   const auto key = queryValue(req, "idempotency_key");
   if (key) h.key = *key;
   try {
-    auto data = m_pool.withRetry([&](pg::Connection& c) {
-      return listLedger(c, std::string(kind.object), h.tenant, key, limit);
-    });
+    auto data = m_pool.withRetry(
+        [&](pg::Connection& c) { return listLedger(c, std::string(kind.object), h.tenant, key, limit); });
     h.response = jsonResponse(200, json{{"object", "list"}, {"data", std::move(data)}});
   } catch (const pg::Unavailable&) {
     h.response = storeUnavailable(m_policy.docsUrl);
@@ -325,7 +323,8 @@ Handled Service::getResource(const ServiceRequest& req) {
   h.outcome = "read";
   h.tenant = tenantOf(req.headers);
   try {
-    auto row = m_pool.withRetry([&](pg::Connection& c) { return findLedger(c, std::string(kind.object), h.tenant, id); });
+    auto row =
+        m_pool.withRetry([&](pg::Connection& c) { return findLedger(c, std::string(kind.object), h.tenant, id); });
     if (row) {
       h.response = jsonResponse(200, *row);
     } else {
@@ -346,8 +345,8 @@ Handled Service::publishedPolicy(const ServiceRequest& req) const {
   Handled h;
   h.outcome = "read";
   const auto accept = http::findHeader(req.headers, "Accept");
-  const bool wantsJson = accept && accept->find("json") != std::string_view::npos &&
-                         accept->find("text/html") == std::string_view::npos;
+  const bool wantsJson =
+      accept && accept->find("json") != std::string_view::npos && accept->find("text/html") == std::string_view::npos;
   if (wantsJson) {
     h.response = jsonResponse(200, policy::publishedJson(m_policy));
   } else {
@@ -363,12 +362,13 @@ Handled Service::health() {
   Handled h;
   h.outcome = "health";
   try {
-    auto r = m_pool.withRetry([](pg::Connection& c) {
-      return c.exec("SELECT coalesce(max(version), 0) AS v FROM idem.schema_migrations");
-    });
-    h.response = jsonResponse(
-        200, json{{"status", "ok"}, {"store", "ok"}, {"schema_version", r.integer(0, "v")},
-                  {"policy_version", m_policyVersion}, {"in_flight", m_inFlight.load()}});
+    auto r = m_pool.withRetry(
+        [](pg::Connection& c) { return c.exec("SELECT coalesce(max(version), 0) AS v FROM idem.schema_migrations"); });
+    h.response = jsonResponse(200, json{{"status", "ok"},
+                                        {"store", "ok"},
+                                        {"schema_version", r.integer(0, "v")},
+                                        {"policy_version", m_policyVersion},
+                                        {"in_flight", m_inFlight.load()}});
   } catch (const pg::Unavailable& e) {
     h.response = problem(503, "store-unavailable", "Idempotency store unavailable",
                          std::string("The store cannot be reached (") + e.what() +

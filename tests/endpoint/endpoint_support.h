@@ -2,9 +2,8 @@
 // Shared by the endpoint suites: an in-process server over a fresh migrated database, and
 // small helpers to fire requests at it over real HTTP on loopback.
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/endpoint/client.h"
 #include "core/endpoint/server.h"

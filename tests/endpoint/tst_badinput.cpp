@@ -1,11 +1,11 @@
 // Bad input over real HTTP: every case gets a clear 4xx (problem+json), nothing is stored, and
 // the server keeps serving afterwards.
-#include <QtTest>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <QtTest>
 
 #include "tests/endpoint/endpoint_support.h"
 
@@ -94,16 +94,20 @@ class TestBadInput : public QObject {
     QTest::newRow("backslash") << QByteArray("ab\\cd");
     QTest::newRow("space inside") << QByteArray("ab cd");
     QTest::newRow("tab inside") << QByteArray("ab\tcd");
-    QTest::newRow("control character") << QByteArray("ab\x01" "cd");
-    QTest::newRow("DEL") << QByteArray("ab\x7f" "cd");
+    QTest::newRow("control character") << QByteArray(
+        "ab\x01"
+        "cd");
+    QTest::newRow("DEL") << QByteArray(
+        "ab\x7f"
+        "cd");
     QTest::newRow("non-ASCII (UTF-8)") << QByteArray("caf\xc3\xa9");
     QTest::newRow("non-ASCII (Latin-1)") << QByteArray("caf\xe9");
   }
   void badKeys() {
     QFETCH(QByteArray, key);
     std::string response;
-    const int status = rawStatus(m_s->server->port(), rawPost("Idempotency-Key: " + key.toStdString() + "\r\n"),
-                                 &response);
+    const int status =
+        rawStatus(m_s->server->port(), rawPost("Idempotency-Key: " + key.toStdString() + "\r\n"), &response);
     QCOMPARE(status, 400);
     QVERIFY2(response.find("application/problem+json") != std::string::npos, response.c_str());
     QVERIFY2(response.find("#key-malformed") != std::string::npos || response.find("#bad-request") != std::string::npos,
@@ -114,8 +118,8 @@ class TestBadInput : public QObject {
   void megabyteHeader() {
     const std::string big(1024 * 1024, 'x');
     std::string response;
-    const int status = rawStatus(m_s->server->port(), rawPost("Idempotency-Key: big-1\r\nX-Big: " + big + "\r\n"),
-                                 &response);
+    const int status =
+        rawStatus(m_s->server->port(), rawPost("Idempotency-Key: big-1\r\nX-Big: " + big + "\r\n"), &response);
     QVERIFY2(status >= 400 && status < 500, response.c_str());
     QVERIFY2(response.find("application/problem+json") != std::string::npos, response.c_str());
     // Also as the key itself.
@@ -136,19 +140,33 @@ class TestBadInput : public QObject {
     QTest::addColumn<QString>("path");
     QTest::addColumn<QString>("body");
     QTest::addColumn<QString>("field");
-    QTest::newRow("array body") << "/v1/payments" << "[1,2]" << "object";
-    QTest::newRow("amount missing") << "/v1/payments" << R"({"currency":"usd","customer":"c"})" << "amount";
-    QTest::newRow("amount string") << "/v1/payments" << R"({"amount":"10","currency":"usd","customer":"c"})"
+    QTest::newRow("array body") << "/v1/payments"
+                                << "[1,2]"
+                                << "object";
+    QTest::newRow("amount missing") << "/v1/payments"
+                                    << R"({"currency":"usd","customer":"c"})"
+                                    << "amount";
+    QTest::newRow("amount string") << "/v1/payments"
+                                   << R"({"amount":"10","currency":"usd","customer":"c"})"
                                    << "amount";
-    QTest::newRow("amount negative") << "/v1/payments" << R"({"amount":-5,"currency":"usd","customer":"c"})"
+    QTest::newRow("amount negative") << "/v1/payments"
+                                     << R"({"amount":-5,"currency":"usd","customer":"c"})"
                                      << "amount";
-    QTest::newRow("amount fractional") << "/v1/payments" << R"({"amount":1.5,"currency":"usd","customer":"c"})"
+    QTest::newRow("amount fractional") << "/v1/payments"
+                                       << R"({"amount":1.5,"currency":"usd","customer":"c"})"
                                        << "amount";
-    QTest::newRow("currency") << "/v1/payments" << R"({"amount":5,"currency":"dollars","customer":"c"})"
+    QTest::newRow("currency") << "/v1/payments"
+                              << R"({"amount":5,"currency":"dollars","customer":"c"})"
                               << "currency";
-    QTest::newRow("customer") << "/v1/payments" << R"({"amount":5,"currency":"usd","customer":7})" << "customer";
-    QTest::newRow("refund payment") << "/v1/refunds" << R"({"payment":"ch_1","amount":5})" << "payment";
-    QTest::newRow("order quantity") << "/v1/orders" << R"({"item":"sku","quantity":0})" << "quantity";
+    QTest::newRow("customer") << "/v1/payments"
+                              << R"({"amount":5,"currency":"usd","customer":7})"
+                              << "customer";
+    QTest::newRow("refund payment") << "/v1/refunds"
+                                    << R"({"payment":"ch_1","amount":5})"
+                                    << "payment";
+    QTest::newRow("order quantity") << "/v1/orders"
+                                    << R"({"item":"sku","quantity":0})"
+                                    << "quantity";
   }
   void invalidFields() {
     QFETCH(QString, path);
@@ -180,8 +198,8 @@ class TestBadInput : public QObject {
     auto p = m_s->client()->post("/v1/charges", jsonHeaders("route-1"), kPayment);
     QCOMPARE(p.status, 404);
     std::string response;
-    QCOMPARE(rawStatus(m_s->server->port(),
-                       "DELETE /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &response),
+    QCOMPARE(rawStatus(m_s->server->port(), "DELETE /v1/payments HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                       &response),
              405);
   }
 
@@ -204,7 +222,9 @@ class TestBadInput : public QObject {
   }
 
   void badFaultValues() {
-    for (auto [name, value] : {std::pair{"Sim-Delay-Ms", "-1"}, {"Sim-Delay-Ms", "61000"}, {"Sim-Delay-Ms", "1e3"},
+    for (auto [name, value] : {std::pair{"Sim-Delay-Ms", "-1"},
+                               {"Sim-Delay-Ms", "61000"},
+                               {"Sim-Delay-Ms", "1e3"},
                                {"Sim-Fail", "sometimes"}}) {
       auto h = jsonHeaders("fault-2");
       h.emplace_back(name, value);

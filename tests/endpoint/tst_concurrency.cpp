@@ -2,7 +2,6 @@
 // every other answer is a replay of it or a 409 while it runs. The listen backlog (raised
 // from httplib's 5) must absorb the burst: no connection is refused.
 #include <QtTest>
-
 #include <atomic>
 #include <barrier>
 #include <thread>

@@ -3,7 +3,6 @@
 // and no duplicate ledger row; SIGTERM finishes the in-flight request and exits 0; a store
 // without the schema is refused with a message saying to migrate.
 #include <QtTest>
-
 #include <fstream>
 #include <future>
 
@@ -13,9 +12,8 @@
 using namespace idem;
 
 namespace {
-const char* const kLeasePolicy =
-    R"({"docs_url":"https://d/i","tenant_header":"Account-Id","tiers":[)"
-    R"({"name":"payments","routes":["POST /v1/payments"],"ttl":"1h","lease":"2s"}]})";
+const char* const kLeasePolicy = R"({"docs_url":"https://d/i","tenant_header":"Account-Id","tiers":[)"
+                                 R"({"name":"payments","routes":["POST /v1/payments"],"ttl":"1h","lease":"2s"}]})";
 
 std::string writePolicy() {
   const std::string path = "/tmp/idem-ep-crash-policy-" + std::to_string(getpid()) + ".json";

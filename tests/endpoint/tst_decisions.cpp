@@ -2,7 +2,6 @@
 // problem+json, Idempotent-Replayed, Retry-After, Idempotency-Expires, the echoed key, bodies,
 // and the ledger (one row per execution).
 #include <QtTest>
-
 #include <future>
 #include <thread>
 
@@ -17,9 +16,8 @@ using test::parse;
 namespace {
 const std::string kProblem = "application/problem+json";
 // moc cannot parse a raw string spanning lines inside a class: keep policies out here.
-const char* const kShortLeasePolicy =
-    R"({"docs_url":"https://d/i","tenant_header":"Account-Id","tiers":[)"
-    R"({"name":"payments","routes":["POST /v1/payments"],"ttl":"1h","lease":"1s"}]})";
+const char* const kShortLeasePolicy = R"({"docs_url":"https://d/i","tenant_header":"Account-Id","tiers":[)"
+                                      R"({"name":"payments","routes":["POST /v1/payments"],"ttl":"1h","lease":"1s"}]})";
 
 // Idempotency-Expires is an IMF-fixdate; parse it back to epoch seconds.
 long long parseHttpDate(const std::string& s) {
@@ -229,9 +227,9 @@ class TestDecisions : public QObject {
   void leaseExpiredIsTakenOver() {
     test::LiveServer s("ep_takeover", kShortLeasePolicy);
     auto slow = std::async(std::launch::async, [&] {
-      return s.client()->post("/v1/payments", {{"Content-Type", "application/json"}, {"Idempotency-Key", "lease-1"},
-                                               {"Sim-Delay-Ms", "2500"}},
-                              kPayment);
+      return s.client()->post(
+          "/v1/payments",
+          {{"Content-Type", "application/json"}, {"Idempotency-Key", "lease-1"}, {"Sim-Delay-Ms", "2500"}}, kPayment);
     });
     QThread::msleep(1400);  // the original is still "executing" but its 1s lease ran out
     auto r = s.client()->post("/v1/payments", jsonHeaders("lease-1", ""), kPayment);
@@ -269,8 +267,7 @@ class TestDecisions : public QObject {
     QVERIFY(m.header("Content-Type").rfind("text/plain", 0) == 0);
     QVERIFY(m.body.find("idem_requests_total{tier=\"payments\",outcome=\"replayed\",status=\"201\"}") !=
             std::string::npos);
-    QVERIFY(m.body.find("idem_request_duration_seconds_bucket{outcome=\"executed\",le=\"+Inf\"}") !=
-            std::string::npos);
+    QVERIFY(m.body.find("idem_request_duration_seconds_bucket{outcome=\"executed\",le=\"+Inf\"}") != std::string::npos);
     QVERIFY(m.body.find("idem_store_pool_connections{state=\"idle\"}") != std::string::npos);
     QVERIFY(m.body.find("idem_trace_queue_events") != std::string::npos);
     auto h = m_s->client()->get("/healthz");

@@ -1,12 +1,11 @@
 // `idemctl demo --headless` end to end: private cluster, seeded history with the incident,
 // live traffic, then SIGTERM stops everything and exits 0.
-#include <QtTest>
-
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <QtTest>
 #include <filesystem>
 
 #include "core/endpoint/client.h"
@@ -58,19 +57,19 @@ class TestDemo : public QObject {
     // The incident is in the store: two ledger rows for one key, generations 1 and 2.
     {
       pg::Connection conn(conninfo);
-      QCOMPARE(conn.exec("SELECT count(*) AS n FROM idem_demo.ledger WHERE idem_key = 'checkout-8812-pay'")
-                   .integer(0, "n"),
-               2LL);
+      QCOMPARE(
+          conn.exec("SELECT count(*) AS n FROM idem_demo.ledger WHERE idem_key = 'checkout-8812-pay'").integer(0, "n"),
+          2LL);
       QCOMPARE(conn.exec("SELECT count(*) AS n FROM idem.keys WHERE state = 'processing' AND lease_until < now()")
                    .integer(0, "n"),
                1LL);
     }
     // The endpoint answers, and live traffic is flowing.
     endpoint::Client client("127.0.0.1", port);
-    auto r = client.post("/v1/payments",
-                         {{"Content-Type", "application/json"}, {"Idempotency-Key", "demo-test-1"},
-                          {"Account-Id", "acct_test"}},
-                         R"({"amount":1000,"currency":"usd","customer":"cus_1"})");
+    auto r = client.post(
+        "/v1/payments",
+        {{"Content-Type", "application/json"}, {"Idempotency-Key", "demo-test-1"}, {"Account-Id", "acct_test"}},
+        R"({"amount":1000,"currency":"usd","customer":"cus_1"})");
     QCOMPARE(r.status, 201);
     std::string explained;
     QCOMPARE(test::runIdemctl({"explain", "--db", conninfo, "--key", "checkout-8812-pay", "--scope",
