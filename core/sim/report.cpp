@@ -138,8 +138,10 @@ std::string toText(const Result& r) {
       << fmt("%.1f", r.duplicatesPerMillion()) << " per million: after purge " << r.duplicatesAfterPurge
       << ", concurrent " << r.duplicatesConcurrent << ", lease takeover " << r.duplicatesLeaseTakeover << ")\n";
   const double keyLife = toSeconds(r.config.store.ttl + r.config.store.purgeLag);
-  out << "  retry horizon H    " << (r.horizon.value ? seconds(toSeconds(*r.horizon.value)) : std::string("unbounded"))
-      << " (bounded by " << r.horizon.boundedBy << ") vs TTL + purge lag " << seconds(keyLife) << ": "
+  const std::string horizon =
+      r.horizon.value ? seconds(toSeconds(*r.horizon.value)) + " (bounded by " + std::string(r.horizon.boundedBy) + ")"
+                      : std::string("unbounded (no timeout, or Retry-After obeyed without a cap, and no deadline)");
+  out << "  retry horizon H    " << horizon << " vs TTL + purge lag " << seconds(keyLife) << ": "
       << (expiryDuplicatesPossible(r) ? "a retry can arrive after the key is gone"
                                       : "no retry can arrive after the key is gone")
       << '\n';
