@@ -38,7 +38,8 @@ void StatusWidget::refresh() {
   parts << tr("connected %1 %2").arg(i.endpoint().toHtmlEscaped(), i.database.toHtmlEscaped());
   parts << tr("user %1").arg(i.user.toHtmlEscaped());
   parts << (i.standby ? tr("read-only (standby)") : i.readOnly ? tr("read-only") : tr("<b>read-write</b>"));
-  if (m_session->lastRoundTripMs() >= 0) parts << tr("%1 ms").arg(m_session->lastRoundTripMs(), 0, 'f', 1);
+  if (const double ms = m_session->lastRoundTripMs(); ms >= 0)
+    parts << (ms < 0.1 ? tr("&lt; 0.1 ms") : tr("%1 ms").arg(ms, 0, 'f', ms < 10 ? 1 : 0));
   parts << tr("schema v%1").arg(i.schemaVersion);
   parts << (i.policyVersion ? tr("policy v%1").arg(i.policyVersion) : tr("no policy recorded"));
   parts << tr("PostgreSQL %1").arg(i.serverVersion.toHtmlEscaped());

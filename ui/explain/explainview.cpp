@@ -41,6 +41,7 @@ ExplainView::ExplainView(EventModel* model, QWidget* parent)
   split->addWidget(m_timeline);
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 1);
+  split->setSizes({600, 600});  // the narrative needs room as much as the timeline
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addLayout(buttons);

@@ -65,11 +65,11 @@ KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* pare
   m_table->setWordWrap(false);
   m_table->setContextMenuPolicy(Qt::ActionsContextMenu);
   const int charW = m_table->fontMetrics().averageCharWidth();
-  m_table->setColumnWidth(KeyListModel::ColKey, 34 * charW);
-  m_table->setColumnWidth(KeyListModel::ColScope, 28 * charW);
+  m_table->setColumnWidth(KeyListModel::ColKey, 30 * charW);
+  m_table->setColumnWidth(KeyListModel::ColScope, 34 * charW);
   m_table->setColumnWidth(KeyListModel::ColGeneration, 5 * charW);
   m_table->setColumnWidth(KeyListModel::ColState, 18 * charW);
-  m_table->setColumnWidth(KeyListModel::ColStatus, 7 * charW);
+  m_table->setColumnWidth(KeyListModel::ColStatus, 9 * charW);
   m_table->setColumnWidth(KeyListModel::ColResource, 20 * charW);
   m_table->setColumnWidth(KeyListModel::ColCreated, 22 * charW);
 
@@ -100,7 +100,7 @@ KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* pare
   m_hsplit->addWidget(m_vsplit);
   m_hsplit->setStretchFactor(1, 1);
   m_hsplit->setSizes({270, 1000});
-  m_vsplit->setSizes({330, 470});
+  m_vsplit->setSizes({260, 560});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_hsplit);

@@ -330,10 +330,14 @@ void TimelineWidget::paintMarkers(QPainter& p) {
 void TimelineWidget::paintLegend(QPainter& p) {
   static const char* const outcomes[] = {"executed", "replayed", "conflict", "mismatch", "executed_after_expiry"};
   double x = kLeft;
-  const double y = plotRect().bottom() + kLegendH / 2 + 4;
+  double y = plotRect().bottom() + kLegendH / 2 + 4;
   QFontMetricsF fm(font());
   for (const char* o : outcomes) {
     const OutcomeStyle s = outcomeStyle(QString::fromLatin1(o));
+    if (x + 30 + fm.horizontalAdvance(s.label) > width()) {  // wrap on narrow widgets
+      x = kLeft;
+      y += fm.height() + 4;
+    }
     drawMarker(p, QPointF(x + 6, y), s, 5);
     p.setPen(palette().color(QPalette::Text));
     p.drawText(QPointF(x + 16, y + fm.ascent() / 2 - 1), s.label);
