@@ -1,0 +1,191 @@
+#include "core/tiers/format.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+
+namespace idem::tiers {
+namespace {
+
+using policy::formatDuration;
+using policy::humanDuration;
+
+std::string human(double ms) { return humanDuration(Millis(static_cast<long long>(std::llround(ms)))); }
+
+nlohmann::json tierJson(const TierReport& t) {
+  using nlohmann::json;
+  json windows = json::object();
+  for (const auto& [name, d] : t.tier.referenceWindows) windows[name] = formatDuration(d);
+  json byOutcome = json::object();
+  for (const auto& [outcome, n] : t.retries.byOutcome) byOutcome[outcome] = n;
+  json offsets = nullptr;
+  if (t.retries.offsets) {
+    const auto& o = *t.retries.offsets;
+    offsets = {{"p50", o.p50}, {"p90", o.p90}, {"p99", o.p99}, {"p999", o.p999}, {"max", o.max}};
+  }
+  json curve = json::array();
+  for (const auto& w : t.curve)
+    curve.push_back({{"ttl_ms", w.ttl.count()}, {"after_expiry", w.afterExpiry}, {"miss_rate", w.missRate},
+                     {"storage_bytes", w.storageBytes}});
+  return {
+      {"name", t.tier.name},
+      {"routes", t.tier.routes},
+      {"ttl", formatDuration(t.tier.ttl)},
+      {"ttl_ms", t.tier.ttl.count()},
+      {"lease", formatDuration(t.tier.lease)},
+      {"on_expired", std::string(policy::onExpiredName(t.tier.onExpired))},
+      {"archive_retention", formatDuration(t.tier.archiveRetention)},
+      {"reference_windows", windows},
+      {"retries",
+       {{"operations", t.retries.operations},
+        {"count", t.retries.retries},
+        {"by_outcome", byOutcome},
+        {"offset_ms", offsets}}},
+      {"storage",
+       {{"live_rows", t.storage.liveRows},
+        {"avg_row_bytes", t.storage.avgRowBytes},
+        {"live_bytes", t.storage.liveBytes},
+        {"archive_rows", t.storage.archiveRows},
+        {"archive_bytes", t.storage.archiveBytes},
+        {"sampled", t.storage.sampled}}},
+      {"current", whatIfJson(t.current)},
+      {"recommendation",
+       {{"ttl", formatDuration(t.recommendation.ttl)},
+        {"ttl_ms", t.recommendation.ttl.count()},
+        {"because", t.recommendation.because},
+        {"cost", whatIfJson(t.recommendation.cost)}}},
+      {"proposed", whatIfJson(t.proposed)},
+      {"proposed_from", t.proposedFromCandidate ? "--ttl" : "recommendation"},
+      {"flagged", t.flagged()},
+      {"flags", t.flags},
+      {"curve", curve},
+  };
+}
+
+std::string outcomeLine(const TierReport& t, const WhatIf& w) {
+  const bool execute = t.tier.onExpired == policy::OnExpired::Execute;
+  return humanPercent(w.missRate) + " of retries after expiry, " + humanPerMillion(w.perMillion) +
+         (execute ? " duplicates" : " rejections") + " per million operations, storage " + humanBytes(w.storageBytes);
+}
+
+std::string markdown(const Report& r) {
+  std::ostringstream out;
+  out << "# Retention tiers — policy v" << r.policyVersion << "\n\n";
+  out << "Retries observed over the last " << humanDuration(r.since) << " (to " << isoTime(r.generatedAtMs)
+      << "). Offsets are measured from the key's first request.\n\n";
+  out << "| tier | routes | TTL | on expiry | reference windows | retries | p50 | p90 | p99 | p99.9 | max | storage | "
+         "recommended | flag |\n";
+  out << "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
+  for (const auto& t : r.tiers) {
+    std::string routes, windows;
+    for (const auto& route : t.tier.routes) routes += (routes.empty() ? "" : "<br>") + ("`" + route + "`");
+    for (const auto& [name, d] : t.tier.referenceWindows)
+      windows += (windows.empty() ? "" : ", ") + name + " " + humanDuration(d);
+    const auto& o = t.retries.offsets;
+    auto cell = [&](double Offsets::*field) { return o ? human((*o).*field) : std::string("–"); };
+    out << "| " << t.tier.name << " | " << routes << " | " << humanDuration(t.tier.ttl) << " | "
+        << policy::onExpiredName(t.tier.onExpired) << " | " << (windows.empty() ? "–" : windows) << " | "
+        << t.retries.retries << " | " << cell(&Offsets::p50) << " | " << cell(&Offsets::p90) << " | "
+        << cell(&Offsets::p99) << " | " << cell(&Offsets::p999) << " | " << cell(&Offsets::max) << " | "
+        << humanBytes(t.current.storageBytes) << " | " << humanDuration(t.recommendation.ttl) << " | "
+        << (t.flagged() ? "**too short**" : "ok") << " |\n";
+  }
+  for (const auto& t : r.tiers) {
+    out << "\n## " << t.tier.name << "\n\n";
+    for (const auto& f : t.flags) out << "- ⚠ " << f << "\n";
+    if (!t.flags.empty()) out << "\n";
+    out << "- **Now** (" << humanDuration(t.current.ttl) << "): " << outcomeLine(t, t.current) << ".\n";
+    out << "- **Recommended** (" << humanDuration(t.recommendation.ttl) << "): " << t.recommendation.because << ". "
+        << outcomeLine(t, t.recommendation.cost) << ".\n";
+    if (t.proposedFromCandidate)
+      out << "- **What if** (" << humanDuration(t.proposed.ttl) << "): " << outcomeLine(t, t.proposed) << ".\n";
+    out << "- Operations " << t.retries.operations << ", live rows " << std::llround(t.storage.liveRows)
+        << " at " << humanBytes(t.storage.avgRowBytes) << " each, archive " << humanBytes(t.storage.archiveBytes)
+        << " (" << std::llround(t.storage.archiveRows) << " rows" << (t.storage.sampled ? ", sampled" : "")
+        << ").\n";
+  }
+  return out.str();
+}
+
+std::string text(const Report& r) {
+  std::ostringstream out;
+  out << "Retention tiers, policy v" << r.policyVersion << "; retries over the last " << humanDuration(r.since)
+      << " (to " << isoTime(r.generatedAtMs) << ")\n";
+  for (const auto& t : r.tiers) {
+    out << "\n" << t.tier.name << (t.flagged() ? "  [TOO SHORT]" : "") << "\n";
+    std::string routes;
+    for (const auto& route : t.tier.routes) routes += (routes.empty() ? "" : ", ") + route;
+    out << "  routes        " << (routes.empty() ? "-" : routes) << "\n";
+    out << "  TTL           " << humanDuration(t.tier.ttl) << " (lease " << humanDuration(t.tier.lease)
+        << ", on expiry " << policy::onExpiredName(t.tier.onExpired) << ", archive "
+        << humanDuration(t.tier.archiveRetention) << ")\n";
+    for (const auto& [name, d] : t.tier.referenceWindows)
+      out << "  window        " << name << " " << humanDuration(d) << "\n";
+    out << "  retries       " << t.retries.retries << " after " << t.retries.operations << " operations";
+    if (const auto& o = t.retries.offsets)
+      out << "; offset p50 " << human(o->p50) << ", p90 " << human(o->p90) << ", p99 " << human(o->p99)
+          << ", p99.9 " << human(o->p999) << ", max " << human(o->max);
+    out << "\n";
+    out << "  now           " << outcomeLine(t, t.current) << "\n";
+    out << "  recommended   " << humanDuration(t.recommendation.ttl) << ": " << outcomeLine(t, t.recommendation.cost)
+        << "\n                (" << t.recommendation.because << ")\n";
+    if (t.proposedFromCandidate)
+      out << "  what if       " << humanDuration(t.proposed.ttl) << ": " << outcomeLine(t, t.proposed) << "\n";
+    for (const auto& f : t.flags) out << "  ! " << f << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace
+
+std::optional<Format> parseFormat(std::string_view name) {
+  if (name == "text") return Format::Text;
+  if (name == "json") return Format::Json;
+  if (name == "markdown" || name == "md") return Format::Markdown;
+  return std::nullopt;
+}
+
+std::string isoTime(long long epochMs) {
+  const std::time_t t = static_cast<std::time_t>(epochMs / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+nlohmann::json whatIfJson(const WhatIf& w) {
+  return {{"ttl", formatDuration(w.ttl)},
+          {"ttl_ms", w.ttl.count()},
+          {"retries", w.retries},
+          {"after_expiry", w.afterExpiry},
+          {"miss_rate", w.missRate},
+          {"per_million", w.perMillion},
+          {"duplicates_per_million", w.duplicatesPerMillion},
+          {"rejections_per_million", w.rejectionsPerMillion},
+          {"live_bytes", w.liveBytes},
+          {"storage_bytes", w.storageBytes}};
+}
+
+nlohmann::json toJson(const Report& report) {
+  nlohmann::json tiers = nlohmann::json::array();
+  for (const auto& t : report.tiers) tiers.push_back(tierJson(t));
+  return {{"policy_version", report.policyVersion},
+          {"policy_effective_at", isoTime(report.policyEffectiveAtMs)},
+          {"generated_at", isoTime(report.generatedAtMs)},
+          {"since", formatDuration(report.since)},
+          {"since_ms", report.since.count()},
+          {"tiers", tiers}};
+}
+
+std::string render(const Report& report, Format format) {
+  switch (format) {
+    case Format::Json: return toJson(report).dump(2) + "\n";
+    case Format::Markdown: return markdown(report);
+    case Format::Text: return text(report);
+  }
+  return {};
+}
+
+}  // namespace idem::tiers

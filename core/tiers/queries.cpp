@@ -1,0 +1,223 @@
+#include "core/tiers/queries.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/policy/duration.h"
+
+namespace idem::tiers::internal {
+namespace {
+
+// The retry offsets, shared by the statistics and the what-if counts so that both measure the
+// same thing. $1: the period (interval back from now()); $2: one tier, or NULL for all.
+//
+// A later request's offset is measured from the first request of its key's generation
+// (replayed, conflict, mismatch: the client came back while the record lived). A request that
+// found the key expired (executed_after_expiry, rejected_expired) is measured from the key's
+// FIRST generation: that is the retry that outran the TTL. An executed_after_expiry event is
+// written when the new execution completes, so its arrival is the new generation's created_at.
+constexpr const char* kOffsetsCte = R"SQL(
+WITH retry AS (
+  SELECT e.tier, e.outcome, e.tenant, e.endpoint, e.idem_key, e.generation, e.at, e.latency_ms
+    FROM idem.events e
+   WHERE e.at >= now() - $1::interval
+     AND e.outcome IN ('replayed', 'conflict', 'mismatch', 'executed_after_expiry', 'rejected_expired')
+     AND ($2::text IS NULL OR e.tier = $2::text)
+), gens AS (
+  SELECT k.tenant, k.endpoint, k.idem_key, k.generation, k.created_at
+    FROM idem.keys k
+   WHERE (k.tenant, k.endpoint, k.idem_key) IN (SELECT r.tenant, r.endpoint, r.idem_key FROM retry r)
+  UNION ALL
+  SELECT a.tenant, a.endpoint, a.idem_key, a.generation, a.created_at
+    FROM idem.key_archive a
+   WHERE (a.tenant, a.endpoint, a.idem_key) IN (SELECT r.tenant, r.endpoint, r.idem_key FROM retry r)
+), origin AS (
+  SELECT g.tenant, g.endpoint, g.idem_key, min(g.created_at) AS first_at
+    FROM gens g GROUP BY g.tenant, g.endpoint, g.idem_key
+), offsets AS (
+  SELECT r.tier, r.outcome,
+         greatest(0, extract(epoch FROM
+           CASE r.outcome
+             WHEN 'executed_after_expiry'
+               THEN coalesce(g.created_at, r.at - make_interval(secs => coalesce(r.latency_ms, 0) / 1000)) - o.first_at
+             WHEN 'rejected_expired' THEN r.at - o.first_at
+             ELSE r.at - coalesce(g.created_at, o.first_at)
+           END) * 1000)::float8 AS off_ms
+    FROM retry r
+    JOIN origin o ON o.tenant = r.tenant AND o.endpoint = r.endpoint AND o.idem_key = r.idem_key
+    LEFT JOIN gens g ON g.tenant = r.tenant AND g.endpoint = r.endpoint AND g.idem_key = r.idem_key
+                    AND g.generation = r.generation
+)
+)SQL";
+
+constexpr const char* kStatsSelect = R"SQL(
+, stats AS (
+  SELECT o.tier, count(*) AS retries,
+         percentile_cont(0.5) WITHIN GROUP (ORDER BY o.off_ms) AS p50,
+         percentile_cont(0.9) WITHIN GROUP (ORDER BY o.off_ms) AS p90,
+         percentile_cont(0.99) WITHIN GROUP (ORDER BY o.off_ms) AS p99,
+         percentile_cont(0.999) WITHIN GROUP (ORDER BY o.off_ms) AS p999,
+         max(o.off_ms) AS pmax,
+         count(*) FILTER (WHERE o.outcome = 'replayed') AS replayed,
+         count(*) FILTER (WHERE o.outcome = 'conflict') AS conflict,
+         count(*) FILTER (WHERE o.outcome = 'mismatch') AS mismatch,
+         count(*) FILTER (WHERE o.outcome = 'executed_after_expiry') AS executed_after_expiry,
+         count(*) FILTER (WHERE o.outcome = 'rejected_expired') AS rejected_expired
+    FROM offsets o GROUP BY o.tier
+), ops AS (
+  SELECT e.tier, count(*) AS operations
+    FROM idem.events e
+   WHERE e.at >= now() - $1::interval AND e.outcome = 'executed'
+     AND ($2::text IS NULL OR e.tier = $2::text)
+   GROUP BY e.tier
+)
+SELECT coalesce(s.tier, p.tier) AS tier, coalesce(p.operations, 0) AS operations,
+       coalesce(s.retries, 0) AS retries, s.p50, s.p90, s.p99, s.p999, s.pmax,
+       coalesce(s.replayed, 0) AS replayed, coalesce(s.conflict, 0) AS conflict,
+       coalesce(s.mismatch, 0) AS mismatch, coalesce(s.executed_after_expiry, 0) AS executed_after_expiry,
+       coalesce(s.rejected_expired, 0) AS rejected_expired
+  FROM stats s FULL JOIN ops p ON p.tier = s.tier
+)SQL";
+
+// width_bucket against the ascending TTLs puts an offset in bucket i when ttl[i] <= offset <
+// ttl[i+1]; "at or after ttl[j]" is then every bucket >= j: one pass over the offsets.
+constexpr const char* kLateSelect = R"SQL(
+, buckets AS (
+  SELECT width_bucket(o.off_ms, $3::float8[]) AS b, count(*) AS n FROM offsets o GROUP BY 1
+)
+SELECT g.i::integer AS i, coalesce(sum(bk.n), 0)::bigint AS late
+  FROM unnest($3::float8[]) WITH ORDINALITY AS g(ttl_ms, i)
+  LEFT JOIN buckets bk ON bk.b >= g.i
+ GROUP BY g.i ORDER BY g.i
+)SQL";
+
+constexpr const char* kSizesSql = R"SQL(
+SELECT pg_total_relation_size('idem.keys'::regclass)::float8 AS keys_bytes,
+       pg_total_relation_size('idem.key_archive'::regclass)::float8 AS archive_bytes,
+       (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'idem.keys'::regclass)::float8 AS keys_est,
+       (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'idem.key_archive'::regclass)::float8 AS archive_est,
+       (extract(epoch FROM now()) * 1000)::bigint AS now_ms
+)SQL";
+
+// pg_column_size of the whole row measures what each tier's rows hold (bodies included);
+// the table's real size is then shared out in that proportion.
+constexpr const char* kRowSampleSql = R"SQL(
+SELECT 'live' AS part, k.tier, count(*)::float8 AS n, sum(pg_column_size(k.*))::float8 AS datum
+  FROM idem.keys k TABLESAMPLE SYSTEM ($1::real) REPEATABLE (5)
+ GROUP BY k.tier
+UNION ALL
+SELECT 'archive' AS part, a.tier, count(*)::float8 AS n, sum(pg_column_size(a.*))::float8 AS datum
+  FROM idem.key_archive a TABLESAMPLE SYSTEM ($2::real) REPEATABLE (5)
+ GROUP BY a.tier
+)SQL";
+
+// Tables up to this many rows are read whole; beyond, a block sample of about this many rows.
+constexpr double kSampleRows = 200'000;
+
+std::string samplePercent(double estimatedRows) {
+  double pct = estimatedRows > kSampleRows ? 100.0 * kSampleRows / estimatedRows : 100.0;
+  pct = std::clamp(pct, 0.01, 100.0);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", pct);
+  return buf;
+}
+
+double percentOf(const std::string& text) { return std::stod(text); }
+
+std::string floatArray(const std::vector<Millis>& ttls) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < ttls.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(ttls[i].count());
+  }
+  return out + "}";
+}
+
+pg::Param tierParam(const std::string* tier) { return tier ? pg::Param(*tier) : pg::Param::null(); }
+
+}  // namespace
+
+std::map<std::string, RetryStats> retryStats(pg::Connection& conn, Millis since) {
+  auto r = conn.exec(std::string(kOffsetsCte) + kStatsSelect, {policy::toInterval(since), pg::Param::null()});
+  std::map<std::string, RetryStats> out;
+  for (int i = 0; i < r.rows(); ++i) {
+    RetryStats s;
+    s.operations = r.integer(i, "operations");
+    s.retries = r.integer(i, "retries");
+    for (const auto& outcome : retryOutcomes()) s.byOutcome[outcome] = r.integer(i, outcome.c_str());
+    if (s.retries > 0) {
+      s.offsets = Offsets{r.real(i, "p50"), r.real(i, "p90"), r.real(i, "p99"), r.real(i, "p999"),
+                          r.real(i, "pmax")};
+    }
+    out[r.str(i, "tier")] = std::move(s);
+  }
+  return out;
+}
+
+std::vector<long long> lateCounts(pg::Connection& conn, const std::string& tier, Millis since,
+                                  const std::vector<Millis>& ttls) {
+  std::vector<long long> late(ttls.size(), 0);
+  if (ttls.empty()) return late;
+  auto r = conn.exec(std::string(kOffsetsCte) + kLateSelect,
+                     {policy::toInterval(since), tierParam(&tier), floatArray(ttls)});
+  for (int i = 0; i < r.rows(); ++i) {
+    const auto index = static_cast<std::size_t>(r.integer(i, "i") - 1);
+    if (index < late.size()) late[index] = r.integer(i, "late");
+  }
+  return late;
+}
+
+TableSizes tableSizes(pg::Connection& conn) {
+  auto r = conn.exec(kSizesSql);
+  TableSizes s;
+  s.keysBytes = r.real(0, "keys_bytes");
+  s.archiveBytes = r.real(0, "archive_bytes");
+  s.keysEstimatedRows = r.real(0, "keys_est");
+  s.archiveEstimatedRows = r.real(0, "archive_est");
+  s.nowMs = r.integer(0, "now_ms");
+  return s;
+}
+
+TierStorage storageByTier(pg::Connection& conn, const TableSizes& sizes) {
+  const std::string livePct = samplePercent(sizes.keysEstimatedRows);
+  const std::string archivePct = samplePercent(sizes.archiveEstimatedRows);
+  auto r = conn.exec(kRowSampleSql, {livePct, archivePct});
+
+  struct Part {
+    double rows = 0, datum = 0;
+  };
+  std::map<std::string, Part> live, archive;
+  Part liveTotal, archiveTotal;
+  for (int i = 0; i < r.rows(); ++i) {
+    const bool isLive = r.str(i, "part") == "live";
+    Part& p = (isLive ? live : archive)[r.str(i, "tier")];
+    p.rows = r.real(i, "n");
+    p.datum = r.real(i, "datum");
+    Part& total = isLive ? liveTotal : archiveTotal;
+    total.rows += p.rows;
+    total.datum += p.datum;
+  }
+  const double liveScale = 100.0 / percentOf(livePct);
+  const double archiveScale = 100.0 / percentOf(archivePct);
+  const double tableAvg = liveTotal.rows > 0 ? sizes.keysBytes / (liveTotal.rows * liveScale) : 0;
+
+  TierStorage result;
+  result.tableAvgRowBytes = tableAvg;
+  auto& out = result.tiers;
+  for (const auto& [tier, p] : live) {
+    Storage& s = out[tier];
+    s.liveRows = p.rows * liveScale;
+    s.liveBytes = liveTotal.datum > 0 ? sizes.keysBytes * p.datum / liveTotal.datum : 0;
+    s.sampled = liveScale > 1.0;
+  }
+  for (const auto& [tier, p] : archive) {
+    Storage& s = out[tier];
+    s.archiveRows = p.rows * archiveScale;
+    s.archiveBytes = archiveTotal.datum > 0 ? sizes.archiveBytes * p.datum / archiveTotal.datum : 0;
+    s.sampled = s.sampled || archiveScale > 1.0;
+  }
+  for (auto& [tier, s] : out) s.avgRowBytes = s.liveRows > 0 ? s.liveBytes / s.liveRows : tableAvg;
+  return result;
+}
+
+}  // namespace idem::tiers::internal
