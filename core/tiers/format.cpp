@@ -9,9 +9,9 @@ namespace idem::tiers {
 namespace {
 
 using policy::formatDuration;
-using policy::humanDuration;
 
-std::string human(double ms) { return humanDuration(Millis(static_cast<long long>(std::llround(ms)))); }
+std::string humanDuration(Millis d) { return humanSpan(d); }
+std::string human(double ms) { return humanSpan(Millis(static_cast<long long>(std::llround(ms)))); }
 
 nlohmann::json tierJson(const TierReport& t) {
   using nlohmann::json;
