@@ -13,7 +13,8 @@ struct Settings {
 
 /// Requests per second through the library (Enforcer + KeyStore) with `clients` threads.
 double libraryNewKeys(const Settings& s, int clients);
-double libraryReplays(const Settings& s, int clients);
+/// traced=false discards the trace: a diagnostic showing what the trace costs, not the product.
+double libraryReplays(const Settings& s, int clients, bool traced = true);
 
 /// Creates the seed's table (idem_bench.seed_keys) filled with the preloaded keys.
 void prepareSeedTable(const Settings& s);

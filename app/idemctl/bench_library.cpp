@@ -25,10 +25,12 @@ struct Stack {
   idem::policy::Policy policy = idem::policy::parsePolicy(kPolicy, "bench");
   idem::store::Pool pool;
   idem::store::KeyStore store{pool};
-  idem::trace::TraceWriter trace{pool};
+  idem::trace::TraceWriter trace;
   idem::enforce::Enforcer enforcer;
-  Stack(const std::string& conninfo, int clients)
-      : pool(conninfo, clients + 1), enforcer(policy, 0, store, trace) {}
+  Stack(const std::string& conninfo, int clients, bool traced = true)
+      : pool(conninfo, clients + 1),
+        trace(pool, idem::trace::TraceWriter::Options{std::chrono::milliseconds(100), 1000, 100000, traced}),
+        enforcer(policy, 0, store, trace) {}
 };
 
 idem::enforce::Request request(const std::string& key) {
@@ -90,8 +92,8 @@ double libraryNewKeys(const Settings& s, int clients) {
   });
 }
 
-double libraryReplays(const Settings& s, int clients) {
-  Stack stack(s.conninfo, clients);
+double libraryReplays(const Settings& s, int clients, bool traced) {
+  Stack stack(s.conninfo, clients, traced);
   std::uniform_int_distribution<long long> pick(0, s.preloaded - 1);
   double rate = measure(clients, s.seconds, [&](int, std::mt19937_64& rng, long long) {
     auto d = stack.enforcer.begin(request(replayKey(pick(rng))));

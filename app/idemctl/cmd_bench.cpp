@@ -16,19 +16,21 @@ namespace {
 
 struct Row {
   int clients;
-  double libNew, minimalNew, seedNew, libReplay, minimalReplay, seedReplay;
+  double libNew, minimalNew, seedNew, libReplay, minimalReplay, seedReplay, libReplayUntraced;
 };
 
 nlohmann::json toJson(const Row& r) {
   return {{"clients", r.clients},
           {"library", {{"new_per_s", r.libNew}, {"replay_per_s", r.libReplay}}},
+          {"library_trace_off", {{"replay_per_s", r.libReplayUntraced}}},
           {"pgbench_minimal", {{"new_per_s", r.minimalNew}, {"replay_per_s", r.minimalReplay}}},
           {"pgbench_seed", {{"new_per_s", r.seedNew}, {"replay_per_s", r.seedReplay}}},
           {"ratios",
            {{"new_vs_minimal", r.libNew / r.minimalNew},
             {"replay_vs_minimal", r.libReplay / r.minimalReplay},
             {"replay_vs_seed", r.libReplay / r.seedReplay},
-            {"new_vs_seed", r.libNew / r.seedNew}}}};
+            {"new_vs_seed", r.libNew / r.seedNew},
+            {"replay_trace_off_vs_minimal", r.libReplayUntraced / r.minimalReplay}}}};
 }
 
 int runBench(const idemctl::Args& args) {
@@ -69,6 +71,16 @@ int runBench(const idemctl::Args& args) {
   idemctl::bench::prepareSeedTable(s);
   idemctl::bench::prepareLibrary(s);
 
+  if (args.has("profile")) {
+    // One measurement alone, long enough to attach a profiler to.
+    const int clients = std::stoi(args.get("clients", "8"));
+    const std::string what = args.get("profile");
+    double rate = what == "new" ? idemctl::bench::libraryNewKeys(s, clients)
+                                : idemctl::bench::libraryReplays(s, clients, what != "replay-untraced");
+    std::printf("library %s, %d client(s): %.0f/s\n", what.c_str(), clients, rate);
+    return idemctl::kOk;
+  }
+
   using idemctl::bench::Script;
   std::vector<Row> rows;
   for (int clients : {1, 8}) {
@@ -82,6 +94,7 @@ int runBench(const idemctl::Args& args) {
     r.libReplay = idemctl::bench::libraryReplays(s, clients);
     r.minimalReplay = idemctl::bench::pgbench(s, Script::MinimalReplay, clients);
     r.seedReplay = idemctl::bench::pgbench(s, Script::SeedReplay, clients);
+    r.libReplayUntraced = idemctl::bench::libraryReplays(s, clients, /*traced=*/false);
     rows.push_back(r);
   }
 
@@ -101,6 +114,8 @@ int runBench(const idemctl::Args& args) {
                 r.libReplay / r.minimalReplay);
     std::printf("%-8s %-22s %11.2fx %11.2fx\n", "", "library / seed", r.libNew / r.seedNew,
                 r.libReplay / r.seedReplay);
+    std::printf("%-8s %-22s %12s %12.0f  (diagnostic: what the trace costs)\n", "", "library, trace off", "",
+                r.libReplayUntraced);
   }
   return idemctl::kOk;
 }
@@ -108,4 +123,5 @@ int runBench(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios",
-                "[--db CONNINFO] [--seconds N] [--format text|json]", {"db", "seconds", "format"}, runBench);
+                "[--db CONNINFO] [--seconds N] [--format text|json] [--profile new|replay|replay-untraced --clients N]",
+                {"db", "seconds", "format", "profile", "clients"}, runBench);

@@ -74,6 +74,7 @@ TraceWriter::~TraceWriter() {
 }
 
 void TraceWriter::record(Event event) {
+  if (!m_options.enabled) return;
   bool full = false;
   {
     std::lock_guard lock(m_mutex);

@@ -37,6 +37,7 @@ class TraceWriter {
     std::chrono::milliseconds flushInterval{100};
     std::size_t maxBatch = 1000;
     std::size_t maxQueued = 100000;  // beyond this the oldest events are dropped (and counted)
+    bool enabled = true;             // false: record() discards (the bench's "trace off" row)
   };
   TraceWriter(store::Pool& pool, Options options);
   explicit TraceWriter(store::Pool& pool) : TraceWriter(pool, Options{}) {}

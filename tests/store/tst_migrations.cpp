@@ -1,6 +1,8 @@
 // Migrations: applied from nothing, and a second run changes nothing.
 #include <QtTest>
 
+#include <set>
+
 #include "core/store/migrations.h"
 #include "tests/support/testdb.h"
 
@@ -39,6 +41,13 @@ class TestMigrations : public QObject {
     QVERIFY(second.applied.empty());
     QCOMPARE(second.to, first.to);
     QCOMPARE(schemaFingerprint(conn), before);
+  }
+
+  void versionsAreUnique() {
+    // Two files with one version number would leave one of them never applied.
+    std::set<int> seen;
+    for (const auto& m : store::knownMigrations()) QVERIFY2(seen.insert(m.version).second, m.name.c_str());
+    QVERIFY(!seen.empty());
   }
 
   void cliMigrateTwiceReportsUpToDate() {

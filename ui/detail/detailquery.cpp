@@ -80,7 +80,7 @@ KeyDetail loadKeyDetail(pg::Connection& conn, const KeyRef& ref) {
     gen.bodyDroppedAt = timeAt(g, i, "body_dropped_at");
     d.generations.push_back(std::move(gen));
   }
-  // events_key (tenant, endpoint, idem_key, at) serves this in index order.
+  // The hash index on idem_key finds the key's events (few per key); they are sorted here.
   auto e = conn.exec(R"sql(
     SELECT id, extract(epoch FROM at)::text AS at, generation, outcome, encode(fingerprint, 'hex') AS fp, status,
            latency_ms, request_id, detail
