@@ -150,6 +150,16 @@ Decision Enforcer::begin(const Request& req) {
     poll = std::min(poll * 2, std::chrono::milliseconds(250));
   }
 
+  // A refusal that the store decided (409/422): problem+json with the key headers, traced.
+  auto refuse = [&](Problem problem, const char* outcome, std::string_view detail,
+                    const std::string& retryAfter = {}) {
+    Response r = makeProblem(problem, docs, detail, key);
+    if (!retryAfter.empty()) r.headers.emplace_back("Retry-After", retryAfter);
+    addKeyHeaders(r, key, result.expiresAt);
+    trace(claim.scope, *tier, result, outcome, fingerprint, r.status, msSince(started), claim.requestId, "");
+    return respond(std::move(r), outcome, tier->name);
+  };
+
   using D = store::Decision;
   switch (result.decision) {
     case D::Execute:
@@ -187,35 +197,19 @@ Decision Enforcer::begin(const Request& req) {
             tier->onConflict.wait && waited > 20 ? "replayed after waiting for the original" : "");
       return respond(std::move(r), "replayed", tier->name);
     }
-    case D::Conflict: {
-      Response r = makeProblem(Problem::RequestInProgress, docs,
-                               "A request with the same key is still being processed. Retry after the "
-                               "Retry-After delay with the same key and the same payload.",
-                               key);
-      r.headers.emplace_back("Retry-After", retryAfterSeconds(std::min<long long>(result.retryAfterMs, 5000)));
-      addKeyHeaders(r, key, result.expiresAt);
-      trace(claim.scope, *tier, result, "conflict", fingerprint, 409, msSince(started), claim.requestId, "");
-      return respond(std::move(r), "conflict", tier->name);
-    }
-    case D::Mismatch: {
-      Response r = makeProblem(Problem::PayloadMismatch, docs,
-                               "This key was first used with a different request payload. Check the outcome of "
-                               "the original request; to make a different request, use a new key.",
-                               key);
-      addKeyHeaders(r, key, result.expiresAt);
-      trace(claim.scope, *tier, result, "mismatch", fingerprint, 422, msSince(started), claim.requestId, "");
-      return respond(std::move(r), "mismatch", tier->name);
-    }
-    case D::RejectedExpired: {
-      Response r = makeProblem(Problem::KeyExpired, docs,
-                               "key expired — reconcile, then use a new key. This key is past its validity "
-                               "window, so the original outcome can no longer be replayed.",
-                               key);
-      addKeyHeaders(r, key, result.expiresAt);
-      trace(claim.scope, *tier, result, "rejected_expired", fingerprint, 422, msSince(started), claim.requestId,
-            "");
-      return respond(std::move(r), "rejected_expired", tier->name);
-    }
+    case D::Conflict:
+      return refuse(Problem::RequestInProgress, "conflict",
+                    "A request with the same key is still being processed. Retry after the Retry-After delay "
+                    "with the same key and the same payload.",
+                    retryAfterSeconds(std::min<long long>(result.retryAfterMs, 5000)));
+    case D::Mismatch:
+      return refuse(Problem::PayloadMismatch, "mismatch",
+                    "This key was first used with a different request payload. Check the outcome of the original "
+                    "request; to make a different request, use a new key.");
+    case D::RejectedExpired:
+      return refuse(Problem::KeyExpired, "rejected_expired",
+                    "key expired — reconcile, then use a new key. This key is past its validity window, so the "
+                    "original outcome can no longer be replayed.");
   }
   return Decision{};
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "core/text/utf8.h"
 #include "core/fingerprint/fingerprint.h"
 
 namespace idem::fp {
@@ -20,32 +21,10 @@ std::u16string toUtf16(std::string_view s) {
   out.reserve(s.size());
   std::size_t i = 0;
   while (i < s.size()) {
-    const auto b0 = static_cast<unsigned char>(s[i]);
-    std::size_t len = 1;
-    char32_t cp = b0;
-    if (b0 >= 0x80) {
-      if ((b0 & 0xE0) == 0xC0) {
-        len = 2;
-        cp = b0 & 0x1Fu;
-      } else if ((b0 & 0xF0) == 0xE0) {
-        len = 3;
-        cp = b0 & 0x0Fu;
-      } else if ((b0 & 0xF8) == 0xF0) {
-        len = 4;
-        cp = b0 & 0x07u;
-      } else {
-        len = 0;
-      }
-      bool ok = len != 0 && i + len <= s.size();
-      for (std::size_t k = 1; ok && k < len; ++k) {
-        const auto b = static_cast<unsigned char>(s[i + k]);
-        ok = (b & 0xC0) == 0x80;
-        cp = (cp << 6) | (b & 0x3Fu);
-      }
-      static constexpr char32_t minForLength[] = {0, 0, 0x80, 0x800, 0x10000};
-      if (!ok || cp < minForLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        throw InvalidJson("a JSON string is not valid UTF-8 (byte " + std::to_string(i) + " of the string)");
-    }
+    const std::size_t at = i;
+    const auto decoded = text::decodeUtf8(s, i);
+    if (!decoded) throw InvalidJson("a JSON string is not valid UTF-8 (byte " + std::to_string(at) + " of the string)");
+    char32_t cp = *decoded;
     if (cp >= 0x10000) {
       cp -= 0x10000;
       out.push_back(static_cast<char16_t>(0xD800 + (cp >> 10)));
@@ -53,7 +32,6 @@ std::u16string toUtf16(std::string_view s) {
     } else {
       out.push_back(static_cast<char16_t>(cp));
     }
-    i += len;
   }
   return out;
 }

@@ -1,5 +1,7 @@
 #include "core/http/keyheader.h"
 
+#include "core/text/utf8.h"
+
 #include <cstdio>
 #include <utility>
 
@@ -38,42 +40,6 @@ std::string describe(char c) {
     std::snprintf(buf, sizeof buf, "'%c'", c);
   }
   return buf;
-}
-
-/// Well-formed UTF-8 (no overlongs, surrogates or code points above U+10FFFF), as Display
-/// Strings require after percent-decoding.
-bool isValidUtf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto b0 = static_cast<unsigned char>(s[i]);
-    std::size_t len = 0;
-    char32_t cp = 0;
-    if (b0 < 0x80) {
-      ++i;
-      continue;
-    } else if ((b0 & 0xE0) == 0xC0) {
-      len = 2;
-      cp = b0 & 0x1Fu;
-    } else if ((b0 & 0xF0) == 0xE0) {
-      len = 3;
-      cp = b0 & 0x0Fu;
-    } else if ((b0 & 0xF8) == 0xF0) {
-      len = 4;
-      cp = b0 & 0x07u;
-    } else {
-      return false;
-    }
-    if (i + len > s.size()) return false;
-    for (std::size_t k = 1; k < len; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      if ((b & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (b & 0x3Fu);
-    }
-    static constexpr char32_t minForLength[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < minForLength[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += len;
-  }
-  return true;
 }
 
 /// RFC 9651 §4.2 parsing of a whole field value as an Item, keeping the bare item only when it
@@ -234,7 +200,7 @@ class StringItemParser {
         bytes.push_back(static_cast<char>(lcHexValue(m_in[m_pos]) * 16 + lcHexValue(m_in[m_pos + 1])));
         m_pos += 2;
       } else if (c == '"') {
-        return isValidUtf8(bytes) || fail("a display string does not decode to valid UTF-8");
+        return text::isValidUtf8(bytes) || fail("a display string does not decode to valid UTF-8");
       } else {
         bytes.push_back(c);
       }
