@@ -1,0 +1,373 @@
+#include "ui/sim/simulatorworkspace.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "core/sim/config_parse.h"
+#include "core/sim/presets.h"
+#include "core/sim/report.h"
+#include "ui/sim/chartexport.h"
+#include "ui/sim/comparisonmodel.h"
+#include "ui/sim/ecdfchart.h"
+#include "ui/sim/heatmapmodel.h"
+#include "ui/sim/heatmapwidget.h"
+#include "ui/sim/livepanel.h"
+#include "ui/sim/loadchart.h"
+#include "ui/sim/policyeditor.h"
+#include "ui/sim/servereditor.h"
+#include "ui/sim/simrunner.h"
+
+using namespace Qt::StringLiterals;
+namespace core = idem::sim;
+
+namespace idem::ui::sim {
+namespace {
+
+// The scenarios of core/sim/examples, so the console and `idemctl simulate` show the same runs.
+// charge-twice.json: 1 % of answers lost after the payment ran, and for two minutes 30 % of
+// requests find the key store unreachable: 503 with Retry-After 40 min.
+const char* const kChargeTwice =
+    "{ \"seed\": 1, \"clients\": { \"operations\": 120000, \"arrival_rate_per_s\": 200 },"
+    "  \"policy\": { \"preset\": \"stripe\" },"
+    "  \"server\": { \"latency\": { \"median\": \"150ms\", \"p99\": \"2s\" }, \"lost_response_rate\": 0.01,"
+    "    \"events\": [ { \"at\": \"200s\", \"duration\": \"120s\", \"outage\": true, \"outage_fraction\": 0.3,"
+    "                   \"retry_after\": \"40m\" } ] },"
+    "  \"store\": { \"ttl\": \"30m\", \"purge_lag\": \"0s\", \"stored_at\": \"first_receipt\" } }";
+// storm.json: clients retry until a 10 s deadline against 700 requests/s; a 5 s spike of +800/s.
+const char* const kStorm =
+    "{ \"seed\": 1, \"clients\": { \"operations\": 15000, \"arrival_rate_per_s\": 100 },"
+    "  \"policy\": { \"max_attempts\": 100, \"timeout\": \"1s\", \"deadline\": \"10s\", \"backoff\": \"exponential\","
+    "    \"jitter\": \"full\", \"base\": \"1s\", \"multiplier\": 2, \"cap\": \"10s\","
+    "    \"retry_on\": [\"timeout\", \"5xx\", \"409\"], \"retry_after\": \"ignore\", \"budget\": null },"
+    "  \"server\": { \"latency\": { \"median\": \"50ms\", \"p99\": \"200ms\" }, \"capacity_rps\": 700,"
+    "    \"events\": [ { \"at\": \"20s\", \"duration\": \"5s\", \"extra_rate_per_s\": 800 } ] },"
+    "  \"store\": { \"ttl\": \"24h\" } }";
+// The issue's example config.
+const char* const kIssue =
+    "{ \"seed\": 7, \"clients\": { \"operations\": 100000, \"arrival_rate_per_s\": 200 },"
+    "  \"policy\": { \"max_attempts\": 4, \"timeout\": \"3s\", \"deadline\": \"60s\", \"backoff\": \"exponential\","
+    "    \"jitter\": \"full\", \"base\": \"500ms\", \"multiplier\": 2, \"cap\": \"5s\", \"retry_on\": [\"timeout\", "
+    "\"5xx\", \"409\"],"
+    "    \"retry_after_cap\": \"60s\", \"budget\": { \"type\": \"token_bucket\", \"max_tokens\": 10, \"ratio\": 0.1 } "
+    "},"
+    "  \"server\": { \"latency\": { \"median\": \"100ms\", \"p99\": \"1s\" }, \"failure_rate\": 0.01, "
+    "\"capacity_rps\": 0,"
+    "    \"events\": [ { \"at\": \"20s\", \"duration\": \"5s\", \"extra_rate_per_s\": 40 } ] },"
+    "  \"store\": { \"ttl\": \"30m\", \"purge_lag\": \"0s\", \"stored_at\": \"first_receipt\" } }";
+
+QWidget* scrolled(QWidget* content, QWidget* parent) {
+  auto* area = new QScrollArea(parent);
+  area->setWidget(content);
+  area->setWidgetResizable(true);
+  area->setFrameShape(QFrame::NoFrame);
+  area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  return area;
+}
+
+}  // namespace
+
+SimulatorWorkspace::SimulatorWorkspace(QWidget* parent)
+    : QWidget(parent),
+      m_policyA(new PolicyEditor(this)),
+      m_policyB(new PolicyEditor(this)),
+      m_server(new ServerEditor(this)),
+      m_runner(new SimRunner(this)),
+      m_heatRunner(new SimRunner(this)),
+      m_comparison(new ComparisonModel(this)),
+      m_heat(new HeatmapModel(this)) {
+  m_policyA->setObjectName(u"policyA"_s);
+  m_policyB->setObjectName(u"policyB"_s);
+  m_splitter = new QSplitter(Qt::Horizontal, this);
+  m_splitter->setObjectName(u"simSplitter"_s);
+  m_splitter->addWidget(buildLeft());
+  m_splitter->addWidget(buildRight());
+  m_splitter->setStretchFactor(0, 0);
+  m_splitter->setStretchFactor(1, 1);
+  m_splitter->setSizes({400, 1000});
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(m_splitter);
+
+  connect(m_runner, &SimRunner::progress, this, [this](double f) { m_progress->setValue(static_cast<int>(f * 1000)); });
+  connect(m_runner, &SimRunner::finished, this, &SimulatorWorkspace::showResults);
+  connect(m_heatRunner, &SimRunner::progress, this,
+          [this](double f) { m_heatProgress->setValue(static_cast<int>(f * 1000)); });
+  connect(m_heatRunner, &SimRunner::resultReady, this,
+          [this](int index, const ResultPtr& r) { m_heat->setCell(index, r->duplicates, r->operations); });
+  connect(m_heatRunner, &SimRunner::finished, this, [this](bool cancelled) {
+    m_heatRun->setEnabled(true);
+    m_heatCancel->setEnabled(false);
+    emit message(cancelled ? tr("Heatmap cancelled: %1 of %2 cells done.")
+                                 .arg(m_heat->filled())
+                                 .arg(m_heat->rowCount() * m_heat->columnCount())
+                           : tr("Heatmap done."));
+  });
+  loadScenario(ChargeTwice);
+}
+
+QWidget* SimulatorWorkspace::buildLeft() {
+  auto* left = new QWidget(this);
+  auto* layout = new QVBoxLayout(left);
+  layout->setContentsMargins(4, 4, 4, 4);
+  auto* top = new QHBoxLayout;
+  m_scenario = new QComboBox(left);
+  m_scenario->addItems(
+      {tr("Which one charges twice? (30 min TTL)"), tr("Retry storm: jitter vs none"), tr("The issue's example")});
+  m_scenario->setToolTip(tr("Load a scenario from core/sim/examples: both policies, server and store"));
+  top->addWidget(new QLabel(tr("Scenario"), left));
+  top->addWidget(m_scenario, 1);
+  layout->addLayout(top);
+  connect(m_scenario, &QComboBox::activated, this, [this](int i) { loadScenario(static_cast<Scenario>(i)); });
+
+  auto* tabs = new QTabWidget(left);
+  tabs->setObjectName(u"simEditors"_s);
+  tabs->addTab(scrolled(m_policyA, tabs), tr("Policy A"));
+  tabs->addTab(scrolled(m_policyB, tabs), tr("Policy B"));
+  tabs->addTab(scrolled(m_server, tabs), tr("Server && store"));
+  layout->addWidget(tabs, 1);
+
+  m_compare = new QCheckBox(tr("Compare with policy B"), left);
+  m_compare->setChecked(true);
+  layout->addWidget(m_compare);
+  auto* buttons = new QHBoxLayout;
+  m_run = new QPushButton(tr("Run"), left);
+  m_run->setDefault(true);
+  m_run->setShortcut(QKeySequence(u"Ctrl+R"_s));
+  m_run->setToolTip(tr("Simulate (Ctrl+R)"));
+  m_cancel = new QPushButton(tr("Cancel"), left);
+  m_cancel->setEnabled(false);
+  m_progress = new QProgressBar(left);
+  m_progress->setRange(0, 1000);
+  m_progress->setTextVisible(false);
+  buttons->addWidget(m_run);
+  buttons->addWidget(m_cancel);
+  buttons->addWidget(m_progress, 1);
+  layout->addLayout(buttons);
+  m_status = new QLabel(left);
+  m_status->setWordWrap(true);
+  layout->addWidget(m_status);
+  connect(m_run, &QPushButton::clicked, this, &SimulatorWorkspace::run);
+  connect(m_cancel, &QPushButton::clicked, this, &SimulatorWorkspace::cancel);
+  left->setMinimumWidth(340);
+  return left;
+}
+
+QWidget* SimulatorWorkspace::buildRight() {
+  m_tabs = new QTabWidget(this);
+  m_tabs->setObjectName(u"simCharts"_s);
+
+  auto* compare = new QWidget(m_tabs);
+  auto* cl = new QVBoxLayout(compare);
+  m_summary = new QLabel(compare);
+  m_summary->setWordWrap(true);
+  m_summary->setTextFormat(Qt::RichText);
+  m_summary->setObjectName(u"simSummary"_s);
+  m_table = new QTableView(compare);
+  m_table->setObjectName(u"comparison"_s);
+  m_table->setModel(m_comparison);
+  m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  m_table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_table->setSelectionMode(QAbstractItemView::ContiguousSelection);
+  cl->addWidget(m_summary);
+  auto* tableFrame = new ChartFrame(tr("Key numbers side by side"), m_table, compare);
+  cl->addWidget(tableFrame, 1);
+  m_tabs->addTab(compare, tr("A/B"));
+
+  m_ecdf = new EcdfChart(m_tabs);
+  auto* ecdfFrame = new ChartFrame(tr("Each retry's offset after the first attempt (ECDF, log time). A curve right of "
+                                      "the magenta TTL line is a retry that can find its key purged."),
+                                   m_ecdf, m_tabs);
+  m_tabs->addTab(ecdfFrame, tr("Attempt offsets"));
+
+  m_load = new LoadChart(m_tabs);
+  auto* loadFrame = new ChartFrame(tr("Per second: offered operations, attempts, successes, requests in flight; the "
+                                      "spike or outage shaded."),
+                                   m_load, m_tabs);
+  m_loadWhich = new QComboBox(loadFrame);
+  m_loadWhich->addItems({tr("Policy A"), tr("Policy B")});
+  loadFrame->addControl(m_loadWhich);
+  connect(m_loadWhich, &QComboBox::currentIndexChanged, this, &SimulatorWorkspace::showLoad);
+  m_tabs->addTab(loadFrame, tr("Load"));
+
+  m_heatWidget = new HeatmapWidget(m_heat, m_tabs);
+  auto* heatFrame = new ChartFrame(tr("P(duplicate) for each TTL × backoff cap: one simulation per cell with the "
+                                      "server model on the left."),
+                                   m_heatWidget, m_tabs);
+  m_heatWhich = new QComboBox(heatFrame);
+  m_heatWhich->addItems({tr("Policy A"), tr("Policy B")});
+  m_heatOps = new QSpinBox(heatFrame);
+  m_heatOps->setRange(100, 10000000);
+  m_heatOps->setValue(20000);
+  m_heatOps->setSuffix(tr(" ops/cell"));
+  m_heatOps->setGroupSeparatorShown(true);
+  m_heatRun = new QPushButton(tr("Run grid"), heatFrame);
+  m_heatCancel = new QPushButton(tr("Cancel"), heatFrame);
+  m_heatCancel->setEnabled(false);
+  m_heatProgress = new QProgressBar(heatFrame);
+  m_heatProgress->setRange(0, 1000);
+  m_heatProgress->setTextVisible(false);
+  m_heatProgress->setMaximumWidth(120);
+  for (QWidget* w : std::initializer_list<QWidget*>{m_heatWhich, m_heatOps, m_heatRun, m_heatCancel, m_heatProgress})
+    heatFrame->addControl(w);
+  connect(m_heatRun, &QPushButton::clicked, this, &SimulatorWorkspace::runHeatmap);
+  connect(m_heatCancel, &QPushButton::clicked, this, &SimulatorWorkspace::cancelHeatmap);
+  m_tabs->addTab(heatFrame, tr("Duplicate heatmap"));
+
+  m_live = new LivePanel([this](int policy) { return config(policy); }, m_tabs);
+  connect(m_live, &LivePanel::keysRequested, this, &SimulatorWorkspace::keysRequested);
+  connect(m_live, &LivePanel::message, this, &SimulatorWorkspace::message);
+  m_tabs->addTab(m_live, tr("Live"));
+
+  for (auto* frame : {tableFrame, ecdfFrame, loadFrame, heatFrame})
+    connect(frame, &ChartFrame::message, this, &SimulatorWorkspace::message);
+  return m_tabs;
+}
+
+void SimulatorWorkspace::loadScenario(Scenario scenario) {
+  cancel();
+  m_scenario->setCurrentIndex(scenario);
+  const char* text = scenario == RetryStorm ? kStorm : scenario == IssueExample ? kIssue : kChargeTwice;
+  const core::SimConfig c = core::parseConfigText(text);
+  m_server->setConfig(c);
+  m_policyA->setPolicy(c.policy);
+  switch (scenario) {
+    case ChargeTwice:
+      m_policyB->applyPreset(u"urllib3"_s);
+      break;
+    case RetryStorm: {
+      core::Policy none = c.policy;
+      none.backoff = core::Backoff::None;
+      none.jitter = core::Jitter::None;
+      m_policyB->setPolicy(none);
+      break;
+    }
+    case IssueExample:
+      m_policyB->applyPreset(u"stripe"_s);
+      break;
+  }
+  m_comparison->clear();
+  m_ecdf->setResults(nullptr, {}, nullptr, {});
+  m_load->setResult(nullptr, {});
+  m_heat->setAxes(HeatmapModel::defaultTtls(), HeatmapModel::defaultCaps());
+  m_summary->setText(tr("Press <b>Run</b> to simulate both policies against this server and store."));
+}
+
+std::optional<core::SimConfig> SimulatorWorkspace::config(int policy) const {
+  const PolicyEditor* editor = policyEditor(policy);
+  if (!editor->invalidFields().isEmpty() || !m_server->invalidFields().isEmpty()) return std::nullopt;
+  return m_server->config(editor->policy());
+}
+
+QString SimulatorWorkspace::title(int policy) const { return policyEditor(policy)->title(); }
+
+void SimulatorWorkspace::run() {
+  QStringList bad = m_policyA->invalidFields();
+  if (m_compare->isChecked()) bad << m_policyB->invalidFields();
+  bad << m_server->invalidFields();
+  if (!bad.isEmpty()) {
+    m_status->setText(tr("Not run: %1 not a valid duration (use 250ms, 3s, 30m, 24h). Fix the fields marked red.")
+                          .arg(bad.join(u", "_s)));
+    return;
+  }
+  std::vector<core::SimConfig> configs{*config(0)};
+  if (m_compare->isChecked()) configs.push_back(*config(1));
+  m_titles[0] = title(0);
+  m_titles[1] = m_compare->isChecked() ? title(1) : QString();
+  m_run->setEnabled(false);
+  m_cancel->setEnabled(true);
+  m_status->setText(
+      tr("Simulating %n operation(s) per policy…", nullptr, static_cast<int>(configs.front().clients.operations)));
+  m_runner->start(std::move(configs));
+}
+
+void SimulatorWorkspace::cancel() {
+  m_runner->cancel();
+  m_live->cancel();
+}
+
+void SimulatorWorkspace::showResults(bool cancelled) {
+  m_run->setEnabled(true);
+  m_cancel->setEnabled(false);
+  if (cancelled) {
+    m_status->setText(tr("Cancelled; the last complete results stay shown."));
+    return;
+  }
+  const auto& results = m_runner->results();
+  for (int i = 0; i < 2; ++i)
+    m_comparison->setResult(i, i < results.size() ? results.at(i) : nullptr,
+                            i < results.size() ? m_titles[i] : QString());
+  m_ecdf->setResults(m_comparison->result(0), m_titles[0], m_comparison->result(1), m_titles[1]);
+  showLoad();
+  updateSummary();
+  m_status->setText(tr("Done."));
+}
+
+void SimulatorWorkspace::showLoad() {
+  const int which = m_comparison->result(1) ? m_loadWhich->currentIndex() : 0;
+  m_load->setResult(m_comparison->result(which), m_titles[which]);
+}
+
+void SimulatorWorkspace::updateSummary() {
+  QStringList lines;
+  for (int i = 0; i < 2; ++i) {
+    const ResultPtr& r = m_comparison->result(i);
+    if (!r) continue;
+    const QString who = u"<b>"_s % (i == 0 ? u"A"_s : u"B"_s) % u" "_s % m_titles[i].toHtmlEscaped() % u"</b>"_s;
+    const QString h = r->horizon.value ? formatSeconds(core::toSeconds(*r->horizon.value)) : tr("unbounded");
+    const QString ttl = formatSeconds(core::toSeconds(r->config.store.ttl + r->config.store.purgeLag));
+    QString line;
+    if (r->duplicates > 0)
+      line =
+          tr("%1 <span style='color:#c01c8c'><b>charges twice</b>: %2 duplicates in %3 operations = %4 per "
+             "million</span> (%5 after the key's TTL). Retry horizon %6 vs TTL %7.")
+              .arg(who, formatCount(r->duplicates), formatCount(r->operations),
+                   QLocale().toString(r->duplicatesPerMillion(), 'f', 1), formatCount(r->duplicatesAfterPurge), h, ttl);
+    else if (core::expiryDuplicatesPossible(*r))
+      line = tr("%1 did not charge twice in this run, but it can: its retry horizon %2 reaches the TTL %3.")
+                 .arg(who, h, ttl);
+    else
+      line = tr("%1 <b>cannot charge twice</b> through expiry: its last retry comes within %2, before the TTL %3 ends.")
+                 .arg(who, h, ttl);
+    line += u" "_s +
+            tr("Amplification %1, success %2.").arg(formatRatio(r->amplification()), formatPercent(r->successRate()));
+    if (r->recovery)
+      line += u" "_s + (r->recovery->recoveredAfterS
+                            ? tr("Recovered %1 after the event.").arg(formatSeconds(*r->recovery->recoveredAfterS))
+                            : tr("<b>Never recovered</b> after the event."));
+    lines << line;
+  }
+  m_summary->setText(lines.join(u"<br>"_s));
+}
+
+void SimulatorWorkspace::runHeatmap() {
+  const int which = m_heatWhich->currentIndex();
+  auto base = config(which);
+  if (!base) {
+    emit message(tr("Heatmap not run: fix the fields marked red first."));
+    return;
+  }
+  base->clients.operations = m_heatOps->value();
+  m_heat->setAxes(HeatmapModel::defaultTtls(), HeatmapModel::defaultCaps());
+  m_heatWidget->setTitle(tr("P(duplicate) for %1 over TTL × backoff cap (%2 operations per cell)")
+                             .arg(title(which), formatCount(m_heatOps->value())));
+  m_heatRun->setEnabled(false);
+  m_heatCancel->setEnabled(true);
+  m_heatRunner->start(m_heat->configs(*base));
+}
+
+void SimulatorWorkspace::cancelHeatmap() { m_heatRunner->cancel(); }
+
+void SimulatorWorkspace::setCurrentTab(Tab tab) { m_tabs->setCurrentIndex(tab); }
+
+}  // namespace idem::ui::sim

@@ -1,0 +1,118 @@
+#pragma once
+// The Simulator workspace (engineers, UI.md): two client policies (A and B) and the server
+// and key-store model on the left with Run/Cancel and progress; on the right the A/B numbers,
+// the attempt-offset ECDF against the TTL, load over time, the P(duplicate) heatmap over
+// TTL × backoff cap, and Live mode against the embedded endpoint. It owns its models; every
+// simulation runs on a worker thread (SimRunner).
+#include <QWidget>
+#include <optional>
+
+#include "core/sim/config.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QSplitter;
+class QTabWidget;
+class QTableView;
+
+namespace idem::ui::sim {
+
+class ChartFrame;
+class ComparisonModel;
+class EcdfChart;
+class HeatmapModel;
+class HeatmapWidget;
+class LivePanel;
+class LoadChart;
+class PolicyEditor;
+class ServerEditor;
+class SimRunner;
+
+class SimulatorWorkspace final : public QWidget {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(SimulatorWorkspace)
+
+ public:
+  enum Scenario { ChargeTwice, RetryStorm, IssueExample };
+  enum Tab { ComparisonTab, OffsetsTab, LoadTab, HeatmapTab, LiveTab };
+
+  explicit SimulatorWorkspace(QWidget* parent = nullptr);
+
+  /// Loads a scenario: both policies, the server and the store.
+  void loadScenario(Scenario scenario);
+  /// The config for policy A (0) or B (1), or nothing while a field holds an invalid value.
+  [[nodiscard]] std::optional<idem::sim::SimConfig> config(int policy) const;
+  /// Runs A (and B when compared) in the background.
+  void run();
+  void cancel();
+  /// Runs the heatmap grid for the policy chosen above it.
+  void runHeatmap();
+  void cancelHeatmap();
+  void setCurrentTab(Tab tab);
+
+  [[nodiscard]] PolicyEditor* policyEditor(int policy) const { return policy == 0 ? m_policyA : m_policyB; }
+  [[nodiscard]] ServerEditor* serverEditor() const { return m_server; }
+  [[nodiscard]] QCheckBox* compareBox() const { return m_compare; }
+  [[nodiscard]] SimRunner* runner() const { return m_runner; }
+  [[nodiscard]] SimRunner* heatmapRunner() const { return m_heatRunner; }
+  [[nodiscard]] ComparisonModel* comparisonModel() const { return m_comparison; }
+  [[nodiscard]] HeatmapModel* heatmapModel() const { return m_heat; }
+  [[nodiscard]] EcdfChart* ecdfChart() const { return m_ecdf; }
+  [[nodiscard]] LoadChart* loadChart() const { return m_load; }
+  [[nodiscard]] HeatmapWidget* heatmapWidget() const { return m_heatWidget; }
+  [[nodiscard]] LivePanel* livePanel() const { return m_live; }
+  [[nodiscard]] QLabel* summaryLabel() const { return m_summary; }
+  [[nodiscard]] QPushButton* runButton() const { return m_run; }
+  [[nodiscard]] QPushButton* cancelButton() const { return m_cancel; }
+  [[nodiscard]] QSpinBox* heatmapOperationsBox() const { return m_heatOps; }
+  [[nodiscard]] QSplitter* splitter() const { return m_splitter; }
+
+ signals:
+  /// A line for the status bar.
+  void message(const QString& text);
+  /// Live mode asks to show its keys (a prefix) in the key browser.
+  void keysRequested(const QString& prefix);
+
+ private:
+  QWidget* buildLeft();
+  QWidget* buildRight();
+  void showResults(bool cancelled);
+  void showLoad();
+  void updateSummary();
+  [[nodiscard]] QString title(int policy) const;
+
+  PolicyEditor* m_policyA;
+  PolicyEditor* m_policyB;
+  ServerEditor* m_server;
+  SimRunner* m_runner;
+  SimRunner* m_heatRunner;
+  ComparisonModel* m_comparison;
+  HeatmapModel* m_heat;
+  QSplitter* m_splitter = nullptr;
+  QComboBox* m_scenario = nullptr;
+  QCheckBox* m_compare = nullptr;
+  QPushButton* m_run = nullptr;
+  QPushButton* m_cancel = nullptr;
+  QProgressBar* m_progress = nullptr;
+  QLabel* m_status = nullptr;
+  QTabWidget* m_tabs = nullptr;
+  QLabel* m_summary = nullptr;
+  QTableView* m_table = nullptr;
+  EcdfChart* m_ecdf = nullptr;
+  LoadChart* m_load = nullptr;
+  QComboBox* m_loadWhich = nullptr;
+  HeatmapWidget* m_heatWidget = nullptr;
+  QComboBox* m_heatWhich = nullptr;
+  QSpinBox* m_heatOps = nullptr;
+  QPushButton* m_heatRun = nullptr;
+  QPushButton* m_heatCancel = nullptr;
+  QProgressBar* m_heatProgress = nullptr;
+  LivePanel* m_live = nullptr;
+  QString m_titles[2];
+};
+
+}  // namespace idem::ui::sim
