@@ -17,13 +17,14 @@
 #include "ui/connection/connectioncontroller.h"
 #include "ui/connection/statuswidget.h"
 #include "ui/keys/keysworkspace.h"
+#include "ui/sim/simulatorworkspace.h"
 
 using namespace Qt::StringLiterals;
 
 namespace idem::ui {
 namespace {
 
-QWidget* placeholder(const QString& title, const QString& text, QWidget* parent) {
+[[maybe_unused]] QWidget* placeholder(const QString& title, const QString& text, QWidget* parent) {
   auto* label = new QLabel(u"<h2>"_s % title.toHtmlEscaped() % u"</h2><p>"_s % text.toHtmlEscaped() % u"</p>"_s, parent);
   label->setAlignment(Qt::AlignCenter);
   label->setWordWrap(true);
@@ -43,7 +44,16 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   m_detail->setPingInterval(30000);
   m_stack->addWidget(m_keys);
   m_stack->addWidget(placeholder(tr("Tiers"), tr("The retention tiers chart and what-if panel are not built yet."), this));
-  m_stack->addWidget(placeholder(tr("Simulator"), tr("The retry/backoff simulator is not built yet."), this));
+  auto* simulator = new sim::SimulatorWorkspace(this);
+  m_stack->addWidget(simulator);
+  connect(simulator, &sim::SimulatorWorkspace::message, this,
+          [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+  // Live mode's keys are ordinary keys: show them in the key browser by their prefix.
+  connect(simulator, &sim::SimulatorWorkspace::keysRequested, this, [this](const QString& prefix) {
+    setWorkspace(KeysPage);
+    m_search->setText(prefix);
+    m_keys->search(prefix);
+  });
 
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
