@@ -17,36 +17,31 @@ namespace {
 // FIRST generation: that is the retry that outran the TTL. An executed_after_expiry event is
 // written when the new execution completes, so its arrival is the new generation's created_at.
 constexpr const char* kOffsetsCte = R"SQL(
-WITH retry AS (
-  SELECT e.tier, e.outcome, e.tenant, e.endpoint, e.idem_key, e.generation, e.at, e.latency_ms
+WITH offsets AS (
+  SELECT e.tier, e.outcome,
+         greatest(0, extract(epoch FROM
+           CASE e.outcome
+             WHEN 'executed_after_expiry'
+               THEN coalesce(o.gen_at, e.at - make_interval(secs => coalesce(e.latency_ms, 0) / 1000)) - o.first_at
+             WHEN 'rejected_expired' THEN e.at - o.first_at
+             ELSE e.at - coalesce(o.gen_at, o.first_at)
+           END) * 1000)::float8 AS off_ms
     FROM idem.events e
+    -- Per event, two primary-key probes (live row, archived generations): the cost grows with
+    -- the retries in the period, never with the size of the tables, whatever the statistics.
+    CROSS JOIN LATERAL (
+      SELECT min(g.created_at) AS first_at,
+             min(g.created_at) FILTER (WHERE g.generation = e.generation) AS gen_at
+        FROM (SELECT k.generation, k.created_at FROM idem.keys k
+               WHERE k.tenant = e.tenant AND k.endpoint = e.endpoint AND k.idem_key = e.idem_key
+              UNION ALL
+              SELECT a.generation, a.created_at FROM idem.key_archive a
+               WHERE a.tenant = e.tenant AND a.endpoint = e.endpoint AND a.idem_key = e.idem_key) g
+    ) o
    WHERE e.at >= now() - $1::interval
      AND e.outcome IN ('replayed', 'conflict', 'mismatch', 'executed_after_expiry', 'rejected_expired')
      AND ($2::text IS NULL OR e.tier = $2::text)
-), gens AS (
-  SELECT k.tenant, k.endpoint, k.idem_key, k.generation, k.created_at
-    FROM idem.keys k
-   WHERE (k.tenant, k.endpoint, k.idem_key) IN (SELECT r.tenant, r.endpoint, r.idem_key FROM retry r)
-  UNION ALL
-  SELECT a.tenant, a.endpoint, a.idem_key, a.generation, a.created_at
-    FROM idem.key_archive a
-   WHERE (a.tenant, a.endpoint, a.idem_key) IN (SELECT r.tenant, r.endpoint, r.idem_key FROM retry r)
-), origin AS (
-  SELECT g.tenant, g.endpoint, g.idem_key, min(g.created_at) AS first_at
-    FROM gens g GROUP BY g.tenant, g.endpoint, g.idem_key
-), offsets AS (
-  SELECT r.tier, r.outcome,
-         greatest(0, extract(epoch FROM
-           CASE r.outcome
-             WHEN 'executed_after_expiry'
-               THEN coalesce(g.created_at, r.at - make_interval(secs => coalesce(r.latency_ms, 0) / 1000)) - o.first_at
-             WHEN 'rejected_expired' THEN r.at - o.first_at
-             ELSE r.at - coalesce(g.created_at, o.first_at)
-           END) * 1000)::float8 AS off_ms
-    FROM retry r
-    JOIN origin o ON o.tenant = r.tenant AND o.endpoint = r.endpoint AND o.idem_key = r.idem_key
-    LEFT JOIN gens g ON g.tenant = r.tenant AND g.endpoint = r.endpoint AND g.idem_key = r.idem_key
-                    AND g.generation = r.generation
+     AND o.first_at IS NOT NULL
 )
 )SQL";
 

@@ -1,0 +1,246 @@
+#include "ui/tiers/tiersworkspace.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenu>
+#include <QPushButton>
+#include <QSplitter>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "ui/common/dbsession.h"
+#include "ui/common/timefmt.h"
+#include "ui/tiers/tierchart.h"
+#include "ui/tiers/tiersexport.h"
+#include "ui/tiers/tiertablemodel.h"
+#include "ui/tiers/whatifpanel.h"
+
+using namespace Qt::StringLiterals;
+using namespace std::chrono_literals;
+
+namespace idem::ui {
+using tiers::Millis;
+namespace {
+
+constexpr Millis kPeriods[] = {24h, 7 * 24h, 30 * 24h, 90 * 24h, 365 * 24h};
+constexpr int kDefaultPeriod = 2;
+
+}  // namespace
+
+TiersWorkspace::TiersWorkspace(DbSession* session, QWidget* parent)
+    : QWidget(parent), m_session(session), m_model(new TierTableModel(this)), m_table(new QTableView(this)),
+      m_chart(new TierChart(this)), m_whatIf(new WhatIfPanel(this)), m_period(new QComboBox(this)),
+      m_refresh(new QPushButton(tr("Refresh"), this)), m_cancel(new QPushButton(tr("Cancel"), this)),
+      m_exportMenu(new QPushButton(tr("Export"), this)), m_status(new QLabel(this)), m_error(new QLabel(this)),
+      m_split(new QSplitter(Qt::Vertical, this)) {
+  setObjectName(u"tiersWorkspace"_s);
+  m_period->setObjectName(u"tiersPeriod"_s);
+  m_split->setObjectName(u"tiersSplit"_s);
+  for (Millis p : kPeriods) m_period->addItem(tr("last %1").arg(formatDuration(p.count())), QVariant::fromValue(p.count()));
+  m_period->setCurrentIndex(kDefaultPeriod);
+  m_period->setToolTip(tr("Which part of the trace the retries are read from"));
+  m_cancel->setVisible(false);
+  auto* menu = new QMenu(m_exportMenu);
+  menu->addAction(tr("Chart as PNG…"), this, [this] { chooseExport(u"png"_s); });
+  menu->addAction(tr("Chart as SVG…"), this, [this] { chooseExport(u"svg"_s); });
+  menu->addAction(tr("Decision sheet (one-page PDF)…"), this, [this] { chooseExport(u"pdf"_s); });
+  m_exportMenu->setMenu(menu);
+  m_exportMenu->setEnabled(false);
+  m_error->setWordWrap(true);
+  m_error->setVisible(false);
+  m_error->setStyleSheet(u"QLabel { background: #fdecea; border: 1px solid #d0312d; padding: 6px; }"_s);
+
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(new QLabel(tr("<b>Retention tiers</b> — retries observed over the"), this));
+  bar->addWidget(m_period);
+  bar->addWidget(m_refresh);
+  bar->addWidget(m_cancel);
+  bar->addWidget(m_status, 1);
+  bar->addWidget(m_exportMenu);
+
+  m_table->setModel(m_model);
+  m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+  m_table->verticalHeader()->hide();
+  m_table->setWordWrap(false);
+  m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  m_table->horizontalHeader()->setStretchLastSection(true);  // the routes, elided when narrow
+  m_table->setTextElideMode(Qt::ElideRight);
+  m_table->setMinimumHeight(80);
+
+  m_split->addWidget(m_table);
+  m_split->addWidget(m_chart);
+  m_split->addWidget(m_whatIf);
+  m_split->setStretchFactor(0, 0);
+  m_split->setStretchFactor(1, 3);
+  m_split->setStretchFactor(2, 2);
+  m_split->setChildrenCollapsible(false);
+  // Defaults: the table about three rows tall; the main window restores the user's sizes over these.
+  m_split->setSizes({125, 380, 330});
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addLayout(bar);
+  layout->addWidget(m_error);
+  layout->addWidget(m_split, 1);
+
+  connect(m_refresh, &QPushButton::clicked, this, &TiersWorkspace::reload);
+  connect(m_cancel, &QPushButton::clicked, this, &TiersWorkspace::cancel);
+  connect(m_period, &QComboBox::currentIndexChanged, this, [this] { reload(); });
+  connect(m_whatIf, &WhatIfPanel::whatIfRequested, this, &TiersWorkspace::askWhatIf);
+  connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& i) {
+    if (i.isValid()) m_whatIf->setTier(i.data(TierTableModel::NameRole).toString());
+  });
+  // A new connection (or a reconnect) may be another store: read it again if we were showing.
+  connect(m_session, &DbSession::opened, this, [this] {
+    if (m_everShown) reload();
+  });
+}
+
+void TiersWorkspace::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (!m_everShown) {
+    m_everShown = true;
+    if (m_session->state() == DbSession::State::Connected) reload();
+  }
+}
+
+void TiersWorkspace::setPeriod(Millis since) {
+  for (int i = 0; i < m_period->count(); ++i)
+    if (m_period->itemData(i).toLongLong() == since.count()) {
+      if (i == m_period->currentIndex()) reload();
+      m_period->setCurrentIndex(i);
+      return;
+    }
+  m_period->addItem(tr("last %1").arg(formatDuration(since.count())), QVariant::fromValue(since.count()));
+  m_period->setCurrentIndex(m_period->count() - 1);
+}
+
+void TiersWorkspace::reload() {
+  if (m_ticket) m_session->cancel(m_ticket);
+  const quint64 generation = ++m_generation;
+  tiers::Options options;
+  options.since = Millis(m_period->currentData().toLongLong());
+  m_status->setText(tr("Reading the trace and the tables' sizes…"));
+  m_cancel->setVisible(true);
+  m_ticket = m_session->submit<tiers::Report>(
+      this, [options](pg::Connection& conn) { return tiers::analyse(conn, options); },
+      [this, generation](DbResult<tiers::Report> result) {
+        if (generation != m_generation) return;  // a newer question is on its way
+        answered(std::move(result));
+      });
+}
+
+void TiersWorkspace::cancel() {
+  if (m_ticket) m_session->cancel(m_ticket);
+}
+
+void TiersWorkspace::answered(DbResult<tiers::Report> result) {
+  m_ticket = 0;
+  m_cancel->setVisible(false);
+  if (!result.ok()) {
+    showError(result.error);
+    emit reportLoaded();
+    return;
+  }
+  m_error->setVisible(false);
+  m_report = std::move(*result.value);
+  m_model->setReport(*m_report);
+  m_chart->setReport(*m_report);
+  m_whatIf->setReport(*m_report);
+  m_exportMenu->setEnabled(true);
+  int flagged = 0;
+  for (const auto& t : m_report->tiers) flagged += t.flagged() ? 1 : 0;
+  m_status->setText(
+      flagged ? tr("policy v%1 · %2 of %3 tiers too short for the retries or windows they face")
+                    .arg(m_report->policyVersion)
+                    .arg(flagged)
+                    .arg(m_report->tiers.size())
+              : tr("policy v%1 · every tier covers its retries and reference windows").arg(m_report->policyVersion));
+  emit reportLoaded();
+}
+
+void TiersWorkspace::showError(const DbError& error) {
+  QString what, next;
+  switch (error.kind) {
+    case DbError::Kind::Cancelled:
+      m_status->setText(tr("Cancelled. The numbers shown (if any) are from the last complete reading."));
+      return;
+    case DbError::Kind::NotConnected:
+    case DbError::Kind::Unavailable:
+      what = tr("The store could not be reached, so the tiers cannot be measured.");
+      next = tr("The console reconnects by itself; press Refresh once the status bar says connected.");
+      break;
+    case DbError::Kind::Query:
+      what = tr("The store refused the tiers queries.");
+      next = error.sqlstate == u"42501"_s ? tr("The console's role needs SELECT on idem.events, idem.keys and "
+                                               "idem.key_archive; ask the database administrator.")
+                                          : tr("Check the server's message below, then press Refresh.");
+      break;
+    default:
+      what = error.message.contains(u"no policy"_s) ? tr("This store has no policy recorded yet.")
+                                                    : tr("The tiers could not be measured.");
+      next = error.message.contains(u"no policy"_s)
+                 ? tr("Tiers come from the policy an enforcer runs with: start idemctl serve --policy FILE once "
+                      "(or the demo), then press Refresh.")
+                 : tr("Press Refresh to try again.");
+  }
+  m_status->setText(tr("No numbers."));
+  m_error->setText(u"<b>"_s % what.toHtmlEscaped() % u"</b> "_s % next.toHtmlEscaped() % u"<br><small>"_s %
+                   error.message.toHtmlEscaped() % u"</small>"_s);
+  m_error->setVisible(true);
+}
+
+void TiersWorkspace::askWhatIf(const QString& tier, qint64 ttlMs) {
+  if (!m_report) return;
+  const auto* t = m_report->tier(tier.toStdString());
+  if (!t) return;
+  const quint64 generation = ++m_whatIfGeneration;
+  const tiers::TierReport copy = *t;
+  const Millis since = m_report->since;
+  m_session->submit<tiers::WhatIf>(
+      this, [copy, ttlMs, since](pg::Connection& conn) { return tiers::whatIf(conn, copy, Millis(ttlMs), since); },
+      [this, tier, generation](DbResult<tiers::WhatIf> result) {
+        if (generation != m_whatIfGeneration) return;
+        if (!result.ok()) {
+          emit message(tr("The what-if for %1 could not be computed: %2").arg(tier, result.error.message));
+          return;
+        }
+        m_whatIf->setWhatIf(tier, *result.value);
+      });
+}
+
+bool TiersWorkspace::exportPng(const QString& path) { return m_report && saveChartPng(m_chart, path); }
+
+bool TiersWorkspace::exportSvg(const QString& path) {
+  return m_report && saveChartSvg(m_chart, path, tr("Retention tiers, policy v%1").arg(m_report->policyVersion));
+}
+
+bool TiersWorkspace::exportPdf(const QString& path) {
+  if (!m_report) return false;
+  DecisionSheet sheet;
+  sheet.report = *m_report;
+  sheet.proposal = [this](const std::string& tier) { return m_whatIf->proposal(tier); };
+  const auto& info = m_session->info();
+  sheet.database = tr("database %1 on %2").arg(info.database, info.host.startsWith(u'/') ? u"local socket"_s : info.host);
+  return writeDecisionPdf(sheet, m_chart, path);
+}
+
+void TiersWorkspace::chooseExport(const QString& kind) {
+  const QString dir = QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+  const QString base = dir % u"/idem-tiers"_s % (kind == u"pdf"_s ? u"-decision"_s : QString()) % u"."_s % kind;
+  const QString filter = kind == u"png"_s   ? tr("PNG image (*.png)")
+                         : kind == u"svg"_s ? tr("SVG drawing (*.svg)")
+                                            : tr("PDF document (*.pdf)");
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export"), base, filter);
+  if (path.isEmpty()) return;
+  const bool ok = kind == u"png"_s ? exportPng(path) : kind == u"svg"_s ? exportSvg(path) : exportPdf(path);
+  emit message(ok ? tr("Saved %1").arg(path)
+                  : tr("Could not write %1: check that the folder exists and is writable, then export again.").arg(path));
+}
+
+}  // namespace idem::ui

@@ -1,0 +1,84 @@
+#pragma once
+// The Tiers workspace (product owners): the tier table, the chart of each TTL against the
+// retries observed in the trace, the what-if panel, and exports. The analysis runs on the
+// session's worker thread (seconds on a large trace: cancellable); late answers are dropped by
+// a generation counter.
+#include <QWidget>
+#include <optional>
+
+#include "core/tiers/tiers.h"
+#include "ui/common/dbresult.h"
+
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSplitter;
+class QTableView;
+
+namespace idem::ui {
+
+class DbSession;
+class TierChart;
+class TierTableModel;
+class WhatIfPanel;
+
+class TiersWorkspace final : public QWidget {
+  Q_OBJECT
+  Q_DISABLE_COPY_MOVE(TiersWorkspace)
+
+ public:
+  explicit TiersWorkspace(DbSession* session, QWidget* parent = nullptr);
+
+  /// Reads the report again (also on the first show and after a reconnect).
+  void reload();
+  void cancel();
+  /// The period: retries at or after now() - since.
+  void setPeriod(tiers::Millis since);
+
+  bool exportPng(const QString& path);
+  bool exportSvg(const QString& path);
+  bool exportPdf(const QString& path);
+
+  [[nodiscard]] bool loaded() const { return m_report.has_value(); }
+  [[nodiscard]] bool busy() const { return m_ticket != 0; }
+  [[nodiscard]] const std::optional<tiers::Report>& report() const { return m_report; }
+  [[nodiscard]] TierTableModel* model() const { return m_model; }
+  [[nodiscard]] TierChart* chart() const { return m_chart; }
+  [[nodiscard]] WhatIfPanel* whatIf() const { return m_whatIf; }
+  [[nodiscard]] QTableView* table() const { return m_table; }
+
+ signals:
+  /// A line for the status bar.
+  void message(const QString& text);
+  /// A report arrived (or failed: check loaded()).
+  void reportLoaded();
+
+ protected:
+  void showEvent(QShowEvent* event) override;
+
+ private:
+  void answered(DbResult<tiers::Report> result);
+  void askWhatIf(const QString& tier, qint64 ttlMs);
+  void chooseExport(const QString& kind);
+  void showError(const DbError& error);
+
+  DbSession* m_session;
+  std::optional<tiers::Report> m_report;
+  TierTableModel* m_model;
+  QTableView* m_table;
+  TierChart* m_chart;
+  WhatIfPanel* m_whatIf;
+  QComboBox* m_period;
+  QPushButton* m_refresh;
+  QPushButton* m_cancel;
+  QPushButton* m_exportMenu;
+  QLabel* m_status;
+  QLabel* m_error;
+  QSplitter* m_split;
+  quint64 m_generation = 0;
+  quint64 m_ticket = 0;
+  quint64 m_whatIfGeneration = 0;
+  bool m_everShown = false;
+};
+
+}  // namespace idem::ui

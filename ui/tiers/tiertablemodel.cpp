@@ -1,0 +1,130 @@
+#include "ui/tiers/tiertablemodel.h"
+
+#include <QColor>
+#include <QFont>
+#include <QLocale>
+
+#include "ui/common/outcomestyle.h"
+#include "ui/common/timefmt.h"
+
+using namespace Qt::StringLiterals;
+
+namespace idem::ui {
+using tiers::Millis;
+namespace {
+
+QString dur(Millis d) { return formatDuration(d.count()); }
+QString dur(double ms) { return formatDuration(static_cast<qint64>(ms)); }
+
+}  // namespace
+
+TierTableModel::TierTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void TierTableModel::setReport(const tiers::Report& report) {
+  beginResetModel();
+  m_tiers = report.tiers;
+  endResetModel();
+}
+
+void TierTableModel::clear() {
+  beginResetModel();
+  m_tiers.clear();
+  endResetModel();
+}
+
+const tiers::TierReport* TierTableModel::tierAt(int row) const {
+  return row >= 0 && row < static_cast<int>(m_tiers.size()) ? &m_tiers[static_cast<std::size_t>(row)] : nullptr;
+}
+
+int TierTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(m_tiers.size());
+}
+
+int TierTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+Qt::ItemFlags TierTableModel::flags(const QModelIndex& index) const {
+  return index.isValid() ? Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemNeverHasChildren : Qt::NoItemFlags;
+}
+
+QVariant TierTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case ColTier: return tr("Tier");
+    case ColRoutes: return tr("Routes");
+    case ColTtl: return tr("TTL");
+    case ColLease: return tr("Lease");
+    case ColOnExpired: return tr("On expiry");
+    case ColArchive: return tr("Archive kept");
+    case ColWindows: return tr("Reference windows");
+    case ColRetries: return tr("Retries");
+    case ColHorizon: return tr("Observed retry horizon");
+    case ColRecommended: return tr("Recommended TTL");
+    case ColVerdict: return tr("Verdict");
+    default: return {};
+  }
+}
+
+QVariant TierTableModel::display(const tiers::TierReport& t, int column) const {
+  switch (column) {
+    case ColTier: return QString::fromStdString(t.tier.name);
+    case ColRoutes: {
+      QStringList routes;
+      for (const auto& r : t.tier.routes) routes << QString::fromStdString(r);
+      return routes.join(u", "_s);
+    }
+    case ColTtl: return dur(t.tier.ttl);
+    case ColLease: return dur(t.tier.lease);
+    case ColOnExpired:
+      return t.tier.onExpired == policy::OnExpired::Execute ? tr("execute again") : tr("reject (422)");
+    case ColArchive: return dur(t.tier.archiveRetention);
+    case ColWindows: {
+      QStringList windows;
+      for (const auto& [name, w] : t.tier.referenceWindows)
+        windows << QString::fromStdString(name) % u" "_s % dur(w);
+      return windows.isEmpty() ? tr("—") : windows.join(u", "_s);
+    }
+    case ColRetries:
+      return tr("%1 after %2 ops").arg(QLocale().toString(t.retries.retries), QLocale().toString(t.retries.operations));
+    case ColHorizon:
+      if (!t.retries.offsets) return tr("no retries observed");
+      return tr("p99.9 %1 · max %2").arg(dur(t.retries.offsets->p999), dur(t.retries.offsets->max));
+    case ColRecommended: return dur(t.recommendation.ttl);
+    case ColVerdict:
+      if (!t.flagged()) return tr("OK");
+      return t.flags.size() == 1 ? tr("⚠ too short (1 reason)") : tr("⚠ too short (%1 reasons)").arg(t.flags.size());
+    default: return {};
+  }
+}
+
+QVariant TierTableModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
+  const auto& t = m_tiers[static_cast<std::size_t>(index.row())];
+  switch (role) {
+    case Qt::DisplayRole: return display(t, index.column());
+    case NameRole: return QString::fromStdString(t.tier.name);
+    case FlaggedRole: return t.flagged();
+    case Qt::ToolTipRole: {
+      if (index.column() == ColRecommended) return QString::fromStdString(t.recommendation.because);
+      if (!t.flagged()) return {};
+      QStringList lines;
+      for (const auto& f : t.flags) lines << u"• "_s % QString::fromStdString(f);
+      return lines.join(u'\n');
+    }
+    case Qt::ForegroundRole:
+      if (index.column() == ColVerdict && t.flagged())
+        return outcomeStyle(t.tier.onExpired == policy::OnExpired::Execute ? u"executed_after_expiry"_s
+                                                                           : u"rejected_expired"_s)
+            .color;
+      return {};
+    case Qt::FontRole:
+      if (index.column() == ColTier || (index.column() == ColVerdict && t.flagged())) {
+        QFont f;
+        f.setBold(true);
+        return f;
+      }
+      return {};
+    default: return {};
+  }
+}
+
+}  // namespace idem::ui
