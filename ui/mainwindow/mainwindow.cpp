@@ -18,6 +18,7 @@
 #include "ui/connection/statuswidget.h"
 #include "ui/keys/keysworkspace.h"
 #include "ui/sim/simulatorworkspace.h"
+#include "ui/tiers/tiersworkspace.h"
 
 using namespace Qt::StringLiterals;
 
@@ -43,7 +44,10 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   // One session reports the connection; the other pings rarely, just to notice a loss.
   m_detail->setPingInterval(30000);
   m_stack->addWidget(m_keys);
-  m_stack->addWidget(placeholder(tr("Tiers"), tr("The retention tiers chart and what-if panel are not built yet."), this));
+  // Tiers shares the detail session: its analysis is on demand, so key browsing never waits for it.
+  auto* tiersView = new TiersWorkspace(m_detail, this);
+  m_stack->addWidget(tiersView);
+  connect(tiersView, &TiersWorkspace::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   auto* simulator = new sim::SimulatorWorkspace(this);
   m_stack->addWidget(simulator);
   connect(simulator, &sim::SimulatorWorkspace::message, this,
