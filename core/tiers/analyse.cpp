@@ -8,13 +8,16 @@
 namespace idem::tiers {
 namespace {
 
-/// The TTLs a tier's curve is computed at: the ladder plus every TTL the report names.
-std::vector<Millis> gridFor(const policy::Tier& tier, Millis recommended, const std::optional<Millis>& candidate) {
+/// The TTLs every tier's curve is computed at: the ladder plus every TTL the report names
+/// (each tier's TTL, recommendation, windows and candidate), so one query serves all tiers.
+std::vector<Millis> gridFor(const std::vector<TierReport>& tiers, const Options& options) {
   std::vector<Millis> grid = ttlLadder();
-  grid.push_back(tier.ttl);
-  grid.push_back(recommended);
-  for (const auto& [name, window] : tier.referenceWindows) grid.push_back(window);
-  if (candidate) grid.push_back(*candidate);
+  for (const auto& t : tiers) {
+    grid.push_back(t.tier.ttl);
+    grid.push_back(t.recommendation.ttl);
+    for (const auto& [name, window] : t.tier.referenceWindows) grid.push_back(window);
+  }
+  for (const auto& [name, ttl] : options.candidates) grid.push_back(ttl);
   std::erase_if(grid, [](Millis d) { return d <= Millis(0); });
   std::sort(grid.begin(), grid.end());
   grid.erase(std::unique(grid.begin(), grid.end()), grid.end());
@@ -75,31 +78,30 @@ Report analyse(pg::Connection& conn, const Options& options) {
     for (const auto& outcome : retryOutcomes()) t.retries.byOutcome.try_emplace(outcome, 0);
     t.storage = storageFor(storage, tier.name);
     t.recommendation = recommend(tier, t.retries);
-
-    std::optional<Millis> candidate;
-    if (auto it = options.candidates.find(tier.name); it != options.candidates.end() && it->second > Millis(0))
-      candidate = it->second;
-    const auto grid = gridFor(tier, t.recommendation.ttl, candidate);
-    const auto late = t.retries.retries > 0 ? internal::lateCounts(conn, tier.name, options.since, grid)
-                                            : std::vector<long long>(grid.size(), 0);
-    for (std::size_t i = 0; i < grid.size(); ++i)
-      t.curve.push_back(evaluate(tier, t.retries, t.storage, grid[i], late[i]));
-
-    t.current = *t.pointAt(tier.ttl);
-    t.recommendation.cost = *t.pointAt(t.recommendation.ttl);
-    t.proposedFromCandidate = candidate.has_value();
-    t.proposed = *t.pointAt(candidate.value_or(t.recommendation.ttl));
-    t.flags = flagsFor(tier, t.retries, t.current);
     report.tiers.push_back(std::move(t));
+  }
+
+  const auto grid = gridFor(report.tiers, options);
+  const auto late = internal::lateCounts(conn, nullptr, options.since, grid);
+  for (auto& t : report.tiers) {
+    auto it = late.find(t.tier.name);
+    for (std::size_t i = 0; i < grid.size(); ++i)
+      t.curve.push_back(evaluate(t.tier, t.retries, t.storage, grid[i], it == late.end() ? 0 : it->second[i]));
+    t.current = *t.pointAt(t.tier.ttl);
+    t.recommendation.cost = *t.pointAt(t.recommendation.ttl);
+    auto candidate = options.candidates.find(t.tier.name);
+    t.proposedFromCandidate = candidate != options.candidates.end() && candidate->second > Millis(0);
+    t.proposed = *t.pointAt(t.proposedFromCandidate ? candidate->second : t.recommendation.ttl);
+    t.flags = flagsFor(t.tier, t.retries, t.current);
   }
   snapshot.commit();
   return report;
 }
 
 WhatIf whatIf(pg::Connection& conn, const TierReport& tier, Millis ttl, Millis since) {
-  const auto late = tier.retries.retries > 0 ? internal::lateCounts(conn, tier.tier.name, since, {ttl})
-                                             : std::vector<long long>{0};
-  return evaluate(tier.tier, tier.retries, tier.storage, ttl, late.front());
+  const auto late = internal::lateCounts(conn, &tier.tier.name, since, {ttl});
+  const auto it = late.find(tier.tier.name);
+  return evaluate(tier.tier, tier.retries, tier.storage, ttl, it == late.end() ? 0 : it->second.front());
 }
 
 }  // namespace idem::tiers

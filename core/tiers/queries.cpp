@@ -78,12 +78,13 @@ SELECT coalesce(s.tier, p.tier) AS tier, coalesce(p.operations, 0) AS operations
 // ttl[i+1]; "at or after ttl[j]" is then every bucket >= j: one pass over the offsets.
 constexpr const char* kLateSelect = R"SQL(
 , buckets AS (
-  SELECT width_bucket(o.off_ms, $3::float8[]) AS b, count(*) AS n FROM offsets o GROUP BY 1
+  SELECT o.tier, width_bucket(o.off_ms, $3::float8[]) AS b, count(*) AS n FROM offsets o GROUP BY 1, 2
 )
-SELECT g.i::integer AS i, coalesce(sum(bk.n), 0)::bigint AS late
-  FROM unnest($3::float8[]) WITH ORDINALITY AS g(ttl_ms, i)
-  LEFT JOIN buckets bk ON bk.b >= g.i
- GROUP BY g.i ORDER BY g.i
+SELECT t.tier, g.i::integer AS i, coalesce(sum(bk.n), 0)::bigint AS late
+  FROM (SELECT DISTINCT bt.tier FROM buckets bt) t
+ CROSS JOIN unnest($3::float8[]) WITH ORDINALITY AS g(ttl_ms, i)
+  LEFT JOIN buckets bk ON bk.tier = t.tier AND bk.b >= g.i
+ GROUP BY t.tier, g.i ORDER BY t.tier, g.i
 )SQL";
 
 constexpr const char* kSizesSql = R"SQL(
@@ -149,15 +150,16 @@ std::map<std::string, RetryStats> retryStats(pg::Connection& conn, Millis since)
   return out;
 }
 
-std::vector<long long> lateCounts(pg::Connection& conn, const std::string& tier, Millis since,
-                                  const std::vector<Millis>& ttls) {
-  std::vector<long long> late(ttls.size(), 0);
+std::map<std::string, std::vector<long long>> lateCounts(pg::Connection& conn, const std::string* tier, Millis since,
+                                                        const std::vector<Millis>& ttls) {
+  std::map<std::string, std::vector<long long>> late;
   if (ttls.empty()) return late;
   auto r = conn.exec(std::string(kOffsetsCte) + kLateSelect,
-                     {policy::toInterval(since), tierParam(&tier), floatArray(ttls)});
+                     {policy::toInterval(since), tierParam(tier), floatArray(ttls)});
   for (int i = 0; i < r.rows(); ++i) {
+    auto& counts = late.try_emplace(r.str(i, "tier"), ttls.size(), 0).first->second;
     const auto index = static_cast<std::size_t>(r.integer(i, "i") - 1);
-    if (index < late.size()) late[index] = r.integer(i, "late");
+    if (index < counts.size()) counts[index] = r.integer(i, "late");
   }
   return late;
 }

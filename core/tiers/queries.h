@@ -14,9 +14,10 @@ namespace idem::tiers::internal {
 /// events at or after now() - since.
 [[nodiscard]] std::map<std::string, RetryStats> retryStats(pg::Connection& conn, Millis since);
 
-/// For each ttl (ascending, distinct), how many of the tier's retries came at or after it.
-[[nodiscard]] std::vector<long long> lateCounts(pg::Connection& conn, const std::string& tier, Millis since,
-                                                const std::vector<Millis>& ttls);
+/// Per tier (or only `tier` when given) and for each ttl (ascending, distinct): how many of its
+/// retries came at or after it. Tiers without retries are absent. One pass over the offsets.
+[[nodiscard]] std::map<std::string, std::vector<long long>> lateCounts(pg::Connection& conn, const std::string* tier,
+                                                                       Millis since, const std::vector<Millis>& ttls);
 
 struct TableSizes {
   double keysBytes = 0;

@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QFileInfo>
+#include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
 #include <QSettings>
@@ -309,6 +310,24 @@ class TestTiersView : public QObject {
     QVERIFY(m_view->report()->tier("payments")->retries.retries < 1210);
     m_view->setPeriod(Millis(30 * 24h));
     QVERIFY(loaded.wait(20000));
+  }
+
+  void noPolicyIsExplained() {
+    test::TestDatabase empty("ui_tiers_empty");
+    DbSession session(u"test-tiers-empty"_s);
+    QVERIFY(test::openSession(session, empty.conninfo()));
+    TiersWorkspace view(&session);
+    view.resize(900, 600);
+    view.show();
+    QSignalSpy loaded(&view, &TiersWorkspace::reportLoaded);
+    QVERIFY(loaded.count() > 0 || loaded.wait(20000));
+    QVERIFY(!view.loaded());
+    bool explained = false;
+    for (auto* label : view.findChildren<QLabel*>())
+      explained = explained || (label->isVisible() && label->text().contains(u"no policy recorded"_s) &&
+                                label->text().contains(u"idemctl serve --policy"_s));
+    QVERIFY(explained);
+    QVERIFY(!view.exportPng(u"/tmp/never.png"_s));
   }
 
   void mainWindowHasTheWorkspace() {

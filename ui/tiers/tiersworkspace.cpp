@@ -36,7 +36,7 @@ TiersWorkspace::TiersWorkspace(DbSession* session, QWidget* parent)
       m_chart(new TierChart(this)), m_whatIf(new WhatIfPanel(this)), m_period(new QComboBox(this)),
       m_refresh(new QPushButton(tr("Refresh"), this)), m_cancel(new QPushButton(tr("Cancel"), this)),
       m_exportMenu(new QPushButton(tr("Export"), this)), m_status(new QLabel(this)), m_error(new QLabel(this)),
-      m_split(new QSplitter(Qt::Vertical, this)) {
+      m_placeholder(new QLabel(this)), m_split(new QSplitter(Qt::Vertical, this)) {
   setObjectName(u"tiersWorkspace"_s);
   m_period->setObjectName(u"tiersPeriod"_s);
   m_split->setObjectName(u"tiersSplit"_s);
@@ -86,7 +86,14 @@ TiersWorkspace::TiersWorkspace(DbSession* session, QWidget* parent)
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addLayout(bar);
   layout->addWidget(m_error);
+  layout->addWidget(m_placeholder, 1);
   layout->addWidget(m_split, 1);
+  m_placeholder->setAlignment(Qt::AlignCenter);
+  m_placeholder->setWordWrap(true);
+  m_placeholder->setText(tr("<h3>Retention tiers</h3><p>Each tier of the policy in force against the retries the "
+                            "trace has seen: which TTL is too short, and what another one would cost.</p>"
+                            "<p>Waiting for the store's connection…</p>"));
+  m_split->setVisible(false);
 
   connect(m_refresh, &QPushButton::clicked, this, &TiersWorkspace::reload);
   connect(m_cancel, &QPushButton::clicked, this, &TiersWorkspace::cancel);
@@ -148,6 +155,8 @@ void TiersWorkspace::answered(DbResult<tiers::Report> result) {
     return;
   }
   m_error->setVisible(false);
+  m_placeholder->setVisible(false);
+  m_split->setVisible(true);
   m_report = std::move(*result.value);
   m_model->setReport(*m_report);
   m_chart->setReport(*m_report);
@@ -189,7 +198,8 @@ void TiersWorkspace::showError(const DbError& error) {
                       "(or the demo), then press Refresh.")
                  : tr("Press Refresh to try again.");
   }
-  m_status->setText(tr("No numbers."));
+  m_status->setText(m_report ? tr("Showing the last complete reading.") : tr("No numbers yet."));
+  m_placeholder->setText(tr("<h3>Retention tiers</h3><p>No numbers to show yet — see the message above.</p>"));
   m_error->setText(u"<b>"_s % what.toHtmlEscaped() % u"</b> "_s % next.toHtmlEscaped() % u"<br><small>"_s %
                    error.message.toHtmlEscaped() % u"</small>"_s);
   m_error->setVisible(true);

@@ -74,6 +74,7 @@ class TiersWorkspace final : public QWidget {
   QPushButton* m_exportMenu;
   QLabel* m_status;
   QLabel* m_error;
+  QLabel* m_placeholder;  // until the first report: what this view is and what it waits for
   QSplitter* m_split;
   quint64 m_generation = 0;
   quint64 m_ticket = 0;
