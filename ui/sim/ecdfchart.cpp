@@ -30,8 +30,18 @@ QLineSeries* verticalLine(double x, const QString& name, const QColor& colour, Q
 
 }  // namespace
 
-EcdfChart::EcdfChart(QWidget* parent) : QChartView(new QChart, parent) {
+EcdfChart::EcdfChart(QWidget* parent) : QChartView(new QChart, parent), m_x(new QLogValueAxis), m_y(new QValueAxis) {
   setObjectName(u"attempt-offsets"_s);
+  m_x->setBase(10);
+  m_x->setLabelFormat(u"%g"_s);
+  m_x->setTitleText(tr("seconds after the operation's first attempt (log)"));
+  m_x->setMinorTickCount(-1);
+  m_y->setRange(0, 1);
+  m_y->setTickCount(6);
+  m_y->setLabelFormat(u"%.1f"_s);
+  m_y->setTitleText(tr("share of retries sent by then"));
+  chart()->addAxis(m_x, Qt::AlignBottom);
+  chart()->addAxis(m_y, Qt::AlignLeft);
   setRenderHint(QPainter::Antialiasing);
   chart()->legend()->setAlignment(Qt::AlignBottom);
   chart()->setMargins(QMargins(4, 4, 4, 4));
@@ -41,10 +51,6 @@ EcdfChart::EcdfChart(QWidget* parent) : QChartView(new QChart, parent) {
 void EcdfChart::setResults(const ResultPtr& a, const QString& titleA, const ResultPtr& b, const QString& titleB) {
   QChart* c = chart();
   c->removeAllSeries();
-  for (QAbstractAxis* axis : c->axes()) {
-    c->removeAxis(axis);
-    delete axis;
-  }
   m_curves = 0;
   double lo = 1e9;
   double hi = 0;
@@ -93,24 +99,16 @@ void EcdfChart::setResults(const ResultPtr& a, const QString& titleA, const Resu
     lo = 0.1;
     hi = 100;
   }
-  auto* x = new QLogValueAxis;
-  x->setBase(10);
-  x->setLabelFormat(u"%g"_s);
-  x->setTitleText(tr("seconds after the operation's first attempt (log)"));
-  x->setRange(std::pow(10, std::floor(std::log10(lo))), std::pow(10, std::ceil(std::log10(hi * 1.2))));
-  x->setMinorTickCount(-1);
-  auto* y = new QValueAxis;
-  y->setRange(0, 1);
-  y->setLabelFormat(u"%.1f"_s);
-  y->setTitleText(tr("share of retries sent by then"));
-  c->addAxis(x, Qt::AlignBottom);
-  c->addAxis(y, Qt::AlignLeft);
+  m_x->setRange(std::pow(10, std::floor(std::log10(lo))), std::pow(10, std::ceil(std::log10(hi * 1.2))));
   for (QAbstractSeries* s : series) {
     c->addSeries(s);
-    s->attachAxis(x);
-    s->attachAxis(y);
+    s->attachAxis(m_x);
+    s->attachAxis(m_y);
   }
-  c->setTitle(any ? tr("When retries are sent — %1%2").arg(titleA, b && a ? u" vs "_s + titleB : titleB)
+  QStringList names;
+  if (a) names << titleA;
+  if (b) names << titleB;
+  c->setTitle(any ? tr("When retries are sent — %1").arg(names.join(tr(" vs ")))
                   : tr("When retries are sent (run the simulation)"));
 }
 

@@ -5,6 +5,9 @@
 // find its key purged: a possible duplicate charge.
 #include <QChartView>
 
+class QLogValueAxis;
+class QValueAxis;
+
 #include "ui/sim/simrunner.h"
 
 namespace idem::ui::sim {
@@ -21,6 +24,9 @@ class EcdfChart final : public QChartView {
   [[nodiscard]] int curveCount() const { return m_curves; }
 
  private:
+  // Created once: Qt Charts leaves stale labels behind when axes are removed and re-added.
+  QLogValueAxis* m_x;
+  QValueAxis* m_y;
   int m_curves = 0;
 };
 

@@ -4,6 +4,8 @@
 // shows as attempts climbing away from offered while successes fall.
 #include <QChartView>
 
+class QValueAxis;
+
 #include "ui/sim/simrunner.h"
 
 namespace idem::ui::sim {
@@ -19,6 +21,10 @@ class LoadChart final : public QChartView {
   [[nodiscard]] int seconds() const { return m_seconds; }
 
  private:
+  // Created once: Qt Charts leaves stale labels behind when axes are removed and re-added.
+  QValueAxis* m_x;
+  QValueAxis* m_rate;
+  QValueAxis* m_inFlight;
   int m_seconds = 0;
 };
 

@@ -50,7 +50,7 @@ PolicyEditor::PolicyEditor(QWidget* parent)
       m_minDelay(new DurationEdit(false, this)),
       m_firstImmediate(new QCheckBox(tr("first retry immediately"), this)),
       m_retryTimeout(new QCheckBox(tr("timeout"), this)),
-      m_retryConnection(new QCheckBox(tr("connection error"), this)),
+      m_retryConnection(new QCheckBox(tr("conn. error"), this)),
       m_retry409(new QCheckBox(tr("409"), this)),
       m_retry500(new QCheckBox(tr("500"), this)),
       m_retry503(new QCheckBox(tr("503"), this)),
@@ -81,6 +81,12 @@ PolicyEditor::PolicyEditor(QWidget* parent)
   m_retryAfter->addItems({tr("ignore"), tr("max(backoff, Retry-After)"), tr("sleep Retry-After")});
   m_overCap->addItems({tr("clamp to cap"), tr("ignore the header")});
   m_budget->addItems({tr("none"), tr("token bucket (gRPC)"), tr("token bucket (AWS)"), tr("ratio (SRE)")});
+  // Long preset titles must not widen the editor past its scroll area.
+  for (QComboBox* c : {m_preset, m_backoff, m_jitter, m_retryAfter, m_overCap, m_budget}) {
+    c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    c->setMinimumContentsLength(12);
+  }
+  m_source->setMinimumWidth(50);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -109,14 +115,13 @@ PolicyEditor::PolicyEditor(QWidget* parent)
 
   auto* retry = new QGroupBox(tr("Retried outcomes and Retry-After"), this);
   auto* rf = new QFormLayout(retry);
+  m_retryConnection->setToolTip(tr("connection error: the attempt never reached the server, or its answer was lost"));
   auto* on = new QGridLayout;
   on->addWidget(m_retryTimeout, 0, 0);
-  on->addWidget(m_retryConnection, 0, 1);
+  on->addWidget(m_retryConnection, 0, 1, 1, 2);
   on->addWidget(m_retry409, 1, 0);
-  auto* fives = new QHBoxLayout;
-  fives->addWidget(m_retry500);
-  fives->addWidget(m_retry503);
-  on->addLayout(fives, 1, 1);
+  on->addWidget(m_retry500, 1, 1);
+  on->addWidget(m_retry503, 1, 2);
   rf->addRow(tr("Retry on"), on);
   rf->addRow(tr("Retry-After"), m_retryAfter);
   rf->addRow(tr("Obeyed up to"), m_retryAfterCap);
@@ -255,7 +260,10 @@ core::Policy PolicyEditor::policy() const {
 }
 
 QString PolicyEditor::title() const {
-  if (m_preset->currentIndex() <= 0) return tr("Custom policy");
+  if (m_preset->currentIndex() <= 0)
+    return m_backoff->currentIndex() == 0
+               ? tr("Custom, no backoff")
+               : tr("Custom, %1 backoff, %2 jitter").arg(m_backoff->currentText(), m_jitter->currentText());
   const QString name = m_preset->currentData().toString();
   return m_edited ? tr("%1 (edited)").arg(name) : m_preset->currentText().section(u" ("_s, 0, 0);
 }

@@ -27,7 +27,7 @@ class PolicyEditor final : public QWidget {
   bool applyPreset(const QString& name);
   void setPolicy(const idem::sim::Policy& policy);
   [[nodiscard]] idem::sim::Policy policy() const;
-  /// "Stripe SDK (…)" for a preset left as it is, "urllib3 (edited)" after changes, "Custom policy".
+  /// "Stripe SDK" for a preset left as it is, "urllib3 (edited)" after changes, "Custom, no backoff".
   [[nodiscard]] QString title() const;
   /// The names of the fields whose text is not a valid value (empty when all are fine).
   [[nodiscard]] QStringList invalidFields() const;

@@ -61,6 +61,10 @@ ServerEditor::ServerEditor(QWidget* parent)
   m_event->setObjectName(u"event"_s);
   m_outageAnswer->addItems({tr("503 + Retry-After"), tr("connection error")});
   m_storedAt->addItems({tr("first receipt (409 while processing)"), tr("completion")});
+  for (QComboBox* c : {m_failureStatus, m_event, m_outageAnswer, m_storedAt}) {
+    c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    c->setMinimumContentsLength(12);
+  }
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);

@@ -260,6 +260,8 @@ void SimulatorWorkspace::loadScenario(Scenario scenario) {
   m_ecdf->setResults(nullptr, {}, nullptr, {});
   m_load->setResult(nullptr, {});
   m_heat->setAxes(HeatmapModel::defaultTtls(), HeatmapModel::defaultCaps());
+  // Each cell keeps the scenario's arrival window, so its spike or outage still happens.
+  m_heatOps->setValue(static_cast<int>(std::min<std::int64_t>(c.clients.operations, m_heatOps->maximum())));
   m_summary->setText(tr("Press <b>Run</b> to simulate both policies against this server and store."));
 }
 
