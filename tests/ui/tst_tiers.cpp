@@ -8,6 +8,7 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPainter>
 #include <QProcess>
 #include <QSettings>
 #include <QSlider>
@@ -267,7 +268,16 @@ class TestTiersView : public QObject {
       if (xml.readNext() == QXmlStreamReader::StartElement && xml.name() == u"svg"_s) sawSvg = true;
     QVERIFY2(!xml.hasError(), qPrintable(xml.errorString()));
     QVERIFY(sawSvg);
-    QVERIFY(QSvgRenderer(svg).isValid());
+    QSvgRenderer renderer(svg);
+    QVERIFY(renderer.isValid());
+    QImage drawn(renderer.defaultSize(), QImage::Format_ARGB32);
+    drawn.fill(Qt::white);
+    {
+      QPainter painter(&drawn);
+      renderer.render(&painter);
+    }
+    QVERIFY2(distinctColours(drawn) > 10, "the SVG draws next to nothing");
+    if (qEnvironmentVariableIsSet("IDEM_UI_SAVE_GRABS")) drawn.save(u"/tmp/export-tiers-svg.png"_s);
 
     QFile pdfFile(pdf);
     QVERIFY(pdfFile.open(QIODevice::ReadOnly));

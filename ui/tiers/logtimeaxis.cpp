@@ -36,7 +36,7 @@ constexpr Mark kMarks[] = {
 double logMs(double ms) { return ms <= 1.0 ? 0.0 : std::log10(ms); }
 double fromLogMs(double x) { return std::pow(10.0, x); }
 
-void setLogTimeRange(QCategoryAxis* axis, double minMs, double maxMs, bool sparse) {
+double setLogTimeRange(QCategoryAxis* axis, double minMs, double maxMs, bool sparse, bool fromZero) {
   minMs = std::max(minMs, kMarks[0].ms);
   maxMs = std::max(maxMs, minMs * 10);
   // Widen to the marks around the range so the ends are labelled.
@@ -50,13 +50,15 @@ void setLogTimeRange(QCategoryAxis* axis, double minMs, double maxMs, bool spars
     if (!used(*it)) continue;
     if (hi == 0 || it->ms >= maxMs) hi = it->ms;
   }
+  const double origin = fromZero ? logMs(lo) : 0.0;
   for (const QString& label : axis->categoriesLabels()) axis->remove(label);
   axis->setLabelsPosition(QCategoryAxis::AxisLabelsPositionOnValue);
-  axis->setStartValue(logMs(lo) - 1e-6);  // the first label sits on the start: a category needs width
+  axis->setStartValue(logMs(lo) - origin - 1e-6);  // the first label sits on the start: a category needs width
   for (const auto& m : kMarks)
     if (used(m) && m.ms >= lo && m.ms <= hi)
-      axis->append(QCoreApplication::translate("LogTimeAxis", m.label), logMs(m.ms));
-  axis->setRange(logMs(lo), logMs(hi));
+      axis->append(QCoreApplication::translate("LogTimeAxis", m.label), logMs(m.ms) - origin);
+  axis->setRange(logMs(lo) - origin, logMs(hi) - origin);
+  return origin;
 }
 
 }  // namespace idem::ui

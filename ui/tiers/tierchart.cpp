@@ -118,7 +118,8 @@ void TierChart::setReport(const tiers::Report& report) {
   setMinimumHeight(150 + 78 * static_cast<int>(categories.size()));
   m_axisY->clear();
   m_axisY->append(categories);
-  setLogTimeRange(m_axisX, lo / 2, hi * 2.5);
+  m_origin = setLogTimeRange(m_axisX, lo / 2, hi * 2.5, false, true);
+  const auto x = [this](double valueMs) { return logMs(valueMs) - m_origin; };
   chart()->setTitle(tr("Key TTL against observed client retries — last %1").arg(formatDuration(report.since.count())));
 
   m_bars = new QHorizontalStackedBarSeries;
@@ -135,7 +136,7 @@ void TierChart::setReport(const tiers::Report& report) {
   }
   for (const auto& t : report.tiers) {
     const int k = !t.flagged() ? 0 : t.tier.onExpired == policy::OnExpired::Execute ? 1 : 2;
-    for (int j = 0; j < 3; ++j) *m_sets[j] << (j == k ? logMs(ms(t.tier.ttl)) : 0.0);
+    for (int j = 0; j < 3; ++j) *m_sets[j] << (j == k ? x(ms(t.tier.ttl)) : 0.0);
   }
   for (QBarSet* set : m_sets) m_bars->append(set);
   chart()->addSeries(m_bars);
@@ -172,7 +173,7 @@ void TierChart::setReport(const tiers::Report& report) {
     QList<QPointF> points;
     for (int i = 0; i < static_cast<int>(report.tiers.size()); ++i)
       if (const auto& o = report.tiers[static_cast<std::size_t>(i)].retries.offsets)
-        points << QPointF(logMs((*o).*m.field), i);
+        points << QPointF(x((*o).*m.field), i);
     s->replace(points);
     chart()->addSeries(s);
     s->attachAxis(m_axisX);
@@ -187,14 +188,14 @@ void TierChart::setReport(const tiers::Report& report) {
       line->setName(tr("reference window"));
       QPen pen(kWindowColour, 2, Qt::DashLine);
       line->setPen(pen);
-      const double x = logMs(ms(w));
-      line->replace({QPointF(x, i - 0.3), QPointF(x, i + 0.3)});
+      const double at = x(ms(w));
+      line->replace({QPointF(at, i - 0.3), QPointF(at, i + 0.3)});
       chart()->addSeries(line);
       line->attachAxis(m_axisX);
       line->attachAxis(m_axisY);
       for (auto* marker : chart()->legend()->markers(line)) marker->setVisible(!windowInLegend);
       windowInLegend = true;
-      addAnnotation(QString::fromStdString(name) % u" "_s % formatDuration(w.count()), Kind::Window, i, x,
+      addAnnotation(QString::fromStdString(name) % u" "_s % formatDuration(w.count()), Kind::Window, i, at,
                     kWindowColour);
     }
     if (t.flagged()) addAnnotation(shortReason(t), Kind::Flag, i, 0, flagColour(t));

@@ -41,7 +41,7 @@ class TierChart final : public QChartView {
     QGraphicsSimpleTextItem* item;
     Kind kind;
     int row;
-    double x;  // log10(ms); flags start at the plot's left edge
+    double x;  // chart x; flags start at the plot's left edge
   };
   void addAnnotation(const QString& text, Kind kind, int row, double x, const QColor& colour);
   void placeAnnotations();
@@ -52,6 +52,7 @@ class TierChart final : public QChartView {
   QHorizontalStackedBarSeries* m_bars = nullptr;
   QList<QBarSet*> m_sets;  // TTL as it is; too short, late retries execute; too short, rejected
   QList<Annotation> m_annotations;
+  double m_origin = 0;  // log10(ms) at the axis' left end: chart x = log10(ms) - m_origin
   QStringList m_tooltips;
 };
 
