@@ -3,6 +3,7 @@
 // QAbstractItemModelTester; times read absolute and relative.
 #include <QAbstractItemModelTester>
 #include <QTableView>
+#include <QTreeWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -72,6 +73,11 @@ class TestDetail : public QObject {
     QCOMPARE(widget.generationModel()->data(widget.generationModel()->index(0, GenerationModel::ColExecutions)).toInt(), 1);
     QCOMPARE(widget.generationModel()->data(widget.generationModel()->index(1, GenerationModel::ColExecutions)).toInt(), 1);
     QCOMPARE(widget.eventModel()->rowCount(), 6);
+    // The stored response's headers, in the store's [[name, value], ...] form, are listed.
+    auto* headerTree = widget.findChild<QTreeWidget*>();
+    QVERIFY(headerTree);
+    QCOMPARE(headerTree->findItems(u"Content-Type"_s, Qt::MatchExactly, 0).size(), 1);
+    QCOMPARE(headerTree->findItems(u"Location"_s, Qt::MatchExactly, 0).size(), 1);
 
     widget.setCurrentTab(KeyDetailWidget::TraceTab);
     QApplication::processEvents();

@@ -6,7 +6,6 @@
 #include <QHeaderView>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSplitter>
@@ -89,11 +88,11 @@ void ResponseView::showGeneration(int index) {
     if (g.bodyDroppedAt.isValid()) text += u" · "_s % tr("body dropped %1").arg(formatAbsolute(g.bodyDroppedAt));
     m_status->setText(text);
   }
-  const QJsonObject headers = QJsonDocument::fromJson(g.headersJson.toUtf8()).object();
-  for (auto it = headers.begin(); it != headers.end(); ++it) {
-    const QString value = it.value().isString() ? it.value().toString()
-                                                : QString::fromUtf8(QJsonDocument(it.value().toArray()).toJson(QJsonDocument::Compact));
-    new QTreeWidgetItem(m_headers, {it.key(), value});
+  // The store keeps headers as [[name, value], ...] (order and repeats preserved).
+  const QJsonArray headers = QJsonDocument::fromJson(g.headersJson.toUtf8()).array();
+  for (const QJsonValue& pair : headers) {
+    const QJsonArray nv = pair.toArray();
+    if (nv.size() == 2) new QTreeWidgetItem(m_headers, {nv.at(0).toString(), nv.at(1).toString()});
   }
   m_body->setPlainText(formatBody(g.body));
 }

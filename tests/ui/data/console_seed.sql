@@ -16,7 +16,7 @@ SELECT tenant, endpoint, idem_key, generation, tier, 1, sha256(convert_to(idem_k
        CASE WHEN state = 'processing' THEN gen_random_uuid() END,
        CASE WHEN state = 'processing' THEN now() + CASE WHEN i % 10 = 0 THEN interval '-5 minutes' ELSE interval '20 seconds' END END,
        status,
-       CASE WHEN status IS NOT NULL THEN '{"Content-Type":"application/json"}'::jsonb END,
+       CASE WHEN status IS NOT NULL THEN '[["Content-Type","application/json"],["Location","/v1/payments/pay_1"]]'::jsonb END,
        CASE WHEN status IS NOT NULL THEN convert_to(format('{"id":"%s","amount":%s,"currency":"usd","status":"%s"}',
             coalesce(ref, 'err_' || i), 1000 + i, CASE WHEN status < 300 THEN 'succeeded' ELSE 'failed' END), 'UTF8') END,
        ref, 'req_' || i, created, CASE WHEN status IS NOT NULL THEN created + interval '180 ms' END,
@@ -40,7 +40,7 @@ FROM (
 INSERT INTO idem.key_archive (tenant, endpoint, idem_key, generation, tier, policy_version, fingerprint, state,
                               resp_status, resp_headers, resp_body, resource_ref, request_id, created_at,
                               completed_at, expires_at, archived_at, archived_by, purge_after)
-SELECT tenant, endpoint, idem_key, 1, tier, 1, fingerprint, 'done', 201, '{"Content-Type":"application/json"}',
+SELECT tenant, endpoint, idem_key, 1, tier, 1, fingerprint, 'done', 201, '[["Content-Type","application/json"],["Location","/v1/payments/pay_1"]]',
        convert_to('{"id":"pay_OLD' || generation || '"}', 'UTF8'), 'pay_OLD' || substr(md5(idem_key), 1, 6),
        'req_old', created_at - interval '2 days', created_at - interval '2 days' + interval '150 ms',
        created_at - interval '1 day', created_at - interval '1 day' + interval '1 hour', 'sweeper',
@@ -70,7 +70,7 @@ INSERT INTO idem.key_archive (tenant, endpoint, idem_key, generation, tier, poli
                               completed_at, expires_at, archived_at, archived_by, purge_after)
 VALUES ('acct_42', 'POST /v1/payments', '8e03978e-40d5-43e8-bc93-6894a57f9324', 1, 'payments', 1,
         sha256('{"amount":1000,"currency":"usd","customer":"cus_1"}'), 'done', 201,
-        '{"Content-Type":"application/json","Location":"/v1/payments/pay_1NvQ8A"}',
+        '[["Content-Type","application/json"],["Location","/v1/payments/pay_1NvQ8A"]]',
         convert_to('{"id":"pay_1NvQ8A","amount":1000,"currency":"usd","customer":"cus_1","status":"succeeded"}', 'UTF8'),
         'pay_1NvQ8A', 'req_inc_1', now() - interval '2 days 3 hours', now() - interval '2 days 3 hours' + interval '212 ms',
         now() - interval '1 day 3 hours', now() - interval '1 day 2 hours 28 minutes', 'reuse', now() + interval '400 days');
@@ -78,7 +78,7 @@ INSERT INTO idem.keys (tenant, endpoint, idem_key, generation, tier, policy_vers
                        resp_headers, resp_body, resource_ref, request_id, created_at, completed_at, expires_at)
 VALUES ('acct_42', 'POST /v1/payments', '8e03978e-40d5-43e8-bc93-6894a57f9324', 2, 'payments', 1,
         sha256('{"amount":1000,"currency":"usd","customer":"cus_1"}'), 'done', 201,
-        '{"Content-Type":"application/json","Location":"/v1/payments/pay_2Kx7Rt"}',
+        '[["Content-Type","application/json"],["Location","/v1/payments/pay_2Kx7Rt"]]',
         convert_to('{"id":"pay_2Kx7Rt","amount":1000,"currency":"usd","customer":"cus_1","status":"succeeded"}', 'UTF8'),
         'pay_2Kx7Rt', 'req_inc_5', now() - interval '1 day 2 hours 28 minutes',
         now() - interval '1 day 2 hours 28 minutes' + interval '198 ms', now() - interval '2 hours 28 minutes');
