@@ -38,6 +38,25 @@ class TestDemo : public QObject {
     QVERIFY(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0);
     posix_spawn_file_actions_destroy(&fa);
     close(out[1]);
+    // A failed check returns early: never leave the demo (and its cluster) running behind us.
+    struct Reaper {
+      pid_t pid;
+      std::string dir;
+      bool reaped = false;
+      ~Reaper() {
+        if (!reaped) {
+          kill(pid, SIGTERM);
+          int st = 0;
+          for (int i = 0; i < 300 && waitpid(pid, &st, WNOHANG) == 0; ++i) usleep(100 * 1000);
+          if (waitpid(pid, &st, WNOHANG) == 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+          }
+        }
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+      }
+    } reaper{pid, dir};
 
     std::string text;
     char buf[4096];
@@ -83,12 +102,11 @@ class TestDemo : public QObject {
     kill(pid, SIGTERM);
     int status = 0;
     waitpid(pid, &status, 0);
+    reaper.reaped = true;
     close(out[0]);
     QVERIFY(WIFEXITED(status));
     QCOMPARE(WEXITSTATUS(status), 0);
     QVERIFY(!std::filesystem::exists(dir + "/cluster/data/postmaster.pid"));  // the cluster stopped
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
   }
 };
 
