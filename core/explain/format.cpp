@@ -228,7 +228,7 @@ std::string toText(const Explanation& x) {
   return out;
 }
 
-std::string toMarkdown(const Explanation& x) {
+std::string toMarkdown(const Explanation& x, std::size_t maxTimelineEvents) {
   const auto& h = x.history;
   std::string out;
   out += "## Idempotency key " + mdCode(h.key) + " — " + mdText(h.scope.text()) + "\n\n";
@@ -252,7 +252,13 @@ std::string toMarkdown(const Explanation& x) {
   if (h.generations.empty()) out += "| - | no generation stored | | | | | | | |\n";
 
   out += "\n### Timeline\n\n";
+  std::size_t listed = 0;
   for (const auto& e : h.events) {
+    if (listed++ == maxTimelineEvents) {
+      out += "- … and " + std::to_string(h.events.size() - maxTimelineEvents) +
+             " more events (the full trace: `idemctl explain --format json`)\n";
+      break;
+    }
     std::string details = eventDetails(e, true);
     out += "- **" + isoUtc(e.at) + "** — " + mdText(e.outcome) + (details.empty() ? "" : " (" + details + ")") + "\n";
   }

@@ -1,6 +1,7 @@
 #pragma once
 // An explanation as text (terminal), JSON (stable, for tools) or Markdown (for a ticket).
 // Pure: no database.
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,8 +26,10 @@ enum class Format { Text, Json, Markdown };
 [[nodiscard]] nlohmann::ordered_json toJson(const Explanation& x);
 /// For a terminal: header, generations table, timeline, narrative.
 [[nodiscard]] std::string toText(const Explanation& x);
-/// For a support ticket: heading, summary, table of generations, timeline of events.
-[[nodiscard]] std::string toMarkdown(const Explanation& x);
+/// For a support ticket: heading, summary, table of generations, timeline of events (at most
+/// maxTimelineEvents listed, then how many more: a rich-text view lays out every line).
+[[nodiscard]] std::string toMarkdown(const Explanation& x,
+                                     std::size_t maxTimelineEvents = std::numeric_limits<std::size_t>::max());
 
 [[nodiscard]] std::string render(const Explanation& x, Format format);
 

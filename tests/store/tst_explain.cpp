@@ -292,6 +292,13 @@ class TestExplain : public QObject {
     QVERIFY2(md.find("- **2026-03-03T10:32:00.095Z** — executed\\_after\\_expiry (generation 2, 201, 95 ms") !=
                  std::string::npos,
              md.c_str());
+
+    // A capped timeline lists the first events and says how many more there are.
+    const std::string capped = explain::toMarkdown(x, 2);
+    QVERIFY2(capped.find("executed\\_after\\_expiry") == std::string::npos, capped.c_str());
+    QVERIFY2(capped.find("- … and " + std::to_string(x.history.events.size() - 2) + " more events") !=
+                 std::string::npos,
+             capped.c_str());
   }
 
   void lookupByResourceAndScope() {

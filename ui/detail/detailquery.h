@@ -7,6 +7,8 @@ namespace idem::ui {
 
 /// Events beyond this many are not loaded (the trace says so).
 inline constexpr int kMaxTraceEvents = 20000;
+/// Events listed in the Explain tab's Markdown (the Trace tab shows them all).
+inline constexpr std::size_t kMaxExplainedEvents = 200;
 
 /// Loads every generation and event of the key; an unknown key gives empty lists.
 [[nodiscard]] KeyDetail loadKeyDetail(pg::Connection& conn, const KeyRef& ref);
