@@ -23,7 +23,7 @@ int runExplain(const idemctl::Args& args) {
   if (byKey && args.get("key").empty()) return usage("--key needs a value");
   if (byResource && args.get("resource").empty()) return usage("--resource needs a value");
   if (byResource && args.has("scope")) return usage("--scope goes with --key");
-  const auto format = ex::parseFormat(args.get("format", "text"));
+  const auto format = idem::text::parseOutputFormat(args.get("format", "text"));
   if (!format) return usage("--format: \"" + args.get("format") + "\" is not text, json or markdown");
   std::optional<ex::Scope> scope;
   if (args.has("scope")) {

@@ -36,7 +36,7 @@ bool addCandidate(const std::string& item, std::map<std::string, idem::policy::M
 
 int runTiers(const idemctl::Args& args) {
   namespace t = idem::tiers;
-  const auto format = t::parseFormat(args.get("format", "text"));
+  const auto format = idem::text::parseOutputFormat(args.get("format", "text"));
   if (!format) return usage("--format: \"" + args.get("format") + "\" is not text, json or markdown");
   t::Options options;
   if (args.has("since")) {

@@ -123,13 +123,6 @@ int totalReplays(const Explanation& x) {
 
 }  // namespace
 
-std::optional<Format> parseFormat(std::string_view name) {
-  if (name == "text") return Format::Text;
-  if (name == "json") return Format::Json;
-  if (name == "markdown" || name == "md") return Format::Markdown;
-  return std::nullopt;
-}
-
 nlohmann::ordered_json toJson(const Explanation& x) {
   const auto& h = x.history;
   json gens = json::array();

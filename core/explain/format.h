@@ -8,14 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text/outputformat.h"
 #include "core/explain/explain.h"
 
 namespace idem::explain {
 
-enum class Format { Text, Json, Markdown };
+using Format = text::OutputFormat;
 
-/// "text" | "json" | "markdown" (also "md"); nullopt otherwise.
-[[nodiscard]] std::optional<Format> parseFormat(std::string_view name);
 
 /// The stable JSON document (members in this order): scope, tenant, endpoint, key, observed_at, executions, in_doubt,
 /// cause, generations[] (generation, live, state, tier, status, resource_ref, request_id,

@@ -139,13 +139,6 @@ std::string text(const Report& r) {
 
 }  // namespace
 
-std::optional<Format> parseFormat(std::string_view name) {
-  if (name == "text") return Format::Text;
-  if (name == "json") return Format::Json;
-  if (name == "markdown" || name == "md") return Format::Markdown;
-  return std::nullopt;
-}
-
 std::string isoTime(long long epochMs) {
   const std::time_t t = static_cast<std::time_t>(epochMs / 1000);
   std::tm tm{};

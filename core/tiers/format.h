@@ -7,14 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text/outputformat.h"
 #include "core/tiers/tiers.h"
 
 namespace idem::tiers {
 
-enum class Format { Text, Json, Markdown };
+using Format = text::OutputFormat;
 
-/// "text" | "json" | "markdown" (also "md"); nullopt otherwise.
-[[nodiscard]] std::optional<Format> parseFormat(std::string_view name);
 
 [[nodiscard]] nlohmann::json whatIfJson(const WhatIf& w);
 [[nodiscard]] nlohmann::json toJson(const Report& report);
