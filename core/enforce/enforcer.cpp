@@ -231,38 +231,38 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
   q.outcome = ticket.m_afterExpiry ? "executed_after_expiry" : "executed";
   q.latencyMs = msSince(ticket.m_started);
   q.requestId = ticket.m_requestId;
-  const std::string& docs = m_policy.docsUrl;
+  std::optional<store::CompleteResult> done;  // empty: the store failed while committing
   try {
-    auto done = m_store.complete(q, options.sameTransaction);
-    if (!done.stored) {
-      if (options.sameTransaction.empty()) {
-        addKeyHeaders(response, ticket.m_scope.key, ticket.m_expiresAt);
-        return response;
-      }
-      Response r = makeProblem(Problem::RequestInProgress, docs,
-                               "This request's lease on the key expired and a retry took it over; its result "
-                               "was not committed. Retry with the same key to get the outcome.",
-                               ticket.m_scope.key);
-      r.headers.emplace_back("Retry-After", "1");
-      addKeyHeaders(r, ticket.m_scope.key, ticket.m_expiresAt);
-      return r;
-    }
-    addKeyHeaders(response, ticket.m_scope.key, done.expiresAt);
-    return response;
+    done = m_store.complete(q, options.sameTransaction);
   } catch (const pg::Unavailable&) {
-    if (options.sameTransaction.empty()) {
-      // The work happened but its record did not: say so via the key headers only; the key
-      // stays processing until its lease runs out.
-      addKeyHeaders(response, ticket.m_scope.key, ticket.m_expiresAt);
-      return response;
-    }
-    Response r = makeProblem(Problem::StoreUnavailable, docs,
+  }
+  const std::string& key = ticket.m_scope.key;
+  if (done && done->stored) {
+    addKeyHeaders(response, key, done->expiresAt);
+    return response;
+  }
+  if (options.sameTransaction.empty()) {
+    // The work happened but its record did not (lease taken over, or the store failed): pass
+    // the handler's answer on; the key stays processing until its lease runs out.
+    addKeyHeaders(response, key, ticket.m_expiresAt);
+    return response;
+  }
+  // The side effects rolled back with the completion: nothing was executed.
+  if (!done) {
+    Response r = makeProblem(Problem::StoreUnavailable, m_policy.docsUrl,
                              "The idempotency store failed while committing; nothing was executed. Retry with "
                              "the same key later.",
-                             ticket.m_scope.key);
+                             key);
     r.headers.emplace_back("Retry-After", "2");
     return r;
   }
+  Response r = makeProblem(Problem::RequestInProgress, m_policy.docsUrl,
+                           "This request's lease on the key expired and a retry took it over; its result was not "
+                           "committed. Retry with the same key to get the outcome.",
+                           key);
+  r.headers.emplace_back("Retry-After", "1");
+  addKeyHeaders(r, key, ticket.m_expiresAt);
+  return r;
 }
 
 Response Enforcer::release(Ticket& ticket, Response response, const std::string& reason) {
