@@ -1,5 +1,6 @@
 #include "core/enforce/enforcer.h"
 
+#include <cstdint>
 #include <random>
 #include <thread>
 
@@ -15,7 +16,7 @@ std::string newRequestId() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   static constexpr char kHex[] = "0123456789abcdef";
   std::string id = "req_";
-  for (int i = 0; i < 16; ++i) id += kHex[rng() % 16];
+  for (std::uint64_t bits = rng(), i = 0; i < 16; ++i, bits >>= 4) id += kHex[bits & 15];
   return id;
 }
 

@@ -1,9 +1,8 @@
 #include "core/enforce/problem.h"
 
-#include <cstdio>
-#include <ctime>
-
 #include <nlohmann/json.hpp>
+
+#include "core/text/civiltime.h"
 
 namespace idem::enforce {
 namespace {
@@ -47,17 +46,24 @@ Response makeProblem(Problem p, std::string_view docsUrl, std::string_view detai
 }
 
 std::string httpDate(long long epochMs) {
-  std::time_t t = static_cast<std::time_t>(epochMs / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
   // Spelled out rather than strftime: a GUI process may have set a non-C locale.
   static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
   static constexpr const char* kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                             "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[tm.tm_wday], tm.tm_mday,
-                kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
-  return buf;
+  const text::CivilTime t = text::civilFromEpochMs(epochMs);
+  std::string out;
+  out.reserve(29);  // "Sun, 06 Nov 1994 08:49:37 GMT"
+  out += kDays[t.weekday];
+  out += ", ";
+  text::appendPadded(out, t.day, 2);
+  out += ' ';
+  out += kMonths[t.month - 1];
+  out += ' ';
+  text::appendPadded(out, t.year, 4);
+  out += ' ';
+  text::appendClock(out, t);
+  out += " GMT";
+  return out;
 }
 
 }  // namespace idem::enforce

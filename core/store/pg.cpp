@@ -88,17 +88,21 @@ unsigned long long bigEndian(std::string_view v) {
 }
 }  // namespace
 
-int Result::binInt32(int row, const char* name) const {
-  return static_cast<int>(static_cast<std::uint32_t>(bigEndian(text(row, column(name)))));
+int Result::binInt32(int row, const char* name) const { return binInt32At(row, column(name)); }
+
+int Result::binInt32At(int row, int col) const {
+  return static_cast<int>(static_cast<std::uint32_t>(bigEndian(text(row, col))));
 }
 
 long long Result::binInt64(int row, const char* name) const {
   return static_cast<long long>(bigEndian(text(row, column(name))));
 }
 
-long long Result::binTimestampMs(int row, const char* name) const {
+long long Result::binTimestampMs(int row, const char* name) const { return binTimestampMsAt(row, column(name)); }
+
+long long Result::binTimestampMsAt(int row, int col) const {
   // Microseconds since 2000-01-01 00:00:00 UTC; 946684800000 ms separate it from 1970.
-  const long long us = binInt64(row, name);
+  const auto us = static_cast<long long>(bigEndian(text(row, col)));
   return (us >= 0 ? us / 1000 : (us - 999) / 1000) + 946684800000LL;
 }
 
@@ -115,8 +119,10 @@ std::string Result::binUuid(int row, const char* name) const {
   return out;
 }
 
-std::string_view Result::binJsonb(int row, const char* name) const {
-  auto raw = text(row, column(name));
+std::string_view Result::binJsonb(int row, const char* name) const { return binJsonbAt(row, column(name)); }
+
+std::string_view Result::binJsonbAt(int row, int col) const {
+  auto raw = text(row, col);
   return raw.empty() ? raw : raw.substr(1);
 }
 

@@ -78,6 +78,11 @@ class Result {
   [[nodiscard]] std::string binUuid(int row, const char* name) const;
   /// jsonb as JSON text (the version byte stripped).
   [[nodiscard]] std::string_view binJsonb(int row, const char* name) const;
+  // The same by column position, for hot statements whose column order is fixed (PQfnumber
+  // copies and lower-cases the name on every call).
+  [[nodiscard]] int binInt32At(int row, int col) const;
+  [[nodiscard]] long long binTimestampMsAt(int row, int col) const;
+  [[nodiscard]] std::string_view binJsonbAt(int row, int col) const;
   [[nodiscard]] PGresult* get() const { return m_res.get(); }
 
  private:

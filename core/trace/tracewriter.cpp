@@ -1,9 +1,9 @@
 #include "core/trace/tracewriter.h"
 
-#include <cstdio>
-#include <ctime>
+#include <charconv>
 
 #include "core/fingerprint/fingerprint.h"
+#include "core/text/civiltime.h"
 
 namespace idem::trace {
 namespace {
@@ -14,13 +14,17 @@ constexpr const char* kCopySql =
     "latency_ms, request_id, detail) FROM STDIN";
 
 void appendTimestamp(std::string& line, long long epochMs) {
-  std::time_t t = static_cast<std::time_t>(epochMs / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%03d+00", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(epochMs % 1000));
-  line += buf;
+  const text::CivilTime t = text::civilFromEpochMs(epochMs);
+  text::appendPadded(line, t.year, 4);
+  line += '-';
+  text::appendPadded(line, t.month, 2);
+  line += '-';
+  text::appendPadded(line, t.day, 2);
+  line += ' ';
+  text::appendClock(line, t);
+  line += '.';
+  text::appendPadded(line, t.millisecond, 3);
+  line += "+00";
 }
 
 void appendOptionalInt(std::string& line, long long v) { line += v == 0 ? std::string("\\N") : std::to_string(v); }
@@ -51,8 +55,8 @@ void appendRow(std::string& out, const Event& e) {
   appendOptionalInt(out, e.status);
   out += '\t';
   char latency[32];
-  std::snprintf(latency, sizeof latency, "%.3f", e.latencyMs);
-  out += latency;
+  const auto written = std::to_chars(latency, latency + sizeof latency, e.latencyMs, std::chars_format::fixed, 3);
+  out.append(latency, written.ec == std::errc{} ? written.ptr : latency);
   out += '\t';
   appendOptionalText(out, e.requestId);
   out += '\t';
