@@ -1,13 +1,10 @@
 // RFC 8785 (JCS) canonical serialisation.
 #include <algorithm>
-#include <charconv>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "core/text/utf8.h"
 #include "core/fingerprint/fingerprint.h"
+#include "core/fingerprint/jcs.h"
+#include "core/text/utf8.h"
 
 namespace idem::fp {
 namespace {
@@ -36,93 +33,12 @@ std::u16string toUtf16(std::string_view s) {
   return out;
 }
 
-/// JSON.stringify's string form (RFC 8785 §3.2.2.2): only '"', '\\' and controls are escaped,
-/// with the short forms where they exist; everything else is written as UTF-8.
+/// JSON.stringify's string form (RFC 8785 §3.2.2.2).
 void appendString(std::string& out, const std::string& s) {
   (void)toUtf16(s);  // rejects invalid UTF-8, which has no canonical form
   out.push_back('"');
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-          out += buf;
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
+  appendJcsEscaped(out, s);
   out.push_back('"');
-}
-
-/// ECMAScript Number::toString(x) (ECMA-262 §6.1.6.1.20), which RFC 8785 §3.2.2.3 adopts: the
-/// shortest digits that round-trip, placed by the decimal exponent.
-void appendNumber(std::string& out, double x) {
-  if (!std::isfinite(x)) throw InvalidJson("NaN and Infinity have no JSON form (RFC 8785 §3.2.2.3)");
-  if (x == 0) {  // both +0 and -0
-    out.push_back('0');
-    return;
-  }
-  if (x < 0) {
-    out.push_back('-');
-    x = -x;
-  }
-  // Scientific form gives the shortest round-trip digits as "d.ddde+XX".
-  char buf[64];
-  const auto res = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
-  const std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));
-  const std::size_t e = sci.find('e');
-  std::string digits;
-  for (const char c : sci.substr(0, e))
-    if (c != '.') digits.push_back(c);
-  const int exponent = std::atoi(std::string(sci.substr(e + 1)).c_str());
-
-  // ECMA-262 names: k digits, value = digits × 10^(n−k).
-  const int k = static_cast<int>(digits.size());
-  const int n = exponent + 1;
-  if (k <= n && n <= 21) {
-    out += digits;
-    out.append(static_cast<std::size_t>(n - k), '0');
-  } else if (0 < n && n <= 21) {
-    out.append(digits, 0, static_cast<std::size_t>(n));
-    out.push_back('.');
-    out.append(digits, static_cast<std::size_t>(n));
-  } else if (-6 < n && n <= 0) {
-    out += "0.";
-    out.append(static_cast<std::size_t>(-n), '0');
-    out += digits;
-  } else {
-    out.push_back(digits[0]);
-    if (k > 1) {
-      out.push_back('.');
-      out.append(digits, 1);
-    }
-    out.push_back('e');
-    out.push_back(n - 1 < 0 ? '-' : '+');
-    out += std::to_string(std::abs(n - 1));
-  }
 }
 
 void appendScalar(std::string& out, const json& v) {
@@ -139,13 +55,13 @@ void appendScalar(std::string& out, const json& v) {
     // JSON numbers are IEEE doubles to JCS, so integers nlohmann kept exact are written as the
     // double they round to, exactly as ECMAScript would.
     case json::value_t::number_integer:
-      appendNumber(out, static_cast<double>(v.get<std::int64_t>()));
+      appendJcsNumber(out, static_cast<double>(v.get<std::int64_t>()));
       break;
     case json::value_t::number_unsigned:
-      appendNumber(out, static_cast<double>(v.get<std::uint64_t>()));
+      appendJcsNumber(out, static_cast<double>(v.get<std::uint64_t>()));
       break;
     case json::value_t::number_float:
-      appendNumber(out, v.get<double>());
+      appendJcsNumber(out, v.get<double>());
       break;
     default:
       throw InvalidJson("a binary or discarded value has no JSON form");

@@ -6,6 +6,8 @@
 #include <array>
 #include <nlohmann/json.hpp>
 
+#include "core/fingerprint/canonical_text.h"
+
 namespace idem::fp {
 namespace {
 
@@ -96,7 +98,12 @@ std::string compute(const Spec& spec, std::string_view body, const http::Headers
       content = body;
       break;
     case Mode::Json:
-      canonical = canonicalJson(parseBody(body));
+      // The streaming canonicaliser is the fast path; the DOM path handles what it declines,
+      // including every invalid body, whose error message it words.
+      if (auto fast = canonicalJsonText(body))
+        canonical = std::move(*fast);
+      else
+        canonical = canonicalJson(parseBody(body));
       content = canonical;
       break;
     case Mode::Fields:

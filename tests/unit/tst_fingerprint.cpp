@@ -7,6 +7,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/fingerprint/canonical_text.h"
 #include "core/fingerprint/fingerprint.h"
 
 using namespace idem;
@@ -15,6 +16,10 @@ using nlohmann::json;
 namespace {
 
 QByteArray bytes(std::string_view s) { return QByteArray(s.data(), static_cast<qsizetype>(s.size())); }
+QByteArray fastPath(std::string_view text) {
+  const auto canonical = fp::canonicalJsonText(text);
+  return canonical ? bytes(*canonical) : QByteArray("<declined>");
+}
 
 std::string hexFingerprint(const fp::Spec& spec, std::string_view body, const http::Headers& headers = {}) {
   return fp::toHex(fp::compute(spec, body, headers));
@@ -60,6 +65,7 @@ class TestFingerprint : public QObject {
         "\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],"
         "\"string\":\"\xE2\x82\xAC$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}";
     QCOMPARE(bytes(fp::canonicalJson(json::parse(input))), bytes(expected));
+    QCOMPARE(fastPath(input), bytes(expected));  // the streaming canonicaliser, Mode::Json's fast path
   }
 
   void rfc8785SortsByUtf16CodeUnits() {
@@ -79,6 +85,9 @@ class TestFingerprint : public QObject {
         "\"\xC3\xB6\":\"Latin Small Letter O With Diaeresis\",\"\xE2\x82\xAC\":\"Euro Sign\","
         "\"\xF0\x9F\x98\x80\":\"Emoji: Grinning Face\",\"\xEF\xAC\xB3\":\"Hebrew Letter Dalet With Dagesh\"}";
     QCOMPARE(bytes(fp::canonicalJson(json::parse(input))), bytes(expected));
+    // The fast path leaves escaped and non-ASCII names to the DOM path, and Mode::Json agrees.
+    QCOMPARE(fastPath(input), QByteArray("<declined>"));
+    QCOMPARE(fp::compute(spec(fp::Mode::Json), input, {}), fp::sha256(expected));
   }
 
   void rfc8785Numbers_data() {
@@ -147,6 +156,7 @@ class TestFingerprint : public QObject {
     QFETCH(QByteArray, text);
     QFETCH(QByteArray, expected);
     QCOMPARE(bytes(fp::canonicalJson(json::parse(text.toStdString()))), expected);
+    QCOMPARE(fastPath(text.toStdString()), expected);
   }
 
   void exponentFormBoundaries() {
