@@ -75,8 +75,8 @@ void Enforcer::trace(const store::Scope& scope, const policy::Tier& tier, const 
   e.status = status;
   e.latencyMs = latencyMs;
   e.requestId = requestId;
-  e.detail = std::move(detail);
-  m_trace.record(std::move(e));
+  e.detail = detail;
+  m_trace.record(e);
 }
 
 Decision Enforcer::begin(const Request& req) {

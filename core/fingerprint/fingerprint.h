@@ -43,6 +43,7 @@ class InvalidJson : public std::runtime_error {
 [[nodiscard]] std::string sha256(std::string_view data);
 /// Lower-case hex of raw bytes.
 [[nodiscard]] std::string toHex(std::string_view raw);
+void appendHex(std::string& out, std::string_view raw);
 
 [[nodiscard]] std::string_view modeName(Mode m);
 [[nodiscard]] std::optional<Mode> modeFromName(std::string_view name);

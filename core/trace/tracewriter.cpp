@@ -27,7 +27,15 @@ void appendTimestamp(std::string& line, long long epochMs) {
   line += "+00";
 }
 
-void appendOptionalInt(std::string& line, long long v) { line += v == 0 ? std::string("\\N") : std::to_string(v); }
+void appendOptionalInt(std::string& line, long long v) {
+  if (v == 0) {
+    line += "\\N";
+    return;
+  }
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+  line.append(digits, end);
+}
 
 void appendOptionalText(std::string& line, std::string_view v) {
   if (v.empty()) line += "\\N";
@@ -49,8 +57,12 @@ void appendRow(std::string& out, const Event& e) {
   out += '\t';
   pg::appendCopyField(out, e.outcome);
   out += '\t';
-  if (e.fingerprint.empty()) out += "\\N";
-  else out += "\\\\x" + fp::toHex(e.fingerprint);  // bytea hex input, its backslash escaped for COPY
+  if (e.fingerprint.empty()) {
+    out += "\\N";
+  } else {
+    out += "\\\\x";  // bytea hex input, its backslash escaped for COPY
+    fp::appendHex(out, e.fingerprint);
+  }
   out += '\t';
   appendOptionalInt(out, e.status);
   out += '\t';
@@ -77,19 +89,24 @@ TraceWriter::~TraceWriter() {
   m_thread.join();
 }
 
-void TraceWriter::record(Event event) {
+void TraceWriter::record(const Event& event) {
   if (!m_options.enabled) return;
+  // Formatted before taking the lock, into a per-thread buffer that keeps its capacity.
+  thread_local std::string row;
+  row.clear();
+  appendRow(row, event);
   bool full = false;
   {
     std::lock_guard lock(m_mutex);
-    if (m_queue.size() >= m_options.maxQueued) {
-      m_queue.pop_front();
+    ++m_enqueued;
+    if (m_pendingRows >= m_options.maxQueued) {
       ++m_done;
       ++m_dropped;
+      return;
     }
-    m_queue.push_back(std::move(event));
-    ++m_enqueued;
-    full = m_queue.size() >= m_options.maxBatch;
+    m_pending += row;
+    ++m_pendingRows;
+    full = m_pendingRows >= m_options.maxBatch;
   }
   if (full) m_wake.notify_one();
 }
@@ -98,6 +115,7 @@ bool TraceWriter::flush() {
   std::unique_lock lock(m_mutex);
   const long long target = m_enqueued;
   const long long droppedBefore = m_dropped.load();
+  m_flushRequested = true;
   m_wake.notify_one();
   m_flushed.wait_for(lock, std::chrono::seconds(30), [&] { return m_done >= target; });
   return m_done >= target && m_dropped.load() == droppedBefore;
@@ -105,63 +123,63 @@ bool TraceWriter::flush() {
 
 std::size_t TraceWriter::queued() const {
   std::lock_guard lock(m_mutex);
-  return m_queue.size();
+  return m_pendingRows;
 }
 
 void TraceWriter::run() {
   std::unique_lock lock(m_mutex);
   for (;;) {
-    m_wake.wait_for(lock, m_options.flushInterval,
-                    [&] { return m_stopping || m_queue.size() >= m_options.maxBatch; });
-    while (!m_queue.empty()) {
-      std::deque<Event> batch;
-      while (!m_queue.empty() && batch.size() < m_options.maxBatch) {
-        batch.push_back(std::move(m_queue.front()));
-        m_queue.pop_front();
-      }
-      const auto n = static_cast<long long>(batch.size());
-      lock.unlock();  // the insert is a round trip: never under the lock
+    // One COPY per interval, or sooner when a batch is full or someone flushes: each COPY is
+    // a commit, and writing again as soon as a few rows arrived cost more than the rows did.
+    m_wake.wait_for(lock, m_options.flushInterval, [&] {
+      return m_stopping || m_flushRequested || m_pendingRows >= m_options.maxBatch;
+    });
+    m_flushRequested = false;
+    bool failed = false;
+    if (m_pendingRows > 0) {
+      // The two buffers trade places and keep their capacity, so record() does not grow a
+      // fresh buffer (copying it under the lock) after every write.
+      std::string& batch = m_writing;
+      batch.clear();
+      batch.swap(m_pending);
+      const auto n = static_cast<long long>(m_pendingRows);
+      m_pendingRows = 0;
+      lock.unlock();  // the COPY is a round trip: never under the lock
       const BatchResult result = writeBatch(batch);
       lock.lock();
-      if (result == BatchResult::Refused) {
+      if (result == BatchResult::Written) {
+        m_written += n;
+        m_done += n;
+      } else if (result == BatchResult::Retry && !m_stopping) {
+        // Store unreachable: put the rows back in front and try again at the next interval.
+        batch += m_pending;
+        m_pending.swap(batch);
+        m_pendingRows += static_cast<std::size_t>(n);
+      } else {
+        // Refused (the server will never take this batch), or the store is down at shutdown:
+        // given up, counted as dropped, so the queue does not block behind it.
         m_dropped += n;
         m_done += n;
-        continue;
+        failed = true;
       }
-      if (result == BatchResult::Retry) {
-        if (m_stopping) {
-          m_dropped += n;
-          m_done += n;
-          break;
-        }
-        // Store unreachable: put the batch back and try again at the next interval.
-        for (auto it = batch.rbegin(); it != batch.rend(); ++it) m_queue.push_front(std::move(*it));
-        break;
-      }
-      m_written += n;
-      m_done += n;
     }
     m_flushed.notify_all();
-    if (m_stopping && (m_queue.empty() || m_done >= m_enqueued)) return;
-    if (m_stopping) {
-      // The store stays down at shutdown: give up on what remains, counted as dropped.
-      m_dropped += static_cast<long long>(m_queue.size());
-      m_done += static_cast<long long>(m_queue.size());
-      m_queue.clear();
-      m_flushed.notify_all();
-      return;
-    }
+    if (!m_stopping) continue;
+    if (m_pendingRows > 0 && !failed) continue;  // rows that arrived while stopping
+    m_dropped += static_cast<long long>(m_pendingRows);
+    m_done += static_cast<long long>(m_pendingRows);
+    m_pending.clear();
+    m_pendingRows = 0;
+    m_flushed.notify_all();
+    return;
   }
 }
 
-TraceWriter::BatchResult TraceWriter::writeBatch(std::deque<Event>& batch) {
-  std::string data;
-  data.reserve(batch.size() * 200);
-  for (const auto& e : batch) appendRow(data, e);
+TraceWriter::BatchResult TraceWriter::writeBatch(const std::string& rows) {
   try {
     auto lease = m_pool.acquire();
     try {
-      lease.conn().copyIn(kCopySql, data);
+      lease.conn().copyIn(kCopySql, rows);
     } catch (const pg::Unavailable&) {
       lease.discard();
       throw;
@@ -170,7 +188,6 @@ TraceWriter::BatchResult TraceWriter::writeBatch(std::deque<Event>& batch) {
   } catch (const pg::Unavailable&) {
     return BatchResult::Retry;
   } catch (const pg::QueryError&) {
-    // A batch the server refuses will never pass: drop it (counted) rather than block the queue.
     return BatchResult::Refused;
   }
 }
