@@ -16,13 +16,20 @@ double libraryNewKeys(const Settings& s, int clients);
 /// traced=false discards the trace: a diagnostic showing what the trace costs, not the product.
 double libraryReplays(const Settings& s, int clients, bool traced = true);
 
+/// Hex of the fingerprint the library stores for the bench's request body.
+std::string benchFingerprintHex();
+/// The key the library's replay runs use for preloaded key i.
+std::string replayKey(long long i);
+
 /// Creates the seed's table (idem_bench.seed_keys) filled with the preloaded keys.
 void prepareSeedTable(const Settings& s);
 /// Stores the same number of keys through the library for its replay runs.
 void prepareLibrary(const Settings& s);
 
 /// Transactions per second reported by pgbench for one of the scripts below.
-enum class Script { MinimalNew, MinimalReplay, SeedReplay, SeedNew };
+/// IdemNew/IdemReplay: the library's own statements (core/store/keysql.h) with its parameters
+/// as literals — what Idem's SQL costs the server, without the library's client-side work.
+enum class Script { MinimalNew, MinimalReplay, SeedReplay, SeedNew, IdemNew, IdemReplay };
 double pgbench(const Settings& s, Script script, int clients);
 
 }  // namespace idemctl::bench

@@ -6,6 +6,7 @@
 
 #include "app/idemctl/bench.h"
 #include "core/enforce/enforcer.h"
+#include "core/fingerprint/fingerprint.h"
 #include "core/store/policystore.h"
 
 namespace idemctl::bench {
@@ -70,9 +71,14 @@ double measure(int clients, int seconds, Op op) {
   return static_cast<double>(done.load()) / elapsed;
 }
 
+}  // namespace
+
 std::string replayKey(long long i) { return "bench-replay-" + std::to_string(i); }
 
-}  // namespace
+std::string benchFingerprintHex() {
+  const idem::policy::Policy policy = idem::policy::parsePolicy(kPolicy, "bench");
+  return idem::fp::toHex(idem::fp::compute(policy.tiers.front().fingerprint, kBody, request("x").headers));
+}
 
 void prepareLibrary(const Settings& s) {
   Stack stack(s.conninfo, 8);

@@ -5,9 +5,11 @@
 #include <regex>
 #include <stdexcept>
 #include <unistd.h>
+#include <vector>
 
 #include "app/idemctl/bench.h"
 #include "core/cluster/localcluster.h"
+#include "core/store/keysql.h"
 #include "core/store/pg.h"
 
 namespace idemctl::bench {
@@ -31,6 +33,41 @@ CREATE TABLE idem_bench.seed_keys (
 );
 CREATE INDEX ON idem_bench.seed_keys (expires_at) WHERE state = 'done';
 )sql";
+
+/// One of the library's statements with its $n placeholders replaced by SQL (literals or
+/// pgbench variables), highest number first so that $1 does not eat into $10. Unterminated:
+/// the caller ends it with ";" or with pgbench's \gset.
+std::string withArguments(std::string sql, const std::vector<std::string>& args) {
+  for (std::size_t n = args.size(); n >= 1; --n) {
+    const std::string placeholder = "$" + std::to_string(n);
+    for (auto at = sql.find(placeholder); at != std::string::npos; at = sql.find(placeholder, at + args[n - 1].size()))
+      sql.replace(at, placeholder.size(), args[n - 1]);
+  }
+  return sql;
+}
+
+/// A new key the way KeyStore does it: the replay read (a miss), the fresh claim, the completion.
+std::string idemNewScript() {
+  namespace sql = idem::store::sql;
+  const std::string key = "('srv-' || :k)";
+  const std::string fp = "'\\x" + benchFingerprintHex() + "'::bytea";
+  return "\\set k random(1000000000, 9000000000000000000)\n" +
+         withArguments(sql::kReplaySql, {"'bench'", "'POST /v1/payments'", key, fp}) + ";\n" +
+         withArguments(sql::kFreshClaimSql, {"'bench'", "'POST /v1/payments'", key, fp, "'payments'", "NULL",
+                                             "'24 hours'", "'30 seconds'", "'req_bench'"}) +
+         " \\gset\n" +
+         withArguments(sql::kCompleteSql, {"'bench'", "'POST /v1/payments'", key, ":lease_token",
+                                           "201", "'[[\"Content-Type\", \"application/json\"]]'",
+                                           "'\\x7b7d'", "NULL", "'executed'", "1.5", "'req_bench'"}) +
+         ";\n";
+}
+
+std::string idemReplayScript(int preloaded) {
+  return "\\set k random(0, " + std::to_string(preloaded - 1) + ")\n" +
+         withArguments(idem::store::sql::kReplaySql, {"'bench'", "'POST /v1/payments'", "('bench-replay-' || :k)",
+                                                      "'\\x" + benchFingerprintHex() + "'::bytea"}) +
+         ";\n";
+}
 
 std::string scriptText(Script script, int preloaded) {
   const std::string n = std::to_string(preloaded);
@@ -67,6 +104,10 @@ std::string scriptText(Script script, int preloaded) {
              "COMMIT;\n"
              "UPDATE idem_bench.seed_keys SET state = 'done', resp_status = 201, resp_body = '\\x7b7d' "
              "WHERE scope = 'POST /v1/payments' AND idem_key = :k::text;\n";
+    case Script::IdemNew:
+      return idemNewScript();
+    case Script::IdemReplay:
+      return idemReplayScript(preloaded);
   }
   return {};
 }

@@ -17,6 +17,7 @@ namespace {
 struct Row {
   int clients;
   double libNew, minimalNew, seedNew, libReplay, minimalReplay, seedReplay, libReplayUntraced;
+  double idemSqlNew, idemSqlReplay;  // the library's own statements run by pgbench
 };
 
 nlohmann::json toJson(const Row& r) {
@@ -25,12 +26,15 @@ nlohmann::json toJson(const Row& r) {
           {"library_trace_off", {{"replay_per_s", r.libReplayUntraced}}},
           {"pgbench_minimal", {{"new_per_s", r.minimalNew}, {"replay_per_s", r.minimalReplay}}},
           {"pgbench_seed", {{"new_per_s", r.seedNew}, {"replay_per_s", r.seedReplay}}},
+          {"pgbench_idem_sql", {{"new_per_s", r.idemSqlNew}, {"replay_per_s", r.idemSqlReplay}}},
           {"ratios",
            {{"new_vs_minimal", r.libNew / r.minimalNew},
             {"replay_vs_minimal", r.libReplay / r.minimalReplay},
             {"replay_vs_seed", r.libReplay / r.seedReplay},
             {"new_vs_seed", r.libNew / r.seedNew},
-            {"replay_trace_off_vs_minimal", r.libReplayUntraced / r.minimalReplay}}}};
+            {"replay_trace_off_vs_minimal", r.libReplayUntraced / r.minimalReplay},
+            {"idem_sql_new_vs_minimal", r.idemSqlNew / r.minimalNew},
+            {"idem_sql_replay_vs_minimal", r.idemSqlReplay / r.minimalReplay}}}};
 }
 
 int runBench(const idemctl::Args& args) {
@@ -90,9 +94,11 @@ int runBench(const idemctl::Args& args) {
     // Each library figure runs right beside its SQL baselines so drifting load hits both.
     r.libNew = idemctl::bench::libraryNewKeys(s, clients);
     r.minimalNew = idemctl::bench::pgbench(s, Script::MinimalNew, clients);
+    r.idemSqlNew = idemctl::bench::pgbench(s, Script::IdemNew, clients);
     r.seedNew = idemctl::bench::pgbench(s, Script::SeedNew, clients);
     r.libReplay = idemctl::bench::libraryReplays(s, clients);
     r.minimalReplay = idemctl::bench::pgbench(s, Script::MinimalReplay, clients);
+    r.idemSqlReplay = idemctl::bench::pgbench(s, Script::IdemReplay, clients);
     r.seedReplay = idemctl::bench::pgbench(s, Script::SeedReplay, clients);
     r.libReplayUntraced = idemctl::bench::libraryReplays(s, clients, /*traced=*/false);
     rows.push_back(r);
@@ -116,6 +122,10 @@ int runBench(const idemctl::Args& args) {
                 r.libReplay / r.seedReplay);
     std::printf("%-8s %-22s %12s %12.0f  (diagnostic: what the trace costs)\n", "", "library, trace off", "",
                 r.libReplayUntraced);
+    std::printf("%-8s %-22s %12.0f %12.0f  (diagnostic: Idem's statements without the library; no trace)\n", "",
+                "pgbench Idem's SQL", r.idemSqlNew, r.idemSqlReplay);
+    std::printf("%-8s %-22s %11.2fx %11.2fx\n", "", "Idem's SQL / minimal", r.idemSqlNew / r.minimalNew,
+                r.idemSqlReplay / r.minimalReplay);
   }
   return idemctl::kOk;
 }

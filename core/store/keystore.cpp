@@ -2,53 +2,20 @@
 
 #include "core/policy/duration.h"
 #include "core/store/headercodec.h"
+#include "core/store/keysql.h"
 
 namespace idem::store {
 namespace {
 
-// The common repeat, an unexpired done key with the same fingerprint, is answered by a plain
-// primary-key read: a replay costs what a SELECT costs. The same read tells a fresh key (no
-// row) from the rest; a fresh key is claimed by one INSERT, and only the rare cases (a live
-// row that is not replayable, an archived key) run idem.claim, the full decision. Measured:
-// folding the read and the claim into one statement (UNION ALL … LIMIT 1) made replays ~35%
-// slower; the plain statements instead of plpgsql functions made new keys ~15% faster.
-// Binary results: the stored body comes as is. Read by column position: keep the order.
-constexpr const char* kReplaySql =
-    "SELECT k.generation, k.expires_at, k.resp_status, k.resp_headers, k.resp_body, now() AS db_now, "
-    "(k.state = 'done' AND k.expires_at > now() AND k.fingerprint = $4) AS replayable "
-    "FROM idem.keys k WHERE k.tenant = $1 AND k.endpoint = $2 AND k.idem_key = $3";
+using sql::kCompleteSql;
+using sql::kFreshClaimSql;
+using sql::kReplaySql;
 
-// A key never seen (no live row, no archived generation): generation 1, leased to us. No row
-// back: someone inserted it meanwhile, or it has history; idem.claim decides then.
-constexpr const char* kFreshClaimSql =
-    "INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, generation, tier, policy_version, fingerprint, "
-    "state, lease_token, lease_until, request_id, expires_at) "
-    "SELECT $1::text, $2::text, $3::text, 1, $5::text, $6::integer, $4::bytea, 'processing', gen_random_uuid(), "
-    "now() + $8::interval, $9::text, now() + $7::interval "
-    "WHERE NOT EXISTS (SELECT 1 FROM idem.key_archive a WHERE a.tenant = $1 AND a.endpoint = $2 AND a.idem_key = $3) "
-    "ON CONFLICT DO NOTHING "
-    "RETURNING k.generation, k.expires_at, k.lease_token, k.lease_until, now() AS db_now";
 
 constexpr const char* kClaimSql =
     "SELECT c.decision, c.generation, c.expires_at, c.lease_token, c.lease_until, c.resp_status, c.resp_headers, "
     "c.resp_body, c.retry_after_ms, now() AS db_now "
     "FROM idem.claim($1, $2, $3, $4, $5, $6, $7::interval, $8::interval, $9, $10, $11::interval) c";
-
-// The completion and its trace row in one statement (so one transaction), the same work as
-// idem.complete without the function call. No row back: the lease was taken over.
-constexpr const char* kCompleteSql =
-    "WITH done AS ("
-    " UPDATE idem.keys k SET state = 'done', resp_status = $5::integer, resp_headers = $6::jsonb, "
-    " resp_body = $7::bytea, resource_ref = $8::text, completed_at = now(), lease_token = NULL, lease_until = NULL"
-    " WHERE k.tenant = $1::text AND k.endpoint = $2::text AND k.idem_key = $3::text AND k.state = 'processing'"
-    " AND k.lease_token = $4::uuid"
-    " RETURNING k.generation, k.expires_at, k.tier, k.fingerprint), "
-    "traced AS ("
-    " INSERT INTO idem.events (tenant, endpoint, idem_key, generation, tier, outcome, fingerprint, status, "
-    " latency_ms, request_id, detail)"
-    " SELECT $1, $2, $3, d.generation, d.tier, $9::text, d.fingerprint, $5, $10::double precision, $11::text, $8"
-    " FROM done d) "
-    "SELECT d.generation, (extract(epoch FROM d.expires_at) * 1000)::bigint AS expires_ms FROM done d";
 
 constexpr const char* kCompleteStrictSql =
     "SELECT c.generation, (extract(epoch FROM c.expires_at) * 1000)::bigint AS expires_ms "
