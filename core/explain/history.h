@@ -72,6 +72,11 @@ struct Generation {
   std::string archivedBy;             // sweeper | reuse (archived rows)
   std::optional<Instant> purgeAfter;  // archived rows
   bool bodyDropped = false;
+  std::optional<Instant> bodyDroppedAt;
+  // The stored response, read only when asked for (LoadOptions::responses): the console's
+  // Response tab shows it; the explanation does not need it.
+  std::string headersJson;  // resp_headers as PostgreSQL prints the jsonb
+  std::string body;         // resp_body bytes
   std::optional<int> policyVersion;     // as recorded on the row
   std::optional<PolicyInForce> policy;  // resolved
 };

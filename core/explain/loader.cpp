@@ -11,7 +11,9 @@ namespace {
 
 constexpr const char* kGenerationsSql =
     "SELECT g.live, g.generation, g.tier, g.policy_version, encode(g.fingerprint, 'hex') AS fp, g.state,"
-    "       g.resp_status, g.resource_ref, g.request_id, g.body_dropped,"
+    "       g.resp_status, g.resource_ref, g.request_id, g.body_dropped_at IS NOT NULL AS body_dropped,"
+    "       " IDEM_US("g.body_dropped_at") " AS body_dropped_us,"
+    "       CASE WHEN $4::boolean THEN g.resp_headers::text END AS headers, CASE WHEN $4::boolean THEN g.resp_body END AS resp_body,"
     "       " IDEM_US("g.created_at") " AS created_us, " IDEM_US("g.completed_at") " AS completed_us,"
     "       " IDEM_US("g.expires_at") " AS expires_us, " IDEM_US("g.lease_until") " AS lease_us,"
     "       " IDEM_US("g.archived_at") " AS archived_us, g.archived_by, " IDEM_US("g.purge_after") " AS purge_us,"
@@ -21,12 +23,13 @@ constexpr const char* kGenerationsSql =
     "         WHERE t ->> 'name' = g.tier LIMIT 1) AS p_tier"
     "  FROM (SELECT true AS live, generation, tier, policy_version, fingerprint, state, resp_status, resource_ref,"
     "               request_id, created_at, completed_at, expires_at, lease_until, NULL::timestamptz AS archived_at,"
-    "               NULL::text AS archived_by, NULL::timestamptz AS purge_after, false AS body_dropped"
+    "               NULL::text AS archived_by, NULL::timestamptz AS purge_after,"
+    "               NULL::timestamptz AS body_dropped_at, resp_headers, resp_body"
     "          FROM idem.keys WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3"
     "        UNION ALL"
     "        SELECT false, generation, tier, policy_version, fingerprint, state, resp_status, resource_ref,"
     "               request_id, created_at, completed_at, expires_at, NULL, archived_at, archived_by, purge_after,"
-    "               body_dropped_at IS NOT NULL"
+    "               body_dropped_at, resp_headers, resp_body"
     "          FROM idem.key_archive WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3) AS g"
     "  LEFT JOIN LATERAL ("
     "        SELECT version, effective_at, sha256, document FROM idem.policies pp"
@@ -101,7 +104,7 @@ std::vector<KeyRef> findResource(pg::Connection& conn, const std::string& resour
       {resourceRef}));
 }
 
-KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref) {
+KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref, LoadOptions options) {
   KeyHistory h;
   h.scope = ref.scope;
   h.key = ref.key;
@@ -114,7 +117,7 @@ KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref) {
   if (own) conn.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   try {
     h.observedAt = Instant{conn.exec("SELECT (extract(epoch FROM now()) * 1000000)::bigint AS now_us").integer(0, "now_us")};
-    auto g = conn.exec(kGenerationsSql, params);
+    auto g = conn.exec(kGenerationsSql, {params[0], params[1], params[2], options.responses ? "true" : "false"});
     for (int i = 0; i < g.rows(); ++i) {
       Generation gen;
       gen.live = g.boolean(i, "live");
@@ -127,6 +130,11 @@ KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref) {
       gen.resourceRef = g.optStr(i, "resource_ref");
       gen.requestId = g.optStr(i, "request_id");
       gen.bodyDropped = g.boolean(i, "body_dropped");
+      gen.bodyDroppedAt = optInstant(g, i, "body_dropped_us");
+      if (options.responses) {
+        gen.headersJson = g.optStr(i, "headers").value_or("");
+        gen.body = g.bytes(i, "resp_body");
+      }
       gen.createdAt = instant(g, i, "created_us");
       gen.completedAt = optInstant(g, i, "completed_us");
       gen.expiresAt = instant(g, i, "expires_us");
@@ -146,7 +154,7 @@ KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref) {
       }
       h.generations.push_back(std::move(gen));
     }
-    auto e = conn.exec(kEventsSql, params);
+    auto e = conn.exec(kEventsSql, params);  // every event: the explanation counts them all
     for (int i = 0; i < e.rows(); ++i) {
       Event ev;
       ev.id = e.integer(i, "id");

@@ -44,9 +44,13 @@ class Ambiguous : public std::runtime_error {
 /// Every key whose live or archived generation produced `resourceRef` (e.g. "pay_123").
 [[nodiscard]] std::vector<KeyRef> findResource(pg::Connection& conn, const std::string& resourceRef);
 
+struct LoadOptions {
+  bool responses = false;  ///< also read each generation's stored headers and body
+};
+
 /// Everything stored about one key. An unknown key gives an empty history (no generations,
 /// no events).
-[[nodiscard]] KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref);
+[[nodiscard]] KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref, LoadOptions options = {});
 
 /// findKey + loadHistory: throws NotFound, or Ambiguous when no scope is given and the key is
 /// in several.

@@ -48,6 +48,27 @@ class TestDetail : public QObject {
     const auto& retry = d.events[4];
     QCOMPARE(retry.outcome, u"executed_after_expiry"_s);
     QCOMPARE(d.generations[0].expires.secsTo(retry.at), qint64(32 * 60));
+    // The same read feeds the Response tab and core's explanation: they agree.
+    QVERIFY(!d.generations[1].body.isEmpty());
+    QVERIFY(d.generations[1].headersJson.contains(u"Content-Type"_s));
+    QCOMPARE(d.explainedExecutions, 2);
+    QVERIFY(d.narrative.contains(u"32 min"_s));
+    QVERIFY(d.serverNow.isValid());
+  }
+
+  void droppedArchiveBodyShowsWhenItWent() {
+    auto conn = m_db->connect();
+    // Inside our transaction the loader reads our snapshot: the change is never committed.
+    conn.exec("BEGIN");
+    conn.exec("UPDATE idem.key_archive SET resp_body = NULL, body_dropped_at = now() - interval '1 day' "
+              "WHERE idem_key = $1 AND generation = 1",
+              {m_incident.key.toStdString()});
+    const KeyDetail d = loadKeyDetail(conn, m_incident);
+    conn.exec("ROLLBACK");
+    QVERIFY(d.generations[0].body.isEmpty());
+    QVERIFY(d.generations[0].bodyDroppedAt.isValid());
+    QCOMPARE(d.generations[0].bodyDroppedAt.secsTo(d.serverNow), qint64(24 * 3600));
+    QVERIFY(!d.generations[1].bodyDroppedAt.isValid());
   }
 
   void unknownKeyIsEmpty() {
