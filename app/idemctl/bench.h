@@ -15,6 +15,8 @@ struct Settings {
 double libraryNewKeys(const Settings& s, int clients);
 /// traced=false discards the trace: a diagnostic showing what the trace costs, not the product.
 double libraryReplays(const Settings& s, int clients, bool traced = true);
+/// Every client replays the same key: a retry storm, where one key's trace grows fast.
+double libraryReplaysOneKey(const Settings& s, int clients);
 
 /// Hex of the fingerprint the library stores for the bench's request body.
 std::string benchFingerprintHex();
@@ -29,7 +31,7 @@ void prepareLibrary(const Settings& s);
 /// Transactions per second reported by pgbench for one of the scripts below.
 /// IdemNew/IdemReplay: the library's own statements (core/store/keysql.h) with its parameters
 /// as literals — what Idem's SQL costs the server, without the library's client-side work.
-enum class Script { MinimalNew, MinimalReplay, SeedReplay, SeedNew, IdemNew, IdemReplay };
+enum class Script { MinimalNew, MinimalReplay, MinimalReplayOneKey, SeedReplay, SeedNew, IdemNew, IdemReplay };
 double pgbench(const Settings& s, Script script, int clients);
 
 }  // namespace idemctl::bench

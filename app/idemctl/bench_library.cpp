@@ -98,15 +98,27 @@ double libraryNewKeys(const Settings& s, int clients) {
   });
 }
 
-double libraryReplays(const Settings& s, int clients, bool traced) {
+namespace {
+template <typename PickKey>
+double replays(const Settings& s, int clients, bool traced, PickKey pickKey) {
   Stack stack(s.conninfo, clients, traced);
-  std::uniform_int_distribution<long long> pick(0, s.preloaded - 1);
   double rate = measure(clients, s.seconds, [&](int, std::mt19937_64& rng, long long) {
-    auto d = stack.enforcer.begin(request(replayKey(pick(rng))));
+    auto d = stack.enforcer.begin(request(pickKey(rng)));
     return d.kind == idem::enforce::Decision::Kind::Respond && d.response.status == 201;
   });
   stack.trace.flush();  // so the next measurement does not pay for this one's trace
   return rate;
+}
+}  // namespace
+
+double libraryReplays(const Settings& s, int clients, bool traced) {
+  std::uniform_int_distribution<long long> pick(0, s.preloaded - 1);
+  return replays(s, clients, traced, [&](std::mt19937_64& rng) { return replayKey(pick(rng)); });
+}
+
+double libraryReplaysOneKey(const Settings& s, int clients) {
+  const std::string hot = replayKey(0);
+  return replays(s, clients, true, [&](std::mt19937_64&) { return hot; });
 }
 
 }  // namespace idemctl::bench

@@ -83,6 +83,8 @@ std::string scriptText(Script script, int preloaded) {
       return "\\set k random(1, " + n +
              ")\n"
              "SELECT * FROM idem_bench.seed_keys WHERE scope = 'POST /v1/payments' AND idem_key = :k::text;\n";
+    case Script::MinimalReplayOneKey:
+      return "SELECT * FROM idem_bench.seed_keys WHERE scope = 'POST /v1/payments' AND idem_key = '1';\n";
     case Script::SeedReplay:
       return "\\set k random(1, " + n +
              ")\n"

@@ -18,6 +18,7 @@ struct Row {
   int clients;
   double libNew, minimalNew, seedNew, libReplay, minimalReplay, seedReplay, libReplayUntraced;
   double idemSqlNew, idemSqlReplay;  // the library's own statements run by pgbench
+  double libReplayOneKey, minimalReplayOneKey;  // a retry storm: every client on one key
 };
 
 nlohmann::json toJson(const Row& r) {
@@ -27,6 +28,8 @@ nlohmann::json toJson(const Row& r) {
           {"pgbench_minimal", {{"new_per_s", r.minimalNew}, {"replay_per_s", r.minimalReplay}}},
           {"pgbench_seed", {{"new_per_s", r.seedNew}, {"replay_per_s", r.seedReplay}}},
           {"pgbench_idem_sql", {{"new_per_s", r.idemSqlNew}, {"replay_per_s", r.idemSqlReplay}}},
+          {"one_key_storm",
+           {{"library_replay_per_s", r.libReplayOneKey}, {"pgbench_minimal_replay_per_s", r.minimalReplayOneKey}}},
           {"ratios",
            {{"new_vs_minimal", r.libNew / r.minimalNew},
             {"replay_vs_minimal", r.libReplay / r.minimalReplay},
@@ -34,7 +37,8 @@ nlohmann::json toJson(const Row& r) {
             {"new_vs_seed", r.libNew / r.seedNew},
             {"replay_trace_off_vs_minimal", r.libReplayUntraced / r.minimalReplay},
             {"idem_sql_new_vs_minimal", r.idemSqlNew / r.minimalNew},
-            {"idem_sql_replay_vs_minimal", r.idemSqlReplay / r.minimalReplay}}}};
+            {"idem_sql_replay_vs_minimal", r.idemSqlReplay / r.minimalReplay},
+            {"one_key_replay_vs_minimal", r.libReplayOneKey / r.minimalReplayOneKey}}}};
 }
 
 int runBench(const idemctl::Args& args) {
@@ -79,8 +83,9 @@ int runBench(const idemctl::Args& args) {
     // One measurement alone, long enough to attach a profiler to.
     const int clients = std::stoi(args.get("clients", "8"));
     const std::string what = args.get("profile");
-    double rate = what == "new" ? idemctl::bench::libraryNewKeys(s, clients)
-                                : idemctl::bench::libraryReplays(s, clients, what != "replay-untraced");
+    double rate = what == "new"           ? idemctl::bench::libraryNewKeys(s, clients)
+                  : what == "replay-one-key" ? idemctl::bench::libraryReplaysOneKey(s, clients)
+                                             : idemctl::bench::libraryReplays(s, clients, what != "replay-untraced");
     std::printf("library %s, %d client(s): %.0f/s\n", what.c_str(), clients, rate);
     return idemctl::kOk;
   }
@@ -101,6 +106,8 @@ int runBench(const idemctl::Args& args) {
     r.idemSqlReplay = idemctl::bench::pgbench(s, Script::IdemReplay, clients);
     r.seedReplay = idemctl::bench::pgbench(s, Script::SeedReplay, clients);
     r.libReplayUntraced = idemctl::bench::libraryReplays(s, clients, /*traced=*/false);
+    r.libReplayOneKey = idemctl::bench::libraryReplaysOneKey(s, clients);
+    r.minimalReplayOneKey = idemctl::bench::pgbench(s, Script::MinimalReplayOneKey, clients);
     rows.push_back(r);
   }
 
@@ -126,6 +133,9 @@ int runBench(const idemctl::Args& args) {
                 "pgbench Idem's SQL", r.idemSqlNew, r.idemSqlReplay);
     std::printf("%-8s %-22s %11.2fx %11.2fx\n", "", "Idem's SQL / minimal", r.idemSqlNew / r.minimalNew,
                 r.idemSqlReplay / r.minimalReplay);
+    std::printf("%-8s %-22s %12s %12.0f  (a retry storm: every client replays one key; pgbench minimal %0.f, %.2fx)\n",
+                "", "library, one hot key", "", r.libReplayOneKey, r.minimalReplayOneKey,
+                r.libReplayOneKey / r.minimalReplayOneKey);
   }
   return idemctl::kOk;
 }
@@ -133,5 +143,5 @@ int runBench(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios",
-                "[--db CONNINFO] [--seconds N] [--format text|json] [--profile new|replay|replay-untraced --clients N]",
+                "[--db CONNINFO] [--seconds N] [--format text|json] [--profile new|replay|replay-untraced|replay-one-key --clients N]",
                 {"db", "seconds", "format", "profile", "clients"}, runBench);
