@@ -1,21 +1,23 @@
 #include "core/endpoint/accesslog.h"
 
 #include <cmath>
-#include <cstdio>
-#include <ctime>
 #include <nlohmann/json.hpp>
+
+#include "core/text/civiltime.h"
 
 namespace idem::endpoint {
 namespace {
 
 std::string isoTime(long long ms) {
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03lldZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000);
-  return buf;
+  const text::CivilTime t = text::civilFromEpochMs(ms);
+  std::string out;
+  text::appendDate(out, t);
+  out += 'T';
+  text::appendClock(out, t);
+  out += '.';
+  text::appendPadded(out, t.millisecond, 3);
+  out += 'Z';
+  return out;
 }
 
 }  // namespace

@@ -42,6 +42,14 @@ void appendPadded(std::string& out, int value, int width) {
   while (n > 0) out.push_back(digits[--n]);
 }
 
+void appendDate(std::string& out, const CivilTime& t) {
+  appendPadded(out, t.year, 4);
+  out += '-';
+  appendPadded(out, t.month, 2);
+  out += '-';
+  appendPadded(out, t.day, 2);
+}
+
 void appendClock(std::string& out, const CivilTime& t) {
   appendPadded(out, t.hour, 2);
   out += ':';

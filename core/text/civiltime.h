@@ -23,6 +23,8 @@ struct CivilTime {
 /// Appends value in decimal, left-padded with zeros to at least width digits (value >= 0).
 void appendPadded(std::string& out, int value, int width);
 
+/// Appends "YYYY-MM-DD".
+void appendDate(std::string& out, const CivilTime& t);
 /// Appends "HH:MM:SS".
 void appendClock(std::string& out, const CivilTime& t);
 

@@ -15,11 +15,7 @@ constexpr const char* kCopySql =
 
 void appendTimestamp(std::string& line, long long epochMs) {
   const text::CivilTime t = text::civilFromEpochMs(epochMs);
-  text::appendPadded(line, t.year, 4);
-  line += '-';
-  text::appendPadded(line, t.month, 2);
-  line += '-';
-  text::appendPadded(line, t.day, 2);
+  text::appendDate(line, t);
   line += ' ';
   text::appendClock(line, t);
   line += '.';

@@ -2,10 +2,12 @@
 // (checked against the C library), HTTP-dates, and the stored-headers codec (checked against a
 // general JSON parser, including the shapes it must hand over to it).
 #include <QtTest>
+#include <algorithm>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "core/endpoint/accesslog.h"
 #include "core/enforce/problem.h"
 #include "core/store/headercodec.h"
 #include "core/text/civiltime.h"
@@ -77,6 +79,28 @@ class TestWireFormats : public QObject {
     }
     // A pair that is not a pair is skipped; the others stay.
     QCOMPARE(store::headersFromJson(R"([["a","b"],["c"],["d","e"]])"), (http::Headers{{"a", "b"}, {"d", "e"}}));
+  }
+
+  void accessLogLineIsOneJsonObject() {
+    endpoint::LogRecord r;
+    r.atMs = 1'764'676'800'123LL;  // 2025-12-02 12:00:00.123 UTC
+    r.method = "POST";
+    r.path = "/v1/payments";
+    r.status = 201;
+    r.key = "k\xff" "1";  // a client may send any bytes: replaced, never an exception
+    r.replayed = true;
+    r.latencyMs = 0.12345;
+    const std::string line = endpoint::formatLogLine(r);
+    QVERIFY(line.ends_with("\n"));
+    QCOMPARE(std::count(line.begin(), line.end(), '\n'), 1);
+    const auto j = nlohmann::json::parse(line);
+    QCOMPARE(j.at("ts").get<std::string>(), std::string("2025-12-02T12:00:00.123Z"));
+    QCOMPARE(j.at("status").get<int>(), 201);
+    QCOMPARE(j.at("latency_ms").get<double>(), 0.123);
+    QVERIFY(j.at("replayed").get<bool>());
+    QVERIFY(!j.contains("tenant"));  // empty fields are left out
+    QVERIFY(!j.contains("generation"));
+    QCOMPARE(j.at("idempotency_key").get<std::string>(), std::string("k\xEF\xBF\xBD" "1"));
   }
 };
 
