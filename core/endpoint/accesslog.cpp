@@ -9,14 +9,8 @@ namespace idem::endpoint {
 namespace {
 
 std::string isoTime(long long ms) {
-  const text::CivilTime t = text::civilFromEpochMs(ms);
   std::string out;
-  text::appendDate(out, t);
-  out += 'T';
-  text::appendClock(out, t);
-  out += '.';
-  text::appendPadded(out, t.millisecond, 3);
-  out += 'Z';
+  text::appendDateTime(out, ms, 'T', "Z");
   return out;
 }
 

@@ -58,4 +58,14 @@ void appendClock(std::string& out, const CivilTime& t) {
   appendPadded(out, t.second, 2);
 }
 
+void appendDateTime(std::string& out, long long epochMs, char separator, std::string_view zone) {
+  const CivilTime t = civilFromEpochMs(epochMs);
+  appendDate(out, t);
+  out += separator;
+  appendClock(out, t);
+  out += '.';
+  appendPadded(out, t.millisecond, 3);
+  out += zone;
+}
+
 }  // namespace idem::text

@@ -3,6 +3,7 @@
 // path writes (Idempotency-Expires, the trace's COPY rows). gmtime_r + snprintf cost more than
 // the rest of a replay's formatting together; this is plain arithmetic.
 #include <string>
+#include <string_view>
 
 namespace idem::text {
 
@@ -27,5 +28,8 @@ void appendPadded(std::string& out, int value, int width);
 void appendDate(std::string& out, const CivilTime& t);
 /// Appends "HH:MM:SS".
 void appendClock(std::string& out, const CivilTime& t);
+/// Appends "YYYY-MM-DD<separator>HH:MM:SS.mmm<zone>", e.g. ('T', "Z") for ISO 8601 or
+/// (' ', "+00") for PostgreSQL's COPY input.
+void appendDateTime(std::string& out, long long epochMs, char separator, std::string_view zone);
 
 }  // namespace idem::text

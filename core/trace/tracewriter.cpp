@@ -13,16 +13,6 @@ constexpr const char* kCopySql =
     "COPY idem.events (at, tenant, endpoint, idem_key, generation, tier, outcome, fingerprint, status, "
     "latency_ms, request_id, detail) FROM STDIN";
 
-void appendTimestamp(std::string& line, long long epochMs) {
-  const text::CivilTime t = text::civilFromEpochMs(epochMs);
-  text::appendDate(line, t);
-  line += ' ';
-  text::appendClock(line, t);
-  line += '.';
-  text::appendPadded(line, t.millisecond, 3);
-  line += "+00";
-}
-
 void appendOptionalInt(std::string& line, long long v) {
   if (v == 0) {
     line += "\\N";
@@ -39,7 +29,7 @@ void appendOptionalText(std::string& line, std::string_view v) {
 }
 
 void appendRow(std::string& out, const Event& e) {
-  appendTimestamp(out, e.atMs);
+  text::appendDateTime(out, e.atMs, ' ', "+00");
   out += '\t';
   pg::appendCopyField(out, e.tenant);
   out += '\t';
