@@ -22,6 +22,13 @@ constexpr const char* kPolicy = R"json({
 constexpr const char* kBody = R"({"amount":1000,"currency":"usd","customer":"cus_1"})";
 constexpr const char* kResponse = R"({"id":"pay_1","amount":1000,"currency":"usd","status":"succeeded"})";
 
+/// Records the bench's policy as `idemctl serve` does, so keys carry a policy version as in
+/// production.
+int recordedVersion(const std::string& conninfo, const idem::policy::Policy& policy) {
+  idem::pg::Connection conn(conninfo);
+  return idem::store::recordPolicy(conn, policy);
+}
+
 struct Stack {
   idem::policy::Policy policy = idem::policy::parsePolicy(kPolicy, "bench");
   idem::store::Pool pool;
@@ -31,7 +38,7 @@ struct Stack {
   Stack(const std::string& conninfo, int clients, bool traced = true)
       : pool(conninfo, clients + 1),
         trace(pool, idem::trace::TraceWriter::Options{std::chrono::milliseconds(100), 1000, 100000, traced}),
-        enforcer(policy, 0, store, trace) {}
+        enforcer(policy, recordedVersion(conninfo, policy), store, trace) {}
 };
 
 idem::enforce::Request request(const std::string& key) {
