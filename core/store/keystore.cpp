@@ -67,7 +67,7 @@ const char* decisionName(Decision d) {
 }
 
 ClaimResult KeyStore::claim(const ClaimRequest& q) {
-  // Both statements are safe to resend: if a lost answer hid a committed claim, the retry sees
+  // Every statement here is safe to resend: if a lost answer hid a committed claim, the retry sees
   // our own processing row and answers 409; the lease then expires and a later retry takes
   // over. Never two executions.
   return m_pool.withRetry([&](pg::Connection& c) {

@@ -1,6 +1,7 @@
 #pragma once
-// The key records: claim, complete, release. Each is one statement (one round trip) calling
-// the functions in resources/migrations/0002_claim.sql; the database's now() is the clock.
+// The key records: claim, complete, release. A replay is one read; a fresh key that read plus
+// one INSERT; completion one statement (core/store/keysql.h). The rare cases call the functions
+// in resources/migrations/0002_claim.sql. The database's now() is the only clock.
 #include <chrono>
 #include <optional>
 #include <string>
