@@ -61,8 +61,8 @@ Decision Enforcer::respond(Response r, std::string outcome, const std::string& t
 }
 
 void Enforcer::trace(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& claim,
-                     const std::string& outcome, const std::string& fingerprint, int status, double latencyMs,
-                     const std::string& requestId, std::string detail) {
+                     std::string_view outcome, const std::string& fingerprint, int status, double latencyMs,
+                     const std::string& requestId, std::string_view detail) {
   trace::Event e;
   e.atMs = claim.now;
   e.tenant = scope.tenant;

@@ -101,8 +101,8 @@ class Enforcer {
   void addKeyHeaders(Response& r, const std::string& key, std::optional<long long> expiresAtMs) const;
   Decision respond(Response r, std::string outcome, const std::string& tier) const;
   void trace(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& claim,
-             const std::string& outcome, const std::string& fingerprint, int status, double latencyMs,
-             const std::string& requestId, std::string detail);
+             std::string_view outcome, const std::string& fingerprint, int status, double latencyMs,
+             const std::string& requestId, std::string_view detail);
 
   const policy::Policy& m_policy;
   int m_policyVersion;

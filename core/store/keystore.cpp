@@ -11,7 +11,6 @@ using sql::kCompleteSql;
 using sql::kFreshClaimSql;
 using sql::kReplaySql;
 
-
 constexpr const char* kClaimSql =
     "SELECT c.decision, c.generation, c.expires_at, c.lease_token, c.lease_until, c.resp_status, c.resp_headers, "
     "c.resp_body, c.retry_after_ms, now() AS db_now "
