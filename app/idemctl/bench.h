@@ -32,6 +32,10 @@ void prepareLibrary(const Settings& s);
 /// IdemNew/IdemReplay: the library's own statements (core/store/keysql.h) with its parameters
 /// as literals — what Idem's SQL costs the server, without the library's client-side work.
 enum class Script { MinimalNew, MinimalReplay, MinimalReplayOneKey, SeedReplay, SeedNew, IdemNew, IdemReplay };
-double pgbench(const Settings& s, Script script, int clients);
+/// Default: pgbench as it runs when not told otherwise (-M simple: every statement parsed and
+/// planned as sent) — the baseline the targets name. Prepared: -M prepared, parsed once per
+/// connection like the library's own statements — the strictest SQL baseline there is.
+enum class Protocol { Default, Prepared };
+double pgbench(const Settings& s, Script script, int clients, Protocol protocol);
 
 }  // namespace idemctl::bench

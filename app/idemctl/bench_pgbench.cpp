@@ -132,7 +132,7 @@ void prepareSeedTable(const Settings& s) {
   c.exec("ANALYZE idem_bench.seed_keys");
 }
 
-double pgbench(const Settings& s, Script script, int clients) {
+double pgbench(const Settings& s, Script script, int clients, Protocol protocol) {
   char path[] = "/tmp/idem-pgbench-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) throw std::runtime_error("cannot create a pgbench script file");
@@ -143,7 +143,7 @@ double pgbench(const Settings& s, Script script, int clients) {
   }
   std::string output;
   const std::string c = std::to_string(clients);
-  int rc = idem::cluster::runProgram({pgbenchBinary(), "-n", "-M", "prepared", "-c", c, "-j", c, "-T",
+  int rc = idem::cluster::runProgram({pgbenchBinary(), "-n", "-M", protocol == Protocol::Prepared ? "prepared" : "simple", "-c", c, "-j", c, "-T",
                                       std::to_string(s.seconds), "-f", path, s.conninfo},
                                      &output, false);
   std::remove(path);

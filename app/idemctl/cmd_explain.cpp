@@ -10,10 +10,7 @@ namespace {
 constexpr const char* kUsageText =
     "(--key KEY [--scope \"TENANT METHOD /path\"] | --resource ID) [--format text|json|markdown] [--db CONNINFO]";
 
-int usage(const std::string& message) {
-  std::cerr << "idemctl explain: " << message << "\nusage: idemctl explain " << kUsageText << '\n';
-  return idemctl::kUsage;
-}
+int usage(const std::string& message) { return idemctl::usageError("explain", kUsageText, message); }
 
 int runExplain(const idemctl::Args& args) {
   namespace ex = idem::explain;

@@ -20,22 +20,7 @@ constexpr const char* kUsageText =
     "[--db CONNINFO] [--policy FILE] [--listen HOST:PORT] [--allow-fault-injection] [--threads N] [--pool N] "
     "[--access-log -|FILE|off] [--max-body BYTES]";
 
-int usage(const std::string& message) {
-  std::cerr << "idemctl serve: " << message << "\nusage: idemctl serve " << kUsageText << '\n';
-  return idemctl::kUsage;
-}
-
-bool parseInt(const std::string& s, int lo, int hi, int& out) {
-  try {
-    std::size_t used = 0;
-    long v = std::stol(s, &used);
-    if (used != s.size() || v < lo || v > hi) return false;
-    out = static_cast<int>(v);
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
+int usage(const std::string& message) { return idemctl::usageError("serve", kUsageText, message); }
 
 /// One writer for the access log: lines from many worker threads, never interleaved.
 class LineSink {
@@ -72,13 +57,13 @@ int runServe(const idemctl::Args& args) {
   const std::string listen = args.get("listen", "127.0.0.1:0");
   if (!ep::splitHostPort(listen, options.host, options.port))
     return usage("--listen: \"" + listen + "\" is not HOST:PORT (e.g. 127.0.0.1:8080, or port 0 for any free port)");
-  if (args.has("threads") && !parseInt(args.get("threads"), 2, 4096, options.threads))
+  if (args.has("threads") && !idemctl::parseInt(args.get("threads"), 2, 4096, options.threads))
     return usage("--threads must be an integer from 2 to 4096");
-  if (args.has("pool") && !parseInt(args.get("pool"), 1, 1000, options.poolSize))
+  if (args.has("pool") && !idemctl::parseInt(args.get("pool"), 1, 1000, options.poolSize))
     return usage("--pool must be an integer from 1 to 1000");
   if (args.has("max-body")) {
     int bytes = 0;
-    if (!parseInt(args.get("max-body"), 1, 1 << 30, bytes)) return usage("--max-body must be a positive byte count");
+    if (!idemctl::parseInt(args.get("max-body"), 1, 1 << 30, bytes)) return usage("--max-body must be a positive byte count");
     options.maxBodyBytes = static_cast<std::size_t>(bytes);
   }
 

@@ -13,10 +13,7 @@ constexpr const char* kUsageText =
     "[--db CONNINFO] [--since 30d] [--ttl TIER=DURATION[,TIER=DURATION…] [TIER=DURATION …]] "
     "[--format text|json|markdown]";
 
-int usage(const std::string& message) {
-  std::cerr << "idemctl tiers: " << message << "\nusage: idemctl tiers " << kUsageText << '\n';
-  return idemctl::kUsage;
-}
+int usage(const std::string& message) { return idemctl::usageError("tiers", kUsageText, message); }
 
 /// "payments=72h" into the candidates; false with a message when it is not one.
 bool addCandidate(const std::string& item, std::map<std::string, idem::policy::Millis>& out, std::string& error) {

@@ -48,6 +48,12 @@ struct Registrar {
 /// Connection string from --db, else empty (libpq then reads PG* variables and service files).
 std::string conninfo(const Args& args);
 
+/// Prints "idemctl COMMAND: MESSAGE" and the command's usage line to stderr; returns kUsage.
+int usageError(std::string_view command, std::string_view usage, const std::string& message);
+
+/// A whole number from lo to hi written as nothing but digits (and a sign); false otherwise.
+bool parseInt(const std::string& text, int lo, int hi, int& out);
+
 }  // namespace idemctl
 
 #define IDEMCTL_CONCAT_(a, b) a##b

@@ -1,5 +1,6 @@
 // idemctl: the Idem command-line tool. Dispatches to the registered sub-commands.
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -46,6 +47,19 @@ std::vector<std::string> Args::unknown(const std::vector<std::string_view>& know
 }
 
 std::string conninfo(const Args& args) { return args.get("db"); }
+
+int usageError(std::string_view command, std::string_view usage, const std::string& message) {
+  std::cerr << "idemctl " << command << ": " << message << "\nusage: idemctl " << command << ' ' << usage << '\n';
+  return kUsage;
+}
+
+bool parseInt(const std::string& text, int lo, int hi, int& out) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || text.empty() || value < lo || value > hi) return false;
+  out = value;
+  return true;
+}
 
 }  // namespace idemctl
 
