@@ -78,21 +78,21 @@ Explanation explain(KeyHistory history) {
       if (e.outcome == "executed_after_expiry") s.afterExpiry = true;
       if (e.outcome == "lease_takeover") ++s.takeovers;
     } else if (e.outcome == "replayed") {
-      ++s.replays;
-      s.lastReplay = e.at;
+      s.replays += e.repeats;
+      s.lastReplay = e.lastAt.value_or(e.at);
     } else if (e.outcome == "conflict") {
-      ++s.conflicts;
+      s.conflicts += e.repeats;
     } else if (e.outcome == "waited") {
-      ++s.waited;
+      s.waited += e.repeats;
     } else if (e.outcome == "mismatch") {
-      ++s.mismatches;
+      s.mismatches += e.repeats;
     } else if (e.outcome == "rejected_expired") {
-      ++s.rejectedExpired;
-      s.lastRejectedExpired = e.at;
+      s.rejectedExpired += e.repeats;
+      s.lastRejectedExpired = e.lastAt.value_or(e.at);
     } else if (e.outcome == "released") {
-      ++s.released;
+      s.released += e.repeats;
     } else if (e.outcome == "lease_lost") {
-      ++s.leaseLost;
+      s.leaseLost += e.repeats;
     }
   }
 

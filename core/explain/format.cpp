@@ -105,11 +105,15 @@ std::string mdText(const std::string& v) {
 
 std::string eventDetails(const Event& e, bool markdown) {
   std::vector<std::string> parts;
+  if (e.repeats > 1)
+    parts.push_back(std::to_string(e.repeats) + " identical decisions" +
+                    (e.lastAt ? " until " + isoUtc(*e.lastAt) : std::string()) + ", folded into one trace row");
   if (e.generation) parts.push_back("generation " + std::to_string(*e.generation));
   if (e.status) parts.push_back(std::to_string(*e.status));
-  if (e.latencyMs) parts.push_back(latency(*e.latencyMs));
+  const bool folded = e.repeats > 1;
+  if (e.latencyMs) parts.push_back((folded ? "slowest " : "") + latency(*e.latencyMs));
   if (e.requestId && !e.requestId->empty())
-    parts.push_back("request " + (markdown ? mdCode(*e.requestId) : *e.requestId));
+    parts.push_back((folded ? "last request " : "request ") + (markdown ? mdCode(*e.requestId) : *e.requestId));
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
   return out;
@@ -173,7 +177,9 @@ nlohmann::ordered_json toJson(const Explanation& x) {
                       {"status", opt(e.status)},
                       {"latency_ms", opt(e.latencyMs)},
                       {"request_id", opt(e.requestId)},
-                      {"detail", opt(e.detail)}});
+                      {"detail", opt(e.detail)},
+                      {"repeats", e.repeats},
+                      {"last_at", e.lastAt ? json(isoUtc(*e.lastAt)) : json(nullptr)}});
   }
   return {{"scope", h.scope.text()},
           {"tenant", h.scope.tenant},

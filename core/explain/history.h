@@ -93,6 +93,10 @@ struct Event {
   std::optional<std::string> requestId;
   std::optional<std::string> detail;
   std::string fingerprintHex;
+  // A folded retry storm (idem.events.repeats > 1): this row stands for `repeats` identical
+  // decisions from `at` to `lastAt`; requestId is the last one's, latencyMs the slowest.
+  int repeats = 1;
+  std::optional<Instant> lastAt;
 };
 
 struct KeyHistory {

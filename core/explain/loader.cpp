@@ -40,7 +40,7 @@ constexpr const char* kGenerationsSql =
 
 constexpr const char* kEventsSql =
     "SELECT id, " IDEM_US("at") " AS at_us, outcome, generation, status, latency_ms, request_id, detail,"
-    "       encode(fingerprint, 'hex') AS fp"
+    "       encode(fingerprint, 'hex') AS fp, repeats, " IDEM_US("last_at") " AS last_at_us"
     "  FROM idem.events WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3"
     " ORDER BY at, id";
 
@@ -166,6 +166,8 @@ KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref, LoadOptions opti
       ev.requestId = e.optStr(i, "request_id");
       ev.detail = e.optStr(i, "detail");
       ev.fingerprintHex = e.optStr(i, "fp").value_or("");
+      ev.repeats = static_cast<int>(e.integer(i, "repeats"));
+      if (!e.isNull(i, e.column("last_at_us"))) ev.lastAt = instant(e, i, "last_at_us");
       h.events.push_back(std::move(ev));
     }
     if (own) conn.exec("COMMIT");

@@ -38,6 +38,9 @@ WITH offsets AS (
               SELECT a.generation, a.created_at FROM idem.key_archive a
                WHERE a.tenant = e.tenant AND a.endpoint = e.endpoint AND a.idem_key = e.idem_key) g
     ) o
+    -- A folded storm row stands for `repeats` retries, all counted at its first time (the
+    -- spread is one trace batch, ~0.1 s, against offsets of minutes to days).
+    CROSS JOIN LATERAL generate_series(1, e.repeats) AS each_repeat
    WHERE e.at >= now() - $1::interval
      AND e.outcome IN ('replayed', 'conflict', 'mismatch', 'executed_after_expiry', 'rejected_expired')
      AND ($2::text IS NULL OR e.tier = $2::text)

@@ -1,6 +1,8 @@
 #include "core/trace/tracewriter.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
 
 #include "core/fingerprint/fingerprint.h"
 #include "core/text/civiltime.h"
@@ -11,7 +13,7 @@ namespace {
 // SQL or JSON. Measured: the trace is a replay's only write, so its cost bounds replay rates.
 constexpr const char* kCopySql =
     "COPY idem.events (at, tenant, endpoint, idem_key, generation, tier, outcome, fingerprint, status, "
-    "latency_ms, request_id, detail) FROM STDIN";
+    "latency_ms, request_id, detail, repeats, last_at) FROM STDIN";
 
 void appendOptionalInt(std::string& line, long long v) {
   if (v == 0) {
@@ -28,7 +30,8 @@ void appendOptionalText(std::string& line, std::string_view v) {
   else pg::appendCopyField(line, v);
 }
 
-void appendRow(std::string& out, const Event& e) {
+/// The COPY text row of one decision, or of `repeats` identical ones from e.atMs to lastAtMs.
+void appendRow(std::string& out, const Event& e, long long repeats = 1, long long lastAtMs = 0) {
   text::appendDateTime(out, e.atMs, ' ', "+00");
   out += '\t';
   pg::appendCopyField(out, e.tenant);
@@ -59,7 +62,30 @@ void appendRow(std::string& out, const Event& e) {
   appendOptionalText(out, e.requestId);
   out += '\t';
   appendOptionalText(out, e.detail);
+  out += '\t';
+  appendOptionalInt(out, repeats);
+  out += '\t';
+  if (repeats > 1) text::appendDateTime(out, lastAtMs, ' ', "+00");
+  else out += "\\N";
   out += '\n';
+}
+
+void appendField(std::string& out, std::string_view field) {
+  const auto size = static_cast<std::uint32_t>(field.size());
+  out.append(reinterpret_cast<const char*>(&size), sizeof size);  // length-prefixed: unambiguous
+  out.append(field);
+}
+
+/// What makes two decisions identical for folding: the key and what a support person would
+/// tell apart (generation, outcome, status, fingerprint). Request ids and times may differ.
+void appendIdentity(std::string& out, const Event& e) {
+  appendField(out, e.tenant);
+  appendField(out, e.endpoint);
+  appendField(out, e.key);
+  appendField(out, e.outcome);
+  appendField(out, e.fingerprint);
+  const int numbers[2] = {e.generation, e.status};
+  out.append(reinterpret_cast<const char*>(numbers), sizeof numbers);
 }
 }  // namespace
 
@@ -77,14 +103,26 @@ TraceWriter::~TraceWriter() {
 
 void TraceWriter::record(const Event& event) {
   if (!m_options.enabled) return;
-  // Formatted before taking the lock, into a per-thread buffer that keeps its capacity.
+  // Formatted and hashed before taking the lock, into per-thread buffers that keep their capacity.
   thread_local std::string row;
+  thread_local std::string identity;
   row.clear();
   appendRow(row, event);
+  identity.clear();
+  std::uint64_t hash = 0;
+  if (m_options.foldAfter > 0) {
+    appendIdentity(identity, event);
+    hash = std::hash<std::string_view>{}(identity);
+  }
   bool full = false;
   {
     std::lock_guard lock(m_mutex);
     ++m_enqueued;
+    FoldSlot* slot = m_options.foldAfter > 0 ? foldSlot(hash) : nullptr;
+    if (slot && slot->kept >= m_options.foldAfter && fold(*slot, identity, event)) {
+      ++m_pendingEvents;  // counted into the storm's row: costs no queue space
+      return;
+    }
     if (m_pendingRows >= m_options.maxQueued) {
       ++m_done;
       ++m_dropped;
@@ -92,9 +130,76 @@ void TraceWriter::record(const Event& event) {
     }
     m_pending += row;
     ++m_pendingRows;
+    ++m_pendingEvents;
+    if (slot) ++slot->kept;
     full = m_pendingRows >= m_options.maxBatch;
   }
   if (full) m_wake.notify_one();
+}
+
+TraceWriter::FoldSlot* TraceWriter::foldSlot(std::uint64_t hash) {
+  if (m_foldSlots.empty()) m_foldSlots.resize(kFoldSlots);
+  for (std::size_t probe = 0; probe < kFoldProbes; ++probe) {
+    FoldSlot& s = m_foldSlots[(hash + probe) & (kFoldSlots - 1)];
+    if (s.window != m_foldWindow) {
+      s = FoldSlot{hash, m_foldWindow, 0, -1};
+      return &s;
+    }
+    if (s.hash == hash) return &s;
+  }
+  return nullptr;  // a crowded batch: this decision is simply written as a row
+}
+
+bool TraceWriter::fold(FoldSlot& slot, const std::string& identity, const Event& e) {
+  if (slot.fold < 0) {
+    slot.fold = static_cast<std::int32_t>(m_folds.size());
+    Fold& f = m_folds.emplace_back();
+    f.identity = identity;
+    f.firstAtMs = e.atMs;
+    f.generation = e.generation;
+    f.status = e.status;
+    f.tenant = e.tenant;
+    f.endpoint = e.endpoint;
+    f.key = e.key;
+    f.tier = e.tier;
+    f.outcome = e.outcome;
+    f.fingerprint = e.fingerprint;
+    f.detail = e.detail;
+    f.maxLatencyMs = e.latencyMs;
+  }
+  Fold& f = m_folds[static_cast<std::size_t>(slot.fold)];
+  if (f.identity != identity) return false;  // two identities, one hash: keep this one as a row
+  ++f.folded;
+  f.firstAtMs = std::min(f.firstAtMs, e.atMs);
+  f.lastAtMs = std::max(f.lastAtMs, e.atMs);
+  f.maxLatencyMs = std::max(f.maxLatencyMs, e.latencyMs);
+  f.requestId = e.requestId;
+  return true;
+}
+
+void TraceWriter::closeFoldWindow() {
+  for (const Fold& f : m_folds) {
+    Event e;
+    e.atMs = f.firstAtMs;
+    e.tenant = f.tenant;
+    e.endpoint = f.endpoint;
+    e.key = f.key;
+    e.generation = f.generation;
+    e.tier = f.tier;
+    e.outcome = f.outcome;
+    e.fingerprint = f.fingerprint;
+    e.status = f.status;
+    e.latencyMs = f.maxLatencyMs;
+    e.requestId = f.requestId;
+    e.detail = f.detail;
+    appendRow(m_pending, e, f.folded, f.lastAtMs);
+    ++m_pendingRows;
+  }
+  m_folds.clear();
+  if (++m_foldWindow == 0) {  // wrapped: no slot may look current by accident
+    for (auto& s : m_foldSlots) s.window = 0;
+    m_foldWindow = 1;
+  }
 }
 
 bool TraceWriter::flush() {
@@ -122,14 +227,17 @@ void TraceWriter::run() {
     });
     m_flushRequested = false;
     bool failed = false;
+    closeFoldWindow();
     if (m_pendingRows > 0) {
       // The two buffers trade places and keep their capacity, so record() does not grow a
       // fresh buffer (copying it under the lock) after every write.
       std::string& batch = m_writing;
       batch.clear();
       batch.swap(m_pending);
-      const auto n = static_cast<long long>(m_pendingRows);
+      const auto rows = m_pendingRows;
+      const long long n = m_pendingEvents;
       m_pendingRows = 0;
+      m_pendingEvents = 0;
       lock.unlock();  // the COPY is a round trip: never under the lock
       const BatchResult result = writeBatch(batch);
       lock.lock();
@@ -140,7 +248,8 @@ void TraceWriter::run() {
         // Store unreachable: put the rows back in front and try again at the next interval.
         batch += m_pending;
         m_pending.swap(batch);
-        m_pendingRows += static_cast<std::size_t>(n);
+        m_pendingRows += rows;
+        m_pendingEvents += n;
       } else {
         // Refused (the server will never take this batch), or the store is down at shutdown:
         // given up, counted as dropped, so the queue does not block behind it.
@@ -151,11 +260,13 @@ void TraceWriter::run() {
     }
     m_flushed.notify_all();
     if (!m_stopping) continue;
-    if (m_pendingRows > 0 && !failed) continue;  // rows that arrived while stopping
-    m_dropped += static_cast<long long>(m_pendingRows);
-    m_done += static_cast<long long>(m_pendingRows);
+    if ((m_pendingRows > 0 || !m_folds.empty()) && !failed) continue;  // arrived while stopping
+    m_dropped += m_pendingEvents;
+    m_done += m_pendingEvents;
     m_pending.clear();
+    m_folds.clear();
     m_pendingRows = 0;
+    m_pendingEvents = 0;
     m_flushed.notify_all();
     return;
   }

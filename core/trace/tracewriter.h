@@ -3,13 +3,17 @@
 // idem.events in batches from a background thread, so a replay stays one read-only round trip.
 // Executions are not queued here: they are written in the same transaction as their key.
 // A crash loses at most the events still queued (one flush interval); never a key.
+// A retry storm is folded: within one batch, the first few identical decisions on a key are
+// rows of their own and the rest become one row with a count (idem.events.repeats, last_at).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "core/store/pool.h"
 
@@ -39,6 +43,9 @@ class TraceWriter {
     std::size_t maxBatch = 1000;
     std::size_t maxQueued = 100000;  // beyond this new events are dropped (and counted)
     bool enabled = true;             // false: record() discards (the bench's "trace off" row)
+    // Identical decisions on one key (same generation, outcome, status, fingerprint) kept as
+    // rows of their own per batch; the rest of them fold into one row. 0: never fold.
+    std::size_t foldAfter = 3;
   };
   TraceWriter(store::Pool& pool, Options options);
   explicit TraceWriter(store::Pool& pool) : TraceWriter(pool, Options{}) {}
@@ -51,13 +58,41 @@ class TraceWriter {
   /// Blocks until everything queued so far is written or the store fails. For tests and shutdown.
   bool flush();
 
+  /// Rows waiting for the next COPY (a folded storm adds one row at batch time).
   [[nodiscard]] std::size_t queued() const;
+  /// Events (not rows) written, dropped: a folded row counts every decision it stands for.
   [[nodiscard]] long long written() const { return m_written.load(); }
   [[nodiscard]] long long dropped() const { return m_dropped.load(); }
 
  private:
   enum class BatchResult { Written, Retry, Refused };
+  /// A storm being folded in the current batch: the row that will stand for its decisions.
+  /// Strings owned here: the recorded views die with record().
+  struct Fold {
+    std::string identity;
+    long long folded = 0;
+    long long firstAtMs = 0, lastAtMs = 0;
+    double maxLatencyMs = 0;
+    int generation = 0, status = 0;
+    std::string tenant, endpoint, key, tier, outcome, fingerprint, requestId, detail;
+  };
+  /// How many identical decisions the current batch holds, found by the hash of their identity
+  /// in an open-addressing table that never allocates: this runs under the lock for every
+  /// decision, and a node-based map there cost a quarter of the replay rate.
+  struct FoldSlot {
+    std::uint64_t hash = 0;
+    std::uint32_t window = 0;  // the batch the slot belongs to; older slots are free
+    std::uint32_t kept = 0;    // decisions written as rows of their own
+    std::int32_t fold = -1;    // index into m_folds once the decisions fold
+  };
+  static constexpr std::size_t kFoldSlots = 8192;  // a power of two, well above a batch's rows
+  static constexpr std::size_t kFoldProbes = 8;
+  FoldSlot* foldSlot(std::uint64_t hash);
+  /// Counts the decision into the slot's storm row; false when another identity owns the slot.
+  bool fold(FoldSlot& slot, const std::string& identity, const Event& e);
   void run();
+  /// Adds one row per folded storm to the pending rows and starts a new fold window.
+  void closeFoldWindow();
   BatchResult writeBatch(const std::string& rows);
 
   store::Pool& m_pool;
@@ -67,6 +102,10 @@ class TraceWriter {
   std::condition_variable m_flushed;
   std::string m_pending;  // COPY text rows, oldest first
   std::size_t m_pendingRows = 0;
+  long long m_pendingEvents = 0;  // decisions the pending rows (and open folds) stand for
+  std::vector<FoldSlot> m_foldSlots;
+  std::uint32_t m_foldWindow = 1;
+  std::vector<Fold> m_folds;  // this batch's folded storms (few: one per storming key)
   std::string m_writing;  // the batch being written (writer thread only)
   bool m_stopping = false;
   bool m_flushRequested = false;

@@ -301,6 +301,34 @@ class TestExplain : public QObject {
              capped.c_str());
   }
 
+  void aFoldedStormCountsEveryReplayItStandsFor() {
+    test::TestDatabase db("explain_storm");
+    auto c = db.connect();
+    craftIncident(c);
+    c.exec("INSERT INTO idem.events (at, tenant, endpoint, idem_key, generation, tier, outcome, status, latency_ms,"
+           " request_id, repeats, last_at) VALUES ('2026-03-03T10:33:00Z', 'acct_42', 'POST /v1/payments',"
+           " 'k_incident', 2, 'payments', 'replayed', 201, 4.5, 'req_storm_last', 40, '2026-03-03T10:33:00.090Z')");
+    const auto x = explain::explain(explain::loadByKey(c, "k_incident"));
+    QCOMPARE(x.generations[1].replays, 40);
+    QCOMPARE(x.generations[0].replays, 3);
+    QVERIFY2(x.narrative.find("Replayed 40 times") != std::string::npos, x.narrative.c_str());
+    QVERIFY2(x.narrative.find("last at 2026-03-03T10:33:00.090Z") != std::string::npos, x.narrative.c_str());
+
+    const auto j = explain::toJson(x);
+    QCOMPARE(j["generations"][1]["replays"].get<int>(), 40);
+    const auto& folded = j["events"][5];
+    QCOMPARE(folded["repeats"].get<int>(), 40);
+    QCOMPARE(folded["last_at"].get<std::string>(), std::string("2026-03-03T10:33:00.090Z"));
+    QCOMPARE(j["events"][0]["repeats"].get<int>(), 1);
+    QVERIFY(j["events"][0]["last_at"].is_null());
+
+    const std::string md = explain::toMarkdown(x);
+    QVERIFY2(md.find("40 identical decisions until 2026-03-03T10:33:00.090Z, folded into one trace row") !=
+                 std::string::npos,
+             md.c_str());
+    QVERIFY2(md.find("slowest 4.5 ms, last request `req_storm_last`") != std::string::npos, md.c_str());
+  }
+
   void lookupByResourceAndScope() {
     test::TestDatabase db("explain_lookup");
     auto c = db.connect();

@@ -38,7 +38,8 @@ std::string policyText() {
 //       23h59m; a 409 at +300ms for every 10th key; a 422 at +2h for every 25th. Every 50th key
 //       came back 24h+i min later and was executed again (generation 2; generation 1 archived),
 //       then replayed 5 s after that: measured from generation 2, so 5 s.
-//  ord  (30m): 200 keys from t0-2d, two replays each within 29 minutes.
+//  ord  (30m): 200 keys from t0-2d, two replays each within 29 minutes; every 20th key also
+//       had a storm of 50 replays 90 s in, folded into one trace row (repeats = 50).
 //  hook (7d, reject): 40 keys from t0-25d, a replay after a day; every 10th rejected at +8d.
 const char* const kCraft = R"SQL(
 CREATE TABLE public.truth (tier text, outcome text, at timestamptz, off_ms float8);
@@ -116,6 +117,13 @@ SELECT o.i, o.c, make_interval(mins => (o.i * 13 + j * 7) % 29, secs => j) AS of
 INSERT INTO idem.events (at, tenant, endpoint, idem_key, generation, tier, outcome)
 SELECT c + off, 't2', 'POST /v1/ord', 'ord-' || i, 1, 'ord', 'replayed' FROM public.ord_replays;
 INSERT INTO public.truth SELECT 'ord', 'replayed', c + off, extract(epoch FROM off) * 1000 FROM public.ord_replays;
+-- a retry storm on every 20th order, folded by the trace writer into one row of 50 replays
+INSERT INTO idem.events (at, tenant, endpoint, idem_key, generation, tier, outcome, repeats, last_at)
+SELECT c + interval '90 seconds', 't2', 'POST /v1/ord', 'ord-' || i, 1, 'ord', 'replayed', 50,
+       c + interval '90.08 seconds'
+  FROM public.ord WHERE i % 20 = 0;
+INSERT INTO public.truth SELECT 'ord', 'replayed', c + interval '90 seconds', 90000
+  FROM public.ord, generate_series(1, 50) WHERE i % 20 = 0;
 
 -- webhooks: expired keys stay (not swept); a late retry is rejected
 CREATE TABLE public.hook AS

@@ -1,7 +1,7 @@
 // The batched trace writer against a real server: what it writes (field by field), that it
 // writes in batches rather than per event, that a full queue drops and counts, that a batch
 // the server refuses does not block the rest, and that rows queued while the store is down
-// are written once it is back.
+// are written once it is back, and that a retry storm on one key folds into one counted row.
 #include <QtTest>
 
 #include "core/store/migrations.h"
@@ -88,13 +88,84 @@ class TestTraceWriter : public QObject {
     const long long before = commits(c);
     {
       trace::TraceWriter writer(pool, {200ms, 100000, 100000, true});
-      for (int i = 0; i < 5000; ++i) writer.record(replay("k-" + std::to_string(i % 50)));
+      for (int i = 0; i < 5000; ++i) writer.record(replay("k-" + std::to_string(i)));
       QVERIFY(writer.flush());
       QCOMPARE(writer.written(), 5000LL);
     }
     QCOMPARE(count(c), 5000LL);
     // 5 000 events in a handful of COPYs (each a commit), not one transaction each.
     QVERIFY2(commits(c) - before < 20, std::to_string(commits(c) - before).c_str());
+  }
+
+  void foldsAStormOnOneKeyIntoOneCountedRow() {
+    test::TestDatabase db("trace_fold");
+    store::Pool pool(db.conninfo(), 2);
+    trace::TraceWriter writer(pool, {1h, 100000, 100000, true, 3});
+    const long long t0 = 1'764'676'800'000LL;
+    std::vector<std::string> requestIds;
+    for (int i = 0; i < 1000; ++i) requestIds.push_back("req_" + std::to_string(i));
+    for (int i = 0; i < 1000; ++i) {
+      auto e = replay("storm", t0 + i);
+      e.requestId = requestIds[static_cast<std::size_t>(i)];
+      e.latencyMs = i == 500 ? 9.5 : 0.5;
+      writer.record(e);
+    }
+    for (int i = 0; i < 2; ++i) writer.record(replay("calm", t0 + i));
+    for (int i = 0; i < 5; ++i) {
+      auto e = replay("storm", t0 + 2000 + i);
+      e.outcome = "conflict";  // another decision on the same key: folded on its own
+      e.status = 409;
+      writer.record(e);
+    }
+    auto otherBody = replay("storm", t0 + 3000);
+    otherBody.fingerprint = "\x02";  // not identical: a row of its own
+    writer.record(otherBody);
+    QVERIFY(writer.flush());
+    QCOMPARE(writer.written(), 1008LL);
+
+    auto c = db.connect();
+    QCOMPARE(count(c, "idem_key = 'storm' AND outcome = 'replayed'"), 5LL);  // 3 + the folded row + other body
+    QCOMPARE(count(c, "idem_key = 'storm' AND outcome = 'replayed' AND repeats = 1 AND last_at IS NULL"), 4LL);
+    auto folded = c.exec("SELECT repeats, (extract(epoch FROM at) * 1000)::bigint AS first_ms, "
+                         "(extract(epoch FROM last_at) * 1000)::bigint AS last_ms, request_id, latency_ms, status, "
+                         "encode(fingerprint, 'hex') AS fp FROM idem.events WHERE idem_key = 'storm' AND repeats > 1 "
+                         "AND outcome = 'replayed'");
+    QCOMPARE(folded.rows(), 1);
+    QCOMPARE(folded.integer(0, "repeats"), 997LL);
+    QCOMPARE(folded.integer(0, "first_ms"), t0 + 3);
+    QCOMPARE(folded.integer(0, "last_ms"), t0 + 999);
+    QCOMPARE(folded.str(0, "request_id"), std::string("req_999"));  // the last one folded
+    QCOMPARE(folded.real(0, "latency_ms"), 9.5);                    // the slowest one folded
+    QCOMPARE(folded.integer(0, "status"), 201LL);
+    QCOMPARE(folded.str(0, "fp"), std::string("01abff"));
+    QCOMPARE(c.exec("SELECT sum(repeats) AS n FROM idem.events WHERE idem_key = 'storm' AND outcome = 'replayed'")
+                 .integer(0, "n"),
+             1001LL);
+    QCOMPARE(c.exec("SELECT sum(repeats) AS n FROM idem.events WHERE outcome = 'conflict'").integer(0, "n"), 5LL);
+    QCOMPARE(count(c, "outcome = 'conflict'"), 4LL);
+    QCOMPARE(count(c, "idem_key = 'calm'"), 2LL);  // ordinary retries are never folded
+  }
+
+  void aFoldNeverSpansBatchesAndCanBeSwitchedOff() {
+    test::TestDatabase db("trace_fold_batches");
+    store::Pool pool(db.conninfo(), 2);
+    auto c = db.connect();
+    {
+      trace::TraceWriter writer(pool, {1h, 100000, 100000, true, 3});
+      for (int batch = 0; batch < 2; ++batch) {
+        for (int i = 0; i < 5; ++i) writer.record(replay("twice", 1'764'676'800'000LL + batch * 100 + i));
+        QVERIFY(writer.flush());
+      }
+      QCOMPARE(writer.written(), 10LL);
+    }
+    QCOMPARE(count(c, "idem_key = 'twice'"), 8LL);  // per batch: 3 rows + one row of 2
+    QCOMPARE(count(c, "idem_key = 'twice' AND repeats = 2"), 2LL);
+    {
+      trace::TraceWriter writer(pool, {1h, 100000, 100000, true, 0});
+      for (int i = 0; i < 10; ++i) writer.record(replay("unfolded"));
+      QVERIFY(writer.flush());
+    }
+    QCOMPARE(count(c, "idem_key = 'unfolded' AND repeats = 1"), 10LL);
   }
 
   void aFullQueueDropsNewEventsAndCountsThem() {

@@ -1,6 +1,8 @@
 // The incident key (two generations: executed, replays, then executed after expiry) shows
 // two executions; its timeline draws one marker per event; the detail models pass
 // QAbstractItemModelTester; times read absolute and relative.
+#include <algorithm>
+
 #include <QAbstractItemModelTester>
 #include <QTableView>
 #include <QTreeWidget>
@@ -69,6 +71,38 @@ class TestDetail : public QObject {
     QVERIFY(d.generations[0].bodyDroppedAt.isValid());
     QCOMPARE(d.generations[0].bodyDroppedAt.secsTo(d.serverNow), qint64(24 * 3600));
     QVERIFY(!d.generations[1].bodyDroppedAt.isValid());
+  }
+
+  void aFoldedStormReadsAsItsCount() {
+    auto conn = m_db->connect();
+    conn.exec("BEGIN");  // never committed: the other tests see the incident as seeded
+    conn.exec("INSERT INTO idem.events (at, tenant, endpoint, idem_key, generation, tier, outcome, status, "
+              "latency_ms, request_id, repeats, last_at) SELECT now() - interval '1 hour', tenant, endpoint, "
+              "idem_key, 2, tier, 'replayed', 201, 3.5, 'req_last_of_storm', 40, "
+              "now() - interval '1 hour' + interval '90 milliseconds' FROM idem.keys WHERE idem_key = $1",
+              {m_incident.key.toStdString()});
+    const KeyDetail d = loadKeyDetail(conn, m_incident);
+    conn.exec("ROLLBACK");
+    auto folded = std::find_if(d.events.begin(), d.events.end(), [](const KeyEvent& e) { return e.repeats > 1; });
+    QVERIFY(folded != d.events.end());
+    QCOMPARE(folded->repeats, 40);
+    QCOMPARE(folded->at.msecsTo(folded->lastAt), qint64(90));
+    const int row = static_cast<int>(folded - d.events.begin());
+
+    EventModel events;
+    events.setDetail(d);
+    QCOMPARE(events.data(events.index(row, EventModel::ColOutcome)).toString(), u"replayed ×40"_s);
+    QVERIFY(events.describe(row).contains(u"40 identical decisions"_s));
+    QVERIFY(events.describe(row).contains(u"last request req_last_of_storm"_s));
+    QVERIFY(events.describe(row).contains(u"slowest 3.5 ms"_s));
+
+    GenerationModel generations;
+    generations.setDetail(d);
+    int storedReplays = 0;
+    for (const auto& e : d.events)
+      if (e.generation == 2 && e.outcome == u"replayed"_s && e.repeats == 1) ++storedReplays;
+    QCOMPARE(generations.data(generations.index(1, GenerationModel::ColReplays)).toInt(), storedReplays + 40);
+    QCOMPARE(d.executions(), 2);  // replays never count as executions, folded or not
   }
 
   void unknownKeyIsEmpty() {

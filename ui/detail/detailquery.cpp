@@ -75,6 +75,8 @@ KeyDetail loadKeyDetail(pg::Connection& conn, const KeyRef& ref) {
     ev.latencyMs = e.latencyMs.value_or(-1.0);
     ev.requestId = QString::fromStdString(e.requestId.value_or(""));
     ev.detail = QString::fromStdString(e.detail.value_or(""));
+    ev.repeats = e.repeats;
+    if (e.lastAt) ev.lastAt = dateTime(*e.lastAt);
     d.events.push_back(std::move(ev));
   }
   if (history.generations.empty() && history.events.empty()) {

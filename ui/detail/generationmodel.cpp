@@ -20,7 +20,7 @@ void GenerationModel::setDetail(const KeyDetail& detail) {
     for (const auto& e : detail.events) {
       if (e.generation != g.generation) continue;
       if (isExecution(e.outcome)) ++row.executions;
-      if (e.outcome == u"replayed"_s || e.outcome == u"waited"_s) ++row.replays;
+      if (e.outcome == u"replayed"_s || e.outcome == u"waited"_s) row.replays += e.repeats;
     }
     m_rows.push_back(std::move(row));
   }

@@ -49,6 +49,8 @@ struct KeyEvent {
   double latencyMs = -1;
   QString requestId;
   QString detail;
+  int repeats = 1;   ///< > 1: a folded retry storm, this many identical decisions from `at` to `lastAt`
+  QDateTime lastAt;  ///< the last of a folded storm's decisions; invalid otherwise
 };
 
 struct KeyDetail {

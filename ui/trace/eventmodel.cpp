@@ -37,8 +37,15 @@ QString EventModel::describe(int row) const {
                  formatRelative(e->at, m_detail.serverNow) % u")"_s;
   if (e->generation) text += u"\n"_s % tr("generation %1").arg(e->generation);
   if (e->status) text += u"\n"_s % tr("status %1").arg(e->status);
-  if (e->latencyMs >= 0) text += u"\n"_s % tr("latency %1 ms").arg(e->latencyMs, 0, 'f', 1);
-  if (!e->requestId.isEmpty()) text += u"\n"_s % tr("request %1").arg(e->requestId);
+  const bool folded = e->repeats > 1;
+  if (folded)
+    text += u"\n"_s % tr("%1 identical decisions until %2, folded into one trace row (a retry storm)")
+                          .arg(e->repeats)
+                          .arg(formatAbsolute(e->lastAt));
+  if (e->latencyMs >= 0)
+    text += u"\n"_s % (folded ? tr("slowest %1 ms") : tr("latency %1 ms")).arg(e->latencyMs, 0, 'f', 1);
+  if (!e->requestId.isEmpty())
+    text += u"\n"_s % (folded ? tr("last request %1") : tr("request %1")).arg(e->requestId);
   if (!e->fingerprintHex.isEmpty()) text += u"\n"_s % tr("fingerprint %1…").arg(e->fingerprintHex.left(16));
   if (!e->detail.isEmpty()) text += u"\n"_s % e->detail;
   return text;
@@ -51,7 +58,9 @@ QVariant EventModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole:
       switch (index.column()) {
         case ColAt: return formatAbsolute(e->at);
-        case ColOutcome: return outcomeStyle(e->outcome).label;
+        case ColOutcome:
+          return e->repeats > 1 ? tr("%1 ×%2").arg(outcomeStyle(e->outcome).label).arg(e->repeats)
+                                : outcomeStyle(e->outcome).label;
         case ColGeneration: return e->generation ? QVariant(e->generation) : QVariant();
         case ColStatus: return e->status ? QVariant(e->status) : QVariant();
         case ColLatency: return e->latencyMs >= 0 ? QVariant(QString::number(e->latencyMs, 'f', 1)) : QVariant();

@@ -317,8 +317,14 @@ void TimelineWidget::paintMarkers(QPainter& p) {
   const auto& events = m_model->detail().events;
   p.save();
   p.setClipRect(plotRect().adjusted(-8, 0, 8, 0));
-  for (std::size_t i = 0; i < events.size() && i < m_markers.size(); ++i)
+  for (std::size_t i = 0; i < events.size() && i < m_markers.size(); ++i) {
     drawMarker(p, m_markers[i], outcomeStyle(events[i].outcome), 5.5);
+    // One marker stands for a whole folded storm: say how many decisions it holds.
+    if (events[i].repeats > 1) {
+      p.setPen(palette().color(QPalette::Text));
+      p.drawText(m_markers[i] + QPointF(8, -6), u"×"_s + QString::number(events[i].repeats));
+    }
+  }
   if (m_selected >= 0 && m_selected < markerCount()) {
     p.setPen(QPen(palette().color(QPalette::Highlight), 2));
     p.setBrush(Qt::NoBrush);

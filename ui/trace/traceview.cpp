@@ -74,9 +74,9 @@ void TraceView::updateSummary() {
   int conflicts = 0;
   int rejected = 0;
   for (const auto& e : d.events) {
-    if (e.outcome == u"replayed"_s || e.outcome == u"waited"_s) ++replays;
-    if (e.outcome == u"conflict"_s) ++conflicts;
-    if (e.outcome == u"mismatch"_s || e.outcome == u"rejected_expired"_s) ++rejected;
+    if (e.outcome == u"replayed"_s || e.outcome == u"waited"_s) replays += e.repeats;
+    if (e.outcome == u"conflict"_s) conflicts += e.repeats;
+    if (e.outcome == u"mismatch"_s || e.outcome == u"rejected_expired"_s) rejected += e.repeats;
   }
   const int executions = d.executions();
   const QString color = outcomeStyle(executions > 1 ? u"executed_after_expiry"_s : u"executed"_s).color.name();
