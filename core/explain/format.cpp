@@ -105,11 +105,11 @@ std::string mdText(const std::string& v) {
 
 std::string eventDetails(const Event& e, bool markdown) {
   std::vector<std::string> parts;
+  if (e.generation) parts.push_back("generation " + std::to_string(*e.generation));
+  if (e.status) parts.push_back(std::to_string(*e.status));
   if (e.repeats > 1)
     parts.push_back(std::to_string(e.repeats) + " identical decisions" +
                     (e.lastAt ? " until " + isoUtc(*e.lastAt) : std::string()) + ", folded into one trace row");
-  if (e.generation) parts.push_back("generation " + std::to_string(*e.generation));
-  if (e.status) parts.push_back(std::to_string(*e.status));
   const bool folded = e.repeats > 1;
   if (e.latencyMs) parts.push_back((folded ? "slowest " : "") + latency(*e.latencyMs));
   if (e.requestId && !e.requestId->empty())

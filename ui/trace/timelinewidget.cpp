@@ -317,12 +317,18 @@ void TimelineWidget::paintMarkers(QPainter& p) {
   const auto& events = m_model->detail().events;
   p.save();
   p.setClipRect(plotRect().adjusted(-8, 0, 8, 0));
-  for (std::size_t i = 0; i < events.size() && i < m_markers.size(); ++i) {
+  const QFontMetricsF fm(font());
+  double labelsEndX = -std::numeric_limits<double>::max();  // labels never overprint each other
+  for (std::size_t i = 0; i < events.size() && i < m_markers.size(); ++i)
     drawMarker(p, m_markers[i], outcomeStyle(events[i].outcome), 5.5);
-    // One marker stands for a whole folded storm: say how many decisions it holds.
-    if (events[i].repeats > 1) {
+  for (std::size_t i = 0; i < events.size() && i < m_markers.size(); ++i) {
+    // One marker stands for a whole folded storm: say how many decisions it holds, over the
+    // markers and where there is room (the table and the tooltip always say it).
+    if (events[i].repeats > 1 && m_markers[i].x() + 8 > labelsEndX) {
+      const QString label = u"×"_s + QString::number(events[i].repeats);
       p.setPen(palette().color(QPalette::Text));
-      p.drawText(m_markers[i] + QPointF(8, -6), u"×"_s + QString::number(events[i].repeats));
+      p.drawText(m_markers[i] + QPointF(8, -6), label);
+      labelsEndX = m_markers[i].x() + 8 + fm.horizontalAdvance(label) + 6;
     }
   }
   if (m_selected >= 0 && m_selected < markerCount()) {
