@@ -18,7 +18,7 @@ namespace {
 
 constexpr const char* kUsageText =
     "[--db CONNINFO] [--policy FILE] [--listen HOST:PORT] [--allow-fault-injection] [--threads N] [--pool N] "
-    "[--access-log -|FILE|off] [--max-body BYTES]";
+    "[--access-log -|FILE|off] [--max-body BYTES] [--trace-fold N]";
 
 int usage(const std::string& message) { return idemctl::usageError("serve", kUsageText, message); }
 
@@ -61,6 +61,12 @@ int runServe(const idemctl::Args& args) {
     return usage("--threads must be an integer from 2 to 4096");
   if (args.has("pool") && !idemctl::parseInt(args.get("pool"), 1, 1000, options.poolSize))
     return usage("--pool must be an integer from 1 to 1000");
+  if (args.has("trace-fold")) {
+    int keep = 0;
+    if (!idemctl::parseInt(args.get("trace-fold"), 0, 1000000, keep))
+      return usage("--trace-fold must be a whole number from 0 (a trace row per decision) to 1000000");
+    options.traceFoldAfter = static_cast<std::size_t>(keep);
+  }
   if (args.has("max-body")) {
     int bytes = 0;
     if (!idemctl::parseInt(args.get("max-body"), 1, 1 << 30, bytes)) return usage("--max-body must be a positive byte count");
@@ -123,5 +129,5 @@ int runServe(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("serve", "run the embedded test endpoint (payments, refunds, orders) over the store", kUsageText,
-                {"db", "policy", "listen", "allow-fault-injection", "threads", "pool", "access-log", "max-body"},
+                {"db", "policy", "listen", "allow-fault-injection", "threads", "pool", "access-log", "max-body", "trace-fold"},
                 runServe);

@@ -24,6 +24,9 @@ struct ServerOptions {
   bool allowFaultInjection = false;
   std::size_t maxBodyBytes = 1024 * 1024;  // larger bodies are answered 413
   std::chrono::milliseconds traceFlushInterval{100};
+  /// Identical decisions on one key kept as trace rows per batch before the rest fold into one
+  /// counted row (a retry storm); 0: one row per decision, always.
+  std::size_t traceFoldAfter = 3;
   /// Receives one JSON line per request (thread-safe calls); empty: no access log.
   std::function<void(const std::string&)> accessLog;
 };

@@ -60,7 +60,8 @@ Service::Service(std::string conninfo, policy::Policy policy, int policyVersion,
       m_options(options),
       m_pool(std::move(conninfo), options.poolSize),
       m_store(m_pool),
-      m_trace(m_pool, trace::TraceWriter::Options{options.traceFlushInterval, 1000, 100000}),
+      m_trace(m_pool, trace::TraceWriter::Options{options.traceFlushInterval, 1000, 100000, true,
+                                                  options.traceFoldAfter}),
       m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {}
 
 Service::~Service() = default;

@@ -39,6 +39,7 @@ struct ServiceOptions {
   bool allowFaultInjection = false;
   int poolSize = 16;
   std::chrono::milliseconds traceFlushInterval{100};
+  std::size_t traceFoldAfter = 3;  // see ServerOptions
 };
 
 class Service {
