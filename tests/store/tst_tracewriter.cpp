@@ -3,6 +3,8 @@
 // the server refuses does not block the rest, and that rows queued while the store is down
 // are written once it is back, and that a retry storm on one key folds into one counted row.
 #include <QtTest>
+#include <thread>
+#include <vector>
 
 #include "core/store/migrations.h"
 #include "core/store/pool.h"
@@ -166,6 +168,40 @@ class TestTraceWriter : public QObject {
       QVERIFY(writer.flush());
     }
     QCOMPARE(count(c, "idem_key = 'unfolded' AND repeats = 1"), 10LL);
+  }
+
+  void manyThreadsLoseNoDecisionWhileFolding() {
+    test::TestDatabase db("trace_fold_threads");
+    store::Pool pool(db.conninfo(), 2);
+    constexpr int kThreads = 8;
+    constexpr int kPerThread = 5000;
+    {
+      trace::TraceWriter writer(pool, {5ms, 1000, 100000, true, 3});
+      std::vector<std::thread> threads;
+      for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&writer, t] {
+          for (int i = 0; i < kPerThread; ++i) {
+            // Half a storm on one key, half distinct keys: folding and plain rows interleave.
+            const std::string key = i % 2 == 0 ? std::string("hot") : "t" + std::to_string(t) + "-" + std::to_string(i);
+            const std::string requestId = "req_" + std::to_string(t) + "_" + std::to_string(i);
+            auto e = replay(key, 1'764'676'800'000LL + i);
+            e.requestId = requestId;
+            writer.record(e);
+          }
+        });
+      for (auto& th : threads) th.join();
+      QVERIFY(writer.flush());
+      QCOMPARE(writer.written(), static_cast<long long>(kThreads * kPerThread));
+      QCOMPARE(writer.dropped(), 0LL);
+    }
+    auto c = db.connect();
+    QCOMPARE(c.exec("SELECT sum(repeats) AS n FROM idem.events").integer(0, "n"),
+             static_cast<long long>(kThreads * kPerThread));
+    QCOMPARE(count(c, "idem_key <> 'hot'"), static_cast<long long>(kThreads * kPerThread / 2));
+    QCOMPARE(c.exec("SELECT sum(repeats) AS n FROM idem.events WHERE idem_key = 'hot'").integer(0, "n"),
+             static_cast<long long>(kThreads * kPerThread / 2));
+    QVERIFY(count(c, "idem_key = 'hot'") < kThreads * kPerThread / 2);  // the storm folded
+    QCOMPARE(count(c, "repeats > 1 AND (last_at IS NULL OR last_at < at)"), 0LL);
   }
 
   void aFullQueueDropsNewEventsAndCountsThem() {
