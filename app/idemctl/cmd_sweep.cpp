@@ -1,5 +1,6 @@
-// idemctl sweep: archives expired keys, purges archived generations past their retention and
-// events older than the longest retention. Safe to run several at once (SKIP LOCKED).
+// idemctl sweep: archives expired keys, drops archived bodies past their tier's body retention,
+// purges archived generations past their retention and events older than the longest
+// retention. Safe to run several at once (SKIP LOCKED).
 #include <csignal>
 #include <charconv>
 #include <iostream>
@@ -43,7 +44,7 @@ idem::store::Retentions fromPolicyFile(const std::string& path) {
   idem::store::Retentions r;
   r.source = "policy file " + path;
   r.fallback = idem::store::kDefaultArchiveRetention;
-  for (const auto& t : policy.tiers) r.tiers.push_back({t.name, t.archiveRetention});
+  for (const auto& t : policy.tiers) r.tiers.push_back({t.name, t.archiveRetention, t.bodyRetention});
   return r;
 }
 
@@ -52,13 +53,16 @@ std::string describe(const idem::store::Retentions& r) {
   if (!r.tiers.empty()) {
     out += ":";
     for (std::size_t i = 0; i < r.tiers.size(); ++i)
-      out += (i ? ", " : " ") + r.tiers[i].tier + " " + idem::policy::formatDuration(r.tiers[i].retention);
+      out += (i ? ", " : " ") + r.tiers[i].tier + " " + idem::policy::formatDuration(r.tiers[i].retention) +
+             (r.tiers[i].body ? " (bodies " + idem::policy::formatDuration(*r.tiers[i].body) + ")" : "");
   }
   return out + "; other tiers " + idem::policy::formatDuration(r.fallback);
 }
 
 void print(const idem::store::SweepReport& report) {
-  std::cout << "archived " << report.archived << " expired key" << (report.archived == 1 ? "" : "s") << ", purged "
+  std::cout << "archived " << report.archived << " expired key" << (report.archived == 1 ? "" : "s") << ", dropped "
+            << report.bodiesDropped << " archived bod" << (report.bodiesDropped == 1 ? "y" : "ies")
+            << " past body retention, purged "
             << report.purged << " archived generation" << (report.purged == 1 ? "" : "s") << " past retention, purged "
             << report.eventsPurged << " old event" << (report.eventsPurged == 1 ? "" : "s") << " ("
             << report.batches << " batch" << (report.batches == 1 ? "" : "es") << ", " << report.elapsed.count()
@@ -101,7 +105,7 @@ int runSweep(const idemctl::Args& args) {
       announced = true;
       const auto report = idem::store::sweep(*conn, options);
       // A loop reports its first round and the rounds that did something, not every idle one.
-      if (!loop || round == 0 || report.archived + report.purged + report.eventsPurged > 0 || !report.complete)
+      if (!loop || round == 0 || report.archived + report.bodiesDropped + report.purged + report.eventsPurged > 0 || !report.complete)
         print(report);
       std::cout.flush();
     } catch (const idem::pg::Unavailable& e) {

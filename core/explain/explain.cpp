@@ -197,6 +197,10 @@ Explanation explain(KeyHistory history) {
     } else if (!g.live || later) {
       story.push_back(whichKey(i, g) + " expired at " + isoUtc(g.expiresAt) + ".");
     }
+    if (g.bodyDroppedAt)
+      story.push_back("Its stored response body was dropped at " + isoUtc(*g.bodyDroppedAt) +
+                      " (the tier's body retention); the record itself is kept" +
+                      (g.purgeAfter ? " until " + isoUtc(*g.purgeAfter) : std::string()) + ".");
     if (s.rejectedExpired > 0)
       story.push_back(times(s.rejectedExpired, "request", "requests") + " arrived after expiry and " +
                       (s.rejectedExpired == 1 ? "was" : "were") + " refused (422: this tier rejects expired keys; " +

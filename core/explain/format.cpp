@@ -156,6 +156,7 @@ nlohmann::ordered_json toJson(const Explanation& x) {
                     {"archived_at", opt(g.archivedAt)},
                     {"archived_by", g.live ? json(nullptr) : json(g.archivedBy)},
                     {"purge_after", opt(g.purgeAfter)},
+                    {"body_dropped_at", opt(g.bodyDroppedAt)},
                     {"policy_version", opt(g.policyVersion)},
                     {"policy", policy},
                     {"executions", s.executions},

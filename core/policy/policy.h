@@ -33,6 +33,9 @@ struct Tier {
   CacheRule cache = CacheRule::AfterStart;
   fp::Spec fingerprint;
   Millis archiveRetention{std::chrono::hours(24 * 400)};
+  /// How long an archived generation keeps its stored response body (it may hold personal
+  /// data); the row itself stays for archiveRetention. Absent: the body stays as long as the row.
+  std::optional<Millis> bodyRetention;
   std::map<std::string, Millis> referenceWindows;  // "channel_retry" -> 72h
   std::vector<std::string> replayHeaders;          // allow-list; defaults when absent
 };

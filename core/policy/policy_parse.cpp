@@ -140,7 +140,8 @@ class Reader {
     if (!v.is_object()) fail(path, "a tier must be an object, not " + std::string(typeName(v)) + " (" + shown(v) + ")");
     internal::rejectUnknown(v, m_source, path,
                             {"name", "routes", "key_required", "ttl", "lease", "on_expired", "on_conflict", "cache",
-                             "fingerprint", "archive_retention", "reference_windows", "replay_headers"});
+                             "fingerprint", "archive_retention", "body_retention", "reference_windows",
+                             "replay_headers"});
     Tier t;
     t.name = tierName(required(v, path, "name", "a unique name such as \"payments\""), member(path, "name"));
     t.routes = routes(required(v, path, "routes", "the routes of this tier, e.g. [\"POST /v1/payments\"]"),
@@ -155,6 +156,13 @@ class Reader {
     if (const json* f = optional(v, "fingerprint")) t.fingerprint = fingerprint(*f, member(path, "fingerprint"));
     if (const json* f = optional(v, "archive_retention"))
       t.archiveRetention = duration(*f, member(path, "archive_retention"));
+    if (const json* f = optional(v, "body_retention")) {
+      t.bodyRetention = duration(*f, member(path, "body_retention"));
+      if (*t.bodyRetention > t.archiveRetention)
+        fail(member(path, "body_retention"),
+             shown(*f) + " is longer than archive_retention (" + formatDuration(t.archiveRetention) +
+                 "): a body cannot outlive its row; leave body_retention out to keep bodies as long as rows");
+    }
     if (const json* f = optional(v, "reference_windows"))
       t.referenceWindows = referenceWindows(*f, member(path, "reference_windows"));
     t.replayHeaders = defaultReplayHeaders();

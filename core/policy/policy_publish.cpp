@@ -55,6 +55,7 @@ json tierJson(const Tier& t, const json* doc) {
         {"fields", t.fingerprint.fields},
         {"headers", t.fingerprint.headers}}},
       {"archive_retention", written(field(doc, "archive_retention"), t.archiveRetention)},
+      {"body_retention", t.bodyRetention ? json(written(field(doc, "body_retention"), *t.bodyRetention)) : json(nullptr)},
       {"reference_windows", windows},
       // Empty means the defaults to the enforcer, so it does here too.
       {"replay_headers", t.replayHeaders.empty() ? defaultReplayHeaders() : t.replayHeaders},

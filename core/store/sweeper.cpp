@@ -71,6 +71,8 @@ Retentions retentionsFromPolicy(const std::string& documentJson, const std::stri
     t.retention = tier.contains("archive_retention")
                       ? parseRetention(tier["archive_retention"], source, field + ".archive_retention")
                       : kDefaultArchiveRetention;
+    if (tier.contains("body_retention"))
+      t.body = parseRetention(tier["body_retention"], source, field + ".body_retention");
     out.tiers.push_back(std::move(t));
   }
   return out;
@@ -99,6 +101,13 @@ int sweepArchiveBatch(pg::Connection& conn, int limit, const Retentions& retenti
   auto r = conn.execPrepared("idem_sweep_archive",
                              "SELECT idem.sweep_archive($1::integer, $2::text[], $3::interval[], $4::interval) AS n",
                              {limit, arrayLiteral(names), arrayLiteral(intervals), intervalParam(retentions.fallback)});
+  return static_cast<int>(r.integer(0, "n"));
+}
+
+int dropBodiesBatch(pg::Connection& conn, int limit, const std::string& tier, Millis retention) {
+  auto r = conn.execPrepared("idem_drop_archived_bodies",
+                             "SELECT idem.drop_archived_bodies($1::integer, $2::text, $3::interval) AS n",
+                             {limit, tier, intervalParam(retention)});
   return static_cast<int>(r.integer(0, "n"));
 }
 
@@ -137,6 +146,10 @@ SweepReport sweep(pg::Connection& conn, const SweepOptions& options) {
   bool going = true;
   if (options.archive)
     going = drain([&] { return sweepArchiveBatch(conn, batch, options.retentions); }, report.archived);
+  if (options.dropBodies)
+    for (const auto& t : options.retentions.tiers)
+      if (going && t.body)
+        going = drain([&] { return dropBodiesBatch(conn, batch, t.tier, *t.body); }, report.bodiesDropped);
   if (going && options.purgeArchive) going = drain([&] { return purgeArchiveBatch(conn, batch); }, report.purged);
   if (going && options.purgeEvents)
     drain([&] { return purgeEventsBatch(conn, batch, options.retentions.longest()); }, report.eventsPurged);

@@ -19,6 +19,8 @@ using Millis = std::chrono::milliseconds;
 struct TierRetention {
   std::string tier;
   Millis retention{0};
+  /// The tier's body_retention: archived bodies older than this are dropped (rows stay).
+  std::optional<Millis> body;
 };
 
 /// Where the retentions came from and what they are.
@@ -49,7 +51,7 @@ class RetentionError : public std::runtime_error {
 [[nodiscard]] Retentions retentionsInForce(pg::Connection& conn);
 
 /// Retentions from a policy document (JSON as in DESIGN §4: tiers[].name, archive_retention,
-/// which defaults to 400d). Throws RetentionError naming `source` and the field.
+/// which defaults to 400d, and the optional body_retention). Throws RetentionError naming `source` and the field.
 [[nodiscard]] Retentions retentionsFromPolicy(const std::string& documentJson, const std::string& source);
 
 struct SweepOptions {
@@ -58,6 +60,7 @@ struct SweepOptions {
   /// Stop starting new batches after this much (wall-clock) time; zero = until done.
   Millis budget{0};
   bool archive = true;           // archive expired keys
+  bool dropBodies = true;        // drop archived bodies past their tier's body_retention
   bool purgeArchive = true;      // delete archived generations past purge_after
   bool purgeEvents = true;       // delete events older than the longest retention
   /// Checked between batches: set it from another thread (or a signal handler) to stop early.
@@ -66,6 +69,7 @@ struct SweepOptions {
 
 struct SweepReport {
   long long archived = 0;      // keys moved to the archive
+  long long bodiesDropped = 0; // archived generations whose stored body was dropped
   long long purged = 0;        // archived generations deleted
   long long eventsPurged = 0;  // events deleted
   int batches = 0;             // statements run
@@ -73,13 +77,16 @@ struct SweepReport {
   Millis elapsed{0};
 };
 
-/// Runs batches (archive, then purge archive, then purge events) until each has nothing left
+/// Runs batches (archive, drop old archived bodies, purge archive, purge events) until each has nothing left
 /// or the budget ends. Every batch is its own transaction: what is done stays done if the
 /// process stops. Throws pg::Unavailable / pg::QueryError.
 SweepReport sweep(pg::Connection& conn, const SweepOptions& options);
 
 /// One archive batch: archives up to `limit` expired keys and returns how many.
 int sweepArchiveBatch(pg::Connection& conn, int limit, const Retentions& retentions);
+/// One body batch: drops the stored bodies of up to `limit` archived generations of `tier`
+/// archived at least `retention` ago, and returns how many.
+int dropBodiesBatch(pg::Connection& conn, int limit, const std::string& tier, Millis retention);
 /// One purge batch: deletes up to `limit` archived generations past purge_after.
 int purgeArchiveBatch(pg::Connection& conn, int limit);
 /// One event purge batch: deletes up to `limit` events older than `olderThan` whose

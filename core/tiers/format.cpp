@@ -36,6 +36,7 @@ nlohmann::json tierJson(const TierReport& t) {
       {"lease", formatDuration(t.tier.lease)},
       {"on_expired", std::string(policy::onExpiredName(t.tier.onExpired))},
       {"archive_retention", formatDuration(t.tier.archiveRetention)},
+      {"body_retention", t.tier.bodyRetention ? json(formatDuration(*t.tier.bodyRetention)) : json()},
       {"reference_windows", windows},
       {"retries",
        {{"operations", t.retries.operations},
@@ -119,7 +120,8 @@ std::string text(const Report& r) {
     out << "  routes        " << (routes.empty() ? "-" : routes) << "\n";
     out << "  TTL           " << humanDuration(t.tier.ttl) << " (lease " << humanDuration(t.tier.lease)
         << ", on expiry " << policy::onExpiredName(t.tier.onExpired) << ", archive "
-        << humanDuration(t.tier.archiveRetention) << ")\n";
+        << humanDuration(t.tier.archiveRetention)
+        << (t.tier.bodyRetention ? ", bodies " + humanDuration(*t.tier.bodyRetention) : std::string()) << ")\n";
     for (const auto& [name, d] : t.tier.referenceWindows)
       out << "  window        " << name << " " << humanDuration(d) << "\n";
     out << "  retries       " << t.retries.retries << " after " << t.retries.operations << " operations";

@@ -8,6 +8,9 @@
 #include <fstream>
 #include <thread>
 
+#include "core/explain/explain.h"
+#include "core/explain/format.h"
+#include "core/explain/loader.h"
 #include "core/store/sweeper.h"
 #include "tests/support/testdb.h"
 
@@ -34,7 +37,8 @@ long long scalar(pg::Connection& c, const std::string& sql, const std::vector<pg
 
 store::Retentions retentions() {
   store::Retentions r;
-  r.tiers = {{"payments", std::chrono::hours(24 * 400)}, {"orders", std::chrono::hours(24 * 7)}};
+  r.tiers = {{"payments", std::chrono::hours(24 * 400), std::nullopt},
+             {"orders", std::chrono::hours(24 * 7), std::nullopt}};
   r.fallback = std::chrono::hours(24 * 30);
   r.source = "test";
   return r;
@@ -263,6 +267,63 @@ class TestSweeper : public QObject {
     QCOMPARE(report.archived, 0LL);
     QCOMPARE(report.batches, 0);
     QVERIFY(!report.complete);
+  }
+
+  void dropsArchivedBodiesPastTheirTiersBodyRetention() {
+    test::TestDatabase db("sweeper_bodies");
+    auto c = db.connect();
+    const char* archive =
+        "INSERT INTO idem.key_archive (tenant, endpoint, idem_key, generation, tier, fingerprint, state, resp_status,"
+        "                              resp_headers, resp_body, created_at, expires_at, archived_at, archived_by,"
+        "                              purge_after)"
+        " VALUES ('t', 'POST /v1/payments', $1, 1, $2, '\\x01'::bytea, 'done', 201, '[]'::jsonb,"
+        "         convert_to('{\"card\":\"4242\"}', 'UTF8'), now() - $3::interval - interval '1 day',"
+        "         now() - $3::interval, now() - $3::interval, 'sweeper', now() + interval '300 days')";
+    c.exec(archive, {"k_old", "payments", "31 days"});    // past 30 d: body goes, row stays
+    c.exec(archive, {"k_young", "payments", "29 days"});  // within 30 d: kept
+    c.exec(archive, {"k_orders", "orders", "31 days"});   // orders name no body retention: kept
+    for (int i = 0; i < 25; ++i)                          // more than one batch
+      c.exec(archive, {"k_bulk_" + std::to_string(i), "payments", "40 days"});
+
+    store::SweepOptions o;
+    o.batch = 10;
+    o.retentions = retentions();
+    o.retentions.tiers[0].body = std::chrono::hours(24 * 30);
+    auto report = store::sweep(c, o);
+    QCOMPARE(report.bodiesDropped, 26LL);
+    QCOMPARE(report.purged, 0LL);  // the rows stay for the audit
+    QCOMPARE(scalar(c, "SELECT count(*) AS n FROM idem.key_archive"), 28LL);
+    QCOMPARE(scalar(c, "SELECT count(*) AS n FROM idem.key_archive WHERE resp_body IS NULL"
+                       " AND body_dropped_at > now() - interval '1 minute' AND resp_status = 201"),
+             26LL);
+    QCOMPARE(scalar(c, "SELECT count(*) AS n FROM idem.key_archive WHERE resp_body IS NOT NULL"
+                       " AND body_dropped_at IS NULL AND idem_key IN ('k_young', 'k_orders')"),
+             2LL);
+    // Run again: nothing left to drop, and a dropped body keeps the time it went.
+    c.exec("UPDATE idem.key_archive SET body_dropped_at = body_dropped_at - interval '1 hour' WHERE idem_key = 'k_old'");
+    QCOMPARE(store::sweep(c, o).bodiesDropped, 0LL);
+    QCOMPARE(scalar(c, "SELECT count(*) AS n FROM idem.key_archive WHERE idem_key = 'k_old'"
+                       " AND body_dropped_at < now() - interval '59 minutes'"),
+             1LL);
+    // The explanation says the body is gone.
+    auto x = explain::explain(explain::loadByKey(c, "k_old"));
+    QVERIFY(x.history.generations.at(0).bodyDropped);
+    QVERIFY2(x.narrative.find("Its stored response body was dropped at ") != std::string::npos, x.narrative.c_str());
+    QVERIFY(!explain::toJson(x)["generations"][0]["body_dropped_at"].is_null());
+  }
+
+  void bodyRetentionComesFromThePolicy() {
+    auto r = store::retentionsFromPolicy(
+        R"({"tiers":[{"name":"payments","archive_retention":"400d","body_retention":"30d"},{"name":"orders"}]})", "p.json");
+    QVERIFY(r.tiers[0].body);
+    QCOMPARE(r.tiers[0].body->count(), store::Millis(std::chrono::hours(24 * 30)).count());
+    QVERIFY(!r.tiers[1].body);
+    try {
+      (void)store::retentionsFromPolicy(R"({"tiers":[{"name":"payments","body_retention":"soon"}]})", "p.json");
+      QFAIL("a bad duration must be an error");
+    } catch (const store::RetentionError& e) {
+      QVERIFY2(std::string(e.what()).find("p.json: tiers[0].body_retention") != std::string::npos, e.what());
+    }
   }
 
   void retentionsComeFromThePolicyInForce() {

@@ -136,6 +136,7 @@ class TestPolicy : public QObject {
     good("fingerprint json, empty fields", "/tiers/1/fingerprint", R"({"mode": "json", "fields": []})",
          "/tiers/1/fingerprint/mode", R"("json")");
     good("archive_retention 30d", "/tiers/1/archive_retention", R"("30d")", "/tiers/1/archive_retention", R"("30d")");
+    good("body_retention 7d", "/tiers/1/body_retention", R"("7d")", "/tiers/1/body_retention", R"("7d")");
     good("reference_windows", "/tiers/1/reference_windows", R"({"client_retry": "60m", "b": "2s"})",
          "/tiers/1/reference_windows", R"({"client_retry": "60m", "b": "2s"})");
     good("reference_windows empty", "/tiers/1/reference_windows", "{}", "/tiers/1/reference_windows", "{}");
@@ -220,6 +221,9 @@ class TestPolicy : public QObject {
     bad("cache bad", "/tiers/1/cache", R"("always")", "tiers[1].cache", R"("always" is not valid (use "after-start")");
     bad("archive_retention bad", "/tiers/1/archive_retention", R"("1y")", "tiers[1].archive_retention",
         "not a duration");
+    bad("body_retention bad", "/tiers/1/body_retention", R"("1y")", "tiers[1].body_retention", "not a duration");
+    bad("body_retention beyond the row's", "/tiers/1/body_retention", R"("500d")", "tiers[1].body_retention",
+        "longer than archive_retention (400d)");
 
     // Fingerprint.
     bad("fingerprint string", "/tiers/1/fingerprint", R"("json")", "tiers[1].fingerprint", "must be an object");
@@ -490,6 +494,8 @@ class TestPolicy : public QObject {
     QCOMPARE(pay.at("ttl_seconds"), json(86400));
     QCOMPARE(pay.at("lease"), json("30s"));
     QCOMPARE(pay.at("archive_retention"), json("400d"));
+    QCOMPARE(pay.at("body_retention"), json("30d"));
+    QVERIFY(out.at("tiers").at(1).at("body_retention").is_null());  // bodies stay as long as rows
     QCOMPARE(pay.at("reference_windows"), json({{"channel_retry", "72h"}, {"reconciliation", "48h"}}));
     const json& orders = out.at("tiers").at(1);
     QCOMPARE(orders.at("name"), json("orders"));
