@@ -44,8 +44,10 @@ ConnectFailure classifyConnectError(const QString& raw, const QString& target, b
                 message);
   if (has(message, "no password supplied") || (has(message, "password authentication failed") && !passwordGiven))
     return make(K::PasswordNeeded, tr("The server asks for a password."),
-                tr("No password was found in ~/.pgpass (or PGPASSWORD) for %1.").arg(target),
-                tr("Enter the password (it is kept in memory only), or add a line to ~/.pgpass."), message);
+                tr("No password was found in ~/.pgpass, PGPASSWORD or the system keyring for %1.").arg(target),
+                tr("Enter the password (kept in memory, or in the system keyring if you tick Remember), or "
+                   "add a line to ~/.pgpass."),
+                message);
   if (has(message, "password authentication failed") || has(message, "authentication failed"))
     return make(K::WrongPassword, tr("The password was not accepted."),
                 tr("The server rejected the password for this user, so the console is not connected."),

@@ -48,8 +48,9 @@ ConnectionDialog::ConnectionDialog(QList<ConnectionProfile> profiles, const QStr
   m_pages->addWidget(conn);
   m_pages->addWidget(svc);
 
-  auto* note = new QLabel(tr("Passwords are never saved. The console uses ~/.pgpass (or PGPASSWORD) and otherwise "
-                             "asks, keeping the password in memory until it quits. No system keyring is used."),
+  auto* note = new QLabel(tr("Passwords are never saved in the console's settings. The console uses ~/.pgpass (or "
+                             "PGPASSWORD), then the system keyring, and otherwise asks; a typed password stays in "
+                             "memory unless you tick \"Remember in the system keyring\"."),
                           this);
   note->setWordWrap(true);
   auto* form = new QFormLayout;

@@ -1,8 +1,8 @@
 #pragma once
 // Connection profiles kept in QSettings. A profile is either separate fields (host, port,
 // database, user, sslmode), a libpq conninfo/URI, or a pg_service.conf service name.
-// Passwords are never stored: libpq reads ~/.pgpass, or the console asks and keeps the
-// password in memory for the session.
+// Passwords are never stored here: libpq reads ~/.pgpass, then the system keyring is asked
+// (keyring.h), else the console asks and keeps the password in memory for the session.
 #include <QList>
 #include <QString>
 

@@ -1,5 +1,6 @@
 #include "ui/connection/statuswidget.h"
 
+#include <QCheckBox>
 #include <QHBoxLayout>
 #include <QLineEdit>
 #include <QPushButton>
@@ -50,6 +51,7 @@ void StatusWidget::refresh() {
 
 ConnectionBanner::ConnectionBanner(DbSession* session, QWidget* parent)
     : QFrame(parent), m_session(session), m_text(new QLabel(this)), m_password(new QLineEdit(this)),
+      m_remember(new QCheckBox(tr("Remember in the system &keyring"), this)),
       m_connect(new QPushButton(tr("Connect"), this)) {
   setObjectName(u"connectionBanner"_s);
   setFrameShape(QFrame::StyledPanel);
@@ -58,11 +60,14 @@ ConnectionBanner::ConnectionBanner(DbSession* session, QWidget* parent)
   m_text->setWordWrap(true);
   m_text->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_password->setEchoMode(QLineEdit::Password);
-  m_password->setPlaceholderText(tr("password (kept in memory only)"));
+  m_password->setPlaceholderText(tr("password"));
+  m_remember->setToolTip(tr("Off: the password stays in memory until the console quits. On: once the server "
+                            "accepts it, it is kept in the system keyring (never in the console's settings)."));
   auto* retry = new QPushButton(tr("&Retry"), this);
   auto* edit = new QPushButton(tr("&Edit connection…"), this);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(m_password);
+  buttons->addWidget(m_remember);
   buttons->addWidget(m_connect);
   buttons->addStretch(1);
   buttons->addWidget(retry);
@@ -71,7 +76,7 @@ ConnectionBanner::ConnectionBanner(DbSession* session, QWidget* parent)
   layout->addWidget(m_text);
   layout->addLayout(buttons);
   auto submit = [this] {
-    emit passwordEntered(m_password->text());
+    emit passwordEntered(m_password->text(), m_remember->isChecked());
     m_password->clear();
   };
   connect(m_connect, &QPushButton::clicked, this, submit);
@@ -92,6 +97,7 @@ void ConnectionBanner::refresh() {
   const bool wantsPassword =
       f.kind == ConnectFailure::Kind::PasswordNeeded || f.kind == ConnectFailure::Kind::WrongPassword;
   m_password->setVisible(wantsPassword);
+  m_remember->setVisible(wantsPassword);
   m_connect->setVisible(wantsPassword);
   if (wantsPassword && isVisible()) m_password->setFocus();
   m_text->setText(f.toHtml());

@@ -3,6 +3,7 @@
 // read-only · 3 ms · schema v4 · policy v7", or what is wrong.
 #include <QLabel>
 
+class QCheckBox;
 class QLineEdit;
 class QPushButton;
 
@@ -34,7 +35,8 @@ class ConnectionBanner final : public QFrame {
 
  signals:
   void retryRequested();
-  void passwordEntered(const QString& password);
+  /// remember: the user ticked "Remember in the system keyring".
+  void passwordEntered(const QString& password, bool remember);
   void editRequested();
 
  private:
@@ -42,6 +44,7 @@ class ConnectionBanner final : public QFrame {
   DbSession* m_session;
   QLabel* m_text;
   QLineEdit* m_password;
+  QCheckBox* m_remember;
   QPushButton* m_connect;
 };
 

@@ -5,6 +5,7 @@
 #include <QCloseEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -72,6 +73,8 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   connect(m_keys, &KeysWorkspace::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   connect(m_banner, &ConnectionBanner::retryRequested, m_connection, &ConnectionController::retry);
   connect(m_banner, &ConnectionBanner::passwordEntered, m_connection, &ConnectionController::setPassword);
+  connect(m_connection, &ConnectionController::keyringResult, this,
+          [this](bool, const QString& text) { statusBar()->showMessage(text, 8000); });
   connect(m_banner, &ConnectionBanner::editRequested, this, [this] { m_connection->editProfiles(this); });
   connect(m_connection, &ConnectionController::profileChanged, this, &MainWindow::profileChanged);
   connect(m_connection, &ConnectionController::paramsChanged, m_keys, &KeysWorkspace::setConnectParams);
@@ -89,6 +92,12 @@ void MainWindow::buildTopBar() {
   m_profileButton->setText(tr("not connected"));
   m_profileButton->setToolTip(tr("Choose or edit the connection profile"));
   connect(m_profileButton, &QToolButton::clicked, this, [this] { m_connection->editProfiles(this); });
+  auto* profileMenu = new QMenu(m_profileButton);
+  profileMenu->addAction(tr("&Edit connections…"), this, [this] { m_connection->editProfiles(this); });
+  profileMenu->addAction(tr("&Forget this connection's password (system keyring)"), m_connection,
+                         &ConnectionController::forgetPassword);
+  m_profileButton->setMenu(profileMenu);
+  m_profileButton->setPopupMode(QToolButton::MenuButtonPopup);
   bar->addWidget(m_profileButton);
   auto* spacer = new QWidget(bar);
   spacer->setFixedWidth(24);
