@@ -43,7 +43,8 @@ std::string policyText() {
   using nlohmann::json;
   const json tiers = json::array({
       {{"name", "payments"}, {"routes", {"POST /v1/payments", "POST /v1/refunds"}}, {"ttl", "24h"}, {"lease", "30s"},
-       {"archive_retention", "400d"}, {"reference_windows", {{"channel_retry", "72h"}, {"reconciliation", "48h"}}}},
+       {"archive_retention", "400d"}, {"body_retention", "30d"},
+       {"reference_windows", {{"channel_retry", "72h"}, {"reconciliation", "48h"}}}},
       {{"name", "orders"}, {"routes", {"POST /v1/orders"}}, {"ttl", "30m"}, {"reference_windows", {{"client_retry", "20m"}}}},
       {{"name", "webhooks"}, {"routes", {"POST /v1/webhooks/ack"}}, {"ttl", "7d"}, {"on_expired", "reject"}},
   });
@@ -173,6 +174,9 @@ class TestTiersView : public QObject {
     QVERIFY(!verdict.data(Qt::ToolTipRole).toString().isEmpty());
     QCOMPARE(m_view->model()->index(1, TierTableModel::ColVerdict).data().toString(), u"OK"_s);
     QCOMPARE(m_view->model()->index(0, TierTableModel::ColTtl).data().toString(), u"24 h"_s);
+    QVERIFY2(m_view->model()->index(0, TierTableModel::ColArchive).data().toString().contains(u"(bodies 30 days)"_s),
+             qPrintable(m_view->model()->index(0, TierTableModel::ColArchive).data().toString()));
+    QVERIFY(!m_view->model()->index(1, TierTableModel::ColArchive).data().toString().contains(u"bodies"_s));
     QVERIFY(m_view->model()->index(0, TierTableModel::ColRoutes).data().toString().contains(u"POST /v1/refunds"_s));
     QVERIFY(m_view->model()->index(0, TierTableModel::ColHorizon).data().toString().startsWith(u"p99.9"_s));
     // A reload resets the model under the tester.

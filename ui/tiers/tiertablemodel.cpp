@@ -76,7 +76,9 @@ QVariant TierTableModel::display(const tiers::TierReport& t, int column) const {
     case ColLease: return dur(t.tier.lease);
     case ColOnExpired:
       return t.tier.onExpired == policy::OnExpired::Execute ? tr("execute again") : tr("reject (422)");
-    case ColArchive: return dur(t.tier.archiveRetention);
+    case ColArchive:
+      return t.tier.bodyRetention ? tr("%1 (bodies %2)").arg(dur(t.tier.archiveRetention), dur(*t.tier.bodyRetention))
+                                  : dur(t.tier.archiveRetention);
     case ColWindows: {
       QStringList windows;
       for (const auto& [name, w] : t.tier.referenceWindows)
