@@ -107,16 +107,16 @@ class TestKeyring : public QObject {
     QSignalSpy looked(&keyring, &Keyring::lookedUp);
     QSignalSpy forgotten(&keyring, &Keyring::forgotten);
     keyring.remember(u"acct"_s, u"p1"_s);
-    QVERIFY(remembered.wait(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(remembered.count() >= 1, 10000);
     QVERIFY2(remembered.at(0).at(1).toBool(), qPrintable(remembered.at(0).at(2).toString()));
     keyring.lookup(u"acct"_s);
-    QVERIFY(looked.wait(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(looked.count() >= 1, 10000);
     QCOMPARE(looked.at(0).at(1).toString(), u"p1"_s);
     keyring.forget(u"acct"_s);
-    QVERIFY(forgotten.wait(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(forgotten.count() >= 1, 10000);
     QVERIFY(forgotten.at(0).at(1).toBool());
     keyring.lookup(u"acct"_s);
-    QVERIFY(looked.wait(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(looked.count() >= 2, 10000);
     QVERIFY(looked.at(1).at(1).toString().isEmpty());
     QVERIFY(looked.at(1).at(2).toString().isEmpty());  // not found is no error
     // The entry is the connection without its password.
@@ -136,7 +136,7 @@ class TestKeyring : public QObject {
       QSignalSpy kept(&run.controller, &ConnectionController::keyringResult);
       run.controller.setPassword(kPassword, /*remember=*/true);
       QVERIFY(run.waitFor(DbSession::State::Connected));
-      QVERIFY(kept.wait(10000));
+      QTRY_VERIFY_WITH_TIMEOUT(kept.count() >= 1, 10000);
       QVERIFY2(kept.at(0).at(0).toBool(), qPrintable(kept.at(0).at(1).toString()));
       run.settings.sync();
     }
@@ -149,7 +149,7 @@ class TestKeyring : public QObject {
       QVERIFY(run.waitFor(DbSession::State::Connected));
       QSignalSpy gone(&run.controller, &ConnectionController::keyringResult);
       run.controller.forgetPassword();
-      QVERIFY(gone.wait(10000));
+      QTRY_VERIFY_WITH_TIMEOUT(gone.count() >= 1, 10000);
       QVERIFY(gone.at(0).at(0).toBool());
     }
     {
@@ -167,7 +167,7 @@ class TestKeyring : public QObject {
     QSignalSpy looked(&keyring, &Keyring::lookedUp);
     QSignalSpy forgotten(&keyring, &Keyring::forgotten);
     keyring.forget(Keyring::accountFor(m_conninfo));
-    QVERIFY(forgotten.wait(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(forgotten.count() >= 1, 10000);
     ConsoleRun run(settingsFile, m_conninfo);
     QVERIFY(run.waitFor(DbSession::State::Failed, ConnectFailure::Kind::PasswordNeeded));
     QSignalSpy kept(&run.controller, &ConnectionController::keyringResult);
@@ -176,7 +176,7 @@ class TestKeyring : public QObject {
     QTest::qWait(500);
     QCOMPARE(kept.count(), 0);
     keyring.lookup(Keyring::accountFor(m_conninfo));
-    QVERIFY(looked.wait(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(looked.count() >= 1, 10000);
     QVERIFY(looked.at(0).at(1).toString().isEmpty());
   }
 
