@@ -49,6 +49,7 @@ nlohmann::json tierJson(const TierReport& t) {
         {"live_bytes", t.storage.liveBytes},
         {"archive_rows", t.storage.archiveRows},
         {"archive_bytes", t.storage.archiveBytes},
+        {"archive_body_bytes", t.storage.archiveBodyBytes},
         {"sampled", t.storage.sampled}}},
       {"current", whatIfJson(t.current)},
       {"recommendation",
@@ -103,8 +104,8 @@ std::string markdown(const Report& r) {
       out << "- **What if** (" << humanDuration(t.proposed.ttl) << "): " << outcomeLine(t, t.proposed) << ".\n";
     out << "- Operations " << t.retries.operations << ", live rows " << std::llround(t.storage.liveRows)
         << " at " << humanBytes(t.storage.avgRowBytes) << " each, archive " << humanBytes(t.storage.archiveBytes)
-        << " (" << std::llround(t.storage.archiveRows) << " rows" << (t.storage.sampled ? ", sampled" : "")
-        << ").\n";
+        << " (" << std::llround(t.storage.archiveRows) << " rows, " << humanBytes(t.storage.archiveBodyBytes)
+        << " of it stored bodies" << (t.storage.sampled ? ", sampled" : "") << ").\n";
   }
   return out.str();
 }

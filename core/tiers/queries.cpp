@@ -101,11 +101,13 @@ SELECT pg_total_relation_size('idem.keys'::regclass)::float8 AS keys_bytes,
 // pg_column_size of the whole row measures what each tier's rows hold (bodies included);
 // the table's real size is then shared out in that proportion.
 constexpr const char* kRowSampleSql = R"SQL(
-SELECT 'live' AS part, k.tier, count(*)::float8 AS n, sum(pg_column_size(k.*))::float8 AS datum
+SELECT 'live' AS part, k.tier, count(*)::float8 AS n, sum(pg_column_size(k.*))::float8 AS datum,
+       coalesce(sum(pg_column_size(k.resp_body)), 0)::float8 AS body_datum
   FROM idem.keys k TABLESAMPLE SYSTEM ($1::real) REPEATABLE (5)
  GROUP BY k.tier
 UNION ALL
-SELECT 'archive' AS part, a.tier, count(*)::float8 AS n, sum(pg_column_size(a.*))::float8 AS datum
+SELECT 'archive' AS part, a.tier, count(*)::float8 AS n, sum(pg_column_size(a.*))::float8 AS datum,
+       coalesce(sum(pg_column_size(a.resp_body)), 0)::float8 AS body_datum
   FROM idem.key_archive a TABLESAMPLE SYSTEM ($2::real) REPEATABLE (5)
  GROUP BY a.tier
 )SQL";
@@ -184,7 +186,7 @@ TierStorage storageByTier(pg::Connection& conn, const TableSizes& sizes) {
   auto r = conn.exec(kRowSampleSql, {livePct, archivePct});
 
   struct Part {
-    double rows = 0, datum = 0;
+    double rows = 0, datum = 0, bodyDatum = 0;
   };
   std::map<std::string, Part> live, archive;
   Part liveTotal, archiveTotal;
@@ -193,6 +195,7 @@ TierStorage storageByTier(pg::Connection& conn, const TableSizes& sizes) {
     Part& p = (isLive ? live : archive)[r.str(i, "tier")];
     p.rows = r.real(i, "n");
     p.datum = r.real(i, "datum");
+    p.bodyDatum = r.real(i, "body_datum");
     Part& total = isLive ? liveTotal : archiveTotal;
     total.rows += p.rows;
     total.datum += p.datum;
@@ -214,6 +217,7 @@ TierStorage storageByTier(pg::Connection& conn, const TableSizes& sizes) {
     Storage& s = out[tier];
     s.archiveRows = p.rows * archiveScale;
     s.archiveBytes = archiveTotal.datum > 0 ? sizes.archiveBytes * p.datum / archiveTotal.datum : 0;
+    s.archiveBodyBytes = archiveTotal.datum > 0 ? sizes.archiveBytes * p.bodyDatum / archiveTotal.datum : 0;
     s.sampled = s.sampled || archiveScale > 1.0;
   }
   for (auto& [tier, s] : out) s.avgRowBytes = s.liveRows > 0 ? s.liveBytes / s.liveRows : tableAvg;

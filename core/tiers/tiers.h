@@ -37,6 +37,7 @@ struct Storage {
   double liveBytes = 0;
   double archiveRows = 0;  ///< rows in idem.key_archive
   double archiveBytes = 0;
+  double archiveBodyBytes = 0;  ///< of archiveBytes, the stored response bodies: what body_retention drops
   double avgRowBytes = 0;  ///< liveBytes / liveRows, or the table's average when the tier has none
   bool sampled = false;    ///< counts scaled up from a TABLESAMPLE of a large table
 };

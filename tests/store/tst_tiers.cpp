@@ -513,6 +513,22 @@ class TestTiers : public QObject {
         conn.exec("SELECT pg_total_relation_size('idem.key_archive')::float8 AS b").real(0, "b");
     QCOMPARE(std::llround(archived.tier("bulk")->storage.archiveRows), 15000LL);
     QVERIFY(std::fabs(archived.tier("bulk")->storage.archiveBytes - archiveReal) / archiveReal < 0.10);
+
+    // The stored bodies' share of the archive (what a body_retention would drop) is the share
+    // the bodies take of the archived rows, and nothing once the sweeper has dropped them.
+    const auto& withBodies = archived.tier("bulk")->storage;
+    const double share = conn.exec("SELECT sum(pg_column_size(resp_body))::float8 / sum(pg_column_size(a.*))::float8"
+                                   " AS s FROM idem.key_archive a")
+                             .real(0, "s");
+    QVERIFY(share > 0.05 && share < 0.95);
+    QVERIFY2(std::fabs(withBodies.archiveBodyBytes / withBodies.archiveBytes - share) < 0.05,
+             qPrintable(QStringLiteral("estimated %1 of the archive, measured %2")
+                            .arg(withBodies.archiveBodyBytes / withBodies.archiveBytes)
+                            .arg(share)));
+    conn.exec("UPDATE idem.key_archive SET resp_body = NULL, body_dropped_at = now()");
+    const auto dropped = tiers::analyse(conn, o);
+    QCOMPARE(dropped.tier("bulk")->storage.archiveBodyBytes, 0.0);
+    QCOMPARE(std::llround(dropped.tier("bulk")->storage.archiveRows), 15000LL);  // the rows stay
   }
 };
 

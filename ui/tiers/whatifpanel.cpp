@@ -250,10 +250,13 @@ void WhatIfPanel::show(const tiers::WhatIf& w) {
                             .arg(strong(perMillion(w.perMillion), w.afterExpiry > 0),
                                  execute ? tr("duplicate executions") : tr("rejections (422)"),
                                  perMillion(now.perMillion)));
-  m_storage->setText(tr("%1 <small>· now %2 (%3) · live %4 + archive %5</small>")
+  m_storage->setText(tr("%1 <small>· now %2 (%3) · live %4 + archive %5 (%6 of it stored bodies%7)</small>")
                          .arg(strong(bytes(w.storageBytes), false), bytes(now.storageBytes),
                               change(w.storageBytes, now.storageBytes), bytes(w.liveBytes),
-                              bytes(t->storage.archiveBytes)));
+                              bytes(t->storage.archiveBytes), bytes(t->storage.archiveBodyBytes),
+                              t->tier.bodyRetention
+                                  ? tr(", dropped after %1").arg(formatDuration(t->tier.bodyRetention->count()))
+                                  : tr(", kept as long as the rows")));
   const auto& rec = t->recommendation;
   m_recommendation->setText(tr("<b>Recommended: %1</b> — %2. It would cost %3 of storage (%4 against now), "
                                "with %5 of retries after expiry.")
