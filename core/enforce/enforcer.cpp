@@ -176,6 +176,7 @@ Decision Enforcer::begin(const Request& req) {
       t.m_scope = claim.scope;
       t.m_leaseToken = result.leaseToken;
       t.m_requestId = claim.requestId;
+      t.m_fingerprint = fingerprint;
       t.m_tier = tier;
       t.m_generation = result.generation;
       t.m_afterExpiry = result.decision == D::ExecuteAfterExpiry;
@@ -229,7 +230,6 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
     if (allowedOnReplay(ticket.tier(), h.first)) q.response.headers.push_back(h);
   q.response.body = response.body;
   q.resourceRef = options.resourceRef;
-  q.outcome = ticket.m_afterExpiry ? "executed_after_expiry" : "executed";
   q.latencyMs = msSince(ticket.m_started);
   q.requestId = ticket.m_requestId;
   std::optional<store::CompleteResult> done;  // empty: the store failed while committing
@@ -239,6 +239,7 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
   }
   const std::string& key = ticket.m_scope.key;
   if (done && done->stored) {
+    traceExecution(ticket, *done, response.status, q.latencyMs, q.resourceRef);
     addKeyHeaders(response, key, done->expiresAt);
     return response;
   }
@@ -264,6 +265,25 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
   r.headers.emplace_back("Retry-After", "1");
   addKeyHeaders(r, key, ticket.m_expiresAt);
   return r;
+}
+
+void Enforcer::traceExecution(const Ticket& ticket, const store::CompleteResult& done, int status, double latencyMs,
+                              const std::optional<std::string>& resourceRef) {
+  trace::Event e;
+  e.atMs = done.now;
+  e.tenant = ticket.m_scope.tenant;
+  e.endpoint = ticket.m_scope.endpoint;
+  e.key = ticket.m_scope.key;
+  e.generation = done.generation;
+  e.tier = ticket.tier().name;
+  e.outcome = ticket.m_afterExpiry ? "executed_after_expiry" : "executed";
+  e.fingerprint = ticket.m_fingerprint;
+  e.status = status;
+  e.latencyMs = latencyMs;
+  e.requestId = ticket.m_requestId;
+  if (resourceRef) e.detail = *resourceRef;  // support starts from the id the customer quotes
+  e.execution = true;
+  m_trace.record(e);
 }
 
 Response Enforcer::release(Ticket& ticket, Response response, const std::string& reason) {

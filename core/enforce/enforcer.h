@@ -48,6 +48,7 @@ class Ticket {
   store::Scope m_scope;
   std::string m_leaseToken;
   std::string m_requestId;
+  std::string m_fingerprint;
   const policy::Tier* m_tier = nullptr;
   int m_generation = 0;
   bool m_afterExpiry = false;
@@ -103,6 +104,9 @@ class Enforcer {
   void trace(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& claim,
              std::string_view outcome, const std::string& fingerprint, int status, double latencyMs,
              const std::string& requestId, std::string_view detail);
+  /// The execution's row, queued once its key says done (after the commit, never before).
+  void traceExecution(const Ticket& ticket, const store::CompleteResult& done, int status, double latencyMs,
+                      const std::optional<std::string>& resourceRef);
 
   const policy::Policy& m_policy;
   int m_policyVersion;

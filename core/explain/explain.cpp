@@ -100,8 +100,8 @@ Explanation explain(KeyHistory history) {
   for (std::size_t i = 0; i < h.generations.size(); ++i) {
     const auto& g = h.generations[i];
     auto& s = x.generations[i];
-    // Executions are written with the key, so a done generation ran at least once even when
-    // its trace is incomplete (imported data, a trace purged early).
+    // A done generation ran at least once even when its trace lacks the row: the key commits
+    // before its trace row is queued (a crash can lose the row), or the trace was purged early.
     if (g.state == "done" && s.executions == 0) s.executions = 1;
     if (i > 0) {
       const auto& prev = h.generations[i - 1];

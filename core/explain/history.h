@@ -107,7 +107,7 @@ struct KeyHistory {
   std::vector<Event> events;            // ascending time (then id)
 };
 
-/// Outcomes that mean the operation ran (written in the same transaction as the key).
+/// Outcomes that mean the operation ran (executed, executed_after_expiry, lease_takeover).
 [[nodiscard]] bool isExecution(std::string_view outcome);
 
 }  // namespace idem::explain

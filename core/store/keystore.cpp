@@ -16,9 +16,8 @@ constexpr const char* kClaimSql =
     "c.resp_body, c.retry_after_ms, now() AS db_now "
     "FROM idem.claim($1, $2, $3, $4, $5, $6, $7::interval, $8::interval, $9, $10, $11::interval) c";
 
-constexpr const char* kCompleteStrictSql =
-    "SELECT c.generation, (extract(epoch FROM c.expires_at) * 1000)::bigint AS expires_ms "
-    "FROM idem.complete_strict($1, $2, $3, $4::uuid, $5, $6::jsonb, $7, $8, $9, $10, $11) c";
+constexpr const char* kCompleteOrAbortSql =
+    "SELECT c.generation, c.expires_ms, c.now_ms FROM idem.complete_or_abort($1, $2, $3, $4::uuid, $5, $6::jsonb, $7, $8) c";
 
 constexpr const char* kLeaseLostSql =
     "INSERT INTO idem.events (tenant, endpoint, idem_key, outcome, status, latency_ms, request_id, detail) "
@@ -44,10 +43,7 @@ std::vector<pg::Param> completeParams(const CompleteRequest& r) {
           r.response.status,
           headersToJson(r.response.headers),
           pg::Param::bytes(r.response.body),
-          r.resourceRef ? pg::Param(*r.resourceRef) : pg::Param::null(),
-          r.outcome,
-          r.latencyMs,
-          r.requestId};
+          r.resourceRef ? pg::Param(*r.resourceRef) : pg::Param::null()};
 }
 
 }  // namespace
@@ -153,7 +149,7 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
       // and the side effects (a ledger row) exist exactly when the key says done.
       std::vector<std::pair<std::string, std::vector<pg::Param>>> batch;
       batch.emplace_back("BEGIN", std::vector<pg::Param>{});
-      batch.emplace_back(kCompleteStrictSql, completeParams(q));
+      batch.emplace_back(kCompleteOrAbortSql, completeParams(q));
       for (const auto& s : sameTransaction) batch.emplace_back(s.sql, s.params);
       batch.emplace_back("COMMIT", std::vector<pg::Param>{});
       try {
@@ -171,6 +167,7 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
     out.stored = true;
     out.generation = static_cast<int>(result->integer(0, "generation"));
     out.expiresAt = result->integer(0, "expires_ms");
+    out.now = result->integer(0, "now_ms");
   } catch (const pg::Unavailable&) {
     lease.discard();
     m_pool.dropIdle();

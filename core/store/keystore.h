@@ -66,8 +66,7 @@ struct CompleteRequest {
   std::string leaseToken;
   StoredResponse response;
   std::optional<std::string> resourceRef;
-  std::string outcome = "executed";  // or "executed_after_expiry"
-  double latencyMs = 0;
+  double latencyMs = 0;  // for the lease_lost row, when the completion comes too late
   std::string requestId;
 };
 
@@ -75,6 +74,7 @@ struct CompleteResult {
   bool stored = false;  // false: the lease was taken over meanwhile; nothing stored
   int generation = 0;
   DbTime expiresAt = 0;
+  DbTime now = 0;  // the database's clock at the completion: the execution's trace time
 };
 
 class KeyStore {
@@ -83,7 +83,8 @@ class KeyStore {
 
   /// Decides a request against the key's record. Throws pg::Unavailable.
   [[nodiscard]] ClaimResult claim(const ClaimRequest& request);
-  /// Stores the response; sameTransaction statements commit with it or not at all.
+  /// Stores the response; sameTransaction statements commit with it or not at all. Writes no
+  /// trace row for the execution: the caller queues it (the enforcer does).
   [[nodiscard]] CompleteResult complete(const CompleteRequest& request,
                                         const std::vector<SideStatement>& sameTransaction = {});
   /// Gives the claim back (failure before execution): nothing is stored.

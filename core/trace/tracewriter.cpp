@@ -110,7 +110,8 @@ void TraceWriter::record(const Event& event) {
   appendRow(row, event);
   identity.clear();
   std::uint64_t hash = 0;
-  if (m_options.foldAfter > 0) {
+  const bool foldable = m_options.foldAfter > 0 && !event.execution;
+  if (foldable) {
     appendIdentity(identity, event);
     hash = std::hash<std::string_view>{}(identity);
   }
@@ -118,12 +119,14 @@ void TraceWriter::record(const Event& event) {
   {
     std::lock_guard lock(m_mutex);
     ++m_enqueued;
-    FoldSlot* slot = m_options.foldAfter > 0 ? foldSlot(hash) : nullptr;
+    FoldSlot* slot = foldable ? foldSlot(hash) : nullptr;
     if (slot && slot->kept >= m_options.foldAfter && fold(*slot, identity, event)) {
       ++m_pendingEvents;  // counted into the storm's row: costs no queue space
       return;
     }
-    if (m_pendingRows >= m_options.maxQueued) {
+    // An execution is queued only after its key committed, so executions cannot pile up while
+    // the store is down: the cap is for the read-only decisions of an outage's retry storm.
+    if (m_pendingRows >= m_options.maxQueued && !event.execution) {
       ++m_done;
       ++m_dropped;
       return;

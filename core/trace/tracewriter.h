@@ -1,7 +1,8 @@
 #pragma once
-// Writes the read-only decisions (replayed, conflict, mismatch, rejected_expired, waited) to
-// idem.events in batches from a background thread, so a replay stays one read-only round trip.
-// Executions are not queued here: they are written in the same transaction as their key.
+// Writes the decisions (executed, replayed, conflict, mismatch, rejected_expired, waited) to
+// idem.events in batches from a background thread, so a replay stays one read-only round trip
+// and a completion one UPDATE. Executions are queued once their key says done; decisions the
+// store makes inside a write (lease takeover, release, lease lost) are written by that write.
 // A crash loses at most the events still queued (one flush interval); never a key.
 // A retry storm is folded: within one batch, the first few identical decisions on a key are
 // rows of their own and the rest become one row with a count (idem.events.repeats, last_at).
@@ -34,6 +35,7 @@ struct Event {
   double latencyMs = 0;
   std::string_view requestId;
   std::string_view detail;
+  bool execution = false;  // never folded, and never dropped for a full queue
 };
 
 class TraceWriter {

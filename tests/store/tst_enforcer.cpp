@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/explain/explain.h"
+#include "core/explain/loader.h"
 #include "tests/support/harness.h"
 #include "tests/support/testdb.h"
 
@@ -278,6 +280,65 @@ class TestEnforcer : public QObject {
     auto lost = m_h->enforcer.complete(*late.ticket, enforce::Response{201, {}, "{}"}, lateOpts);
     QCOMPARE(lost.status, 409);
     QCOMPARE(count("SELECT count(*) AS n FROM ledger WHERE key = 'k-side2'"), 0LL);
+    // The trace tells the same story: one execution with its resource, the late one lost its lease.
+    QCOMPARE(events("k-side", "executed"), 1LL);
+    QCOMPARE(count("SELECT count(*) AS n FROM idem.events WHERE idem_key = 'k-side' AND detail = 'pay_side'"), 1LL);
+    QCOMPARE(events("k-side2", "executed"), 0LL);
+    QCOMPARE(events("k-side2", "lease_lost"), 1LL);
+  }
+
+  void executionRowIsTheCompletions() {
+    auto c = m_db->connect();
+    const char* nowMs = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS n";
+    const long long before = c.exec(nowMs).integer(0, "n");
+    auto request = test::Harness::post("/v1/payments", "k-row", R"({"amount":7})");
+    request.requestId = "req_row";
+    auto d = m_h->enforcer.begin(request);
+    QVERIFY(d.kind == Kind::Execute);
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // the handler's work
+    enforce::CompleteOptions opts;
+    opts.resourceRef = "pay_row";
+    QCOMPARE(m_h->enforcer.complete(*d.ticket, enforce::Response{201, {}, "{}"}, opts).status, 201);
+    const long long after = c.exec(nowMs).integer(0, "n");
+    QVERIFY(m_h->trace.flush());
+    auto row = c.exec(
+        "SELECT e.generation, e.tier, e.status, e.latency_ms, e.request_id, e.detail, e.repeats, "
+        "(extract(epoch FROM e.at) * 1000)::bigint AS at_ms, "
+        "(extract(epoch FROM k.completed_at) * 1000)::bigint AS completed_ms, e.fingerprint = k.fingerprint AS same_fp "
+        "FROM idem.events e JOIN idem.keys k USING (tenant, endpoint, idem_key) "
+        "WHERE e.idem_key = 'k-row' AND e.outcome = 'executed'");
+    QCOMPARE(row.rows(), 1);
+    QCOMPARE(row.integer(0, "generation"), 1LL);
+    QCOMPARE(row.str(0, "tier"), std::string("payments"));
+    QCOMPARE(row.integer(0, "status"), 201LL);
+    QVERIFY(row.boolean(0, "same_fp"));
+    QVERIFY2(row.real(0, "latency_ms") >= 30, "the latency runs from the claim to the completion");
+    QCOMPARE(row.str(0, "request_id"), std::string("req_row"));
+    QCOMPARE(row.str(0, "detail"), std::string("pay_row"));
+    QCOMPARE(row.integer(0, "repeats"), 1LL);
+    // The database's clock at the completion, not the client's.
+    QCOMPARE(row.integer(0, "at_ms"), row.integer(0, "completed_ms"));
+    QVERIFY(row.integer(0, "at_ms") >= before && row.integer(0, "at_ms") <= after);
+  }
+
+  void lostExecutionRowStillCountsTheExecution() {
+    // A process that dies (or whose trace cannot reach the store) before its batch is written
+    // loses the execution's trace row; the key, which committed first, still says it ran.
+    store::Pool deadEnd("host=127.0.0.1 port=1 connect_timeout=1", 1, std::chrono::milliseconds(200));
+    {
+      trace::TraceWriter lostTrace(deadEnd, trace::TraceWriter::Options{std::chrono::milliseconds(20), 1000, 100000});
+      enforce::Enforcer enforcer(m_h->policy, 0, m_h->store, lostTrace);
+      auto d = enforcer.begin(test::Harness::post("/v1/payments", "k-lost-row", R"({"amount":1})"));
+      QVERIFY(d.kind == Kind::Execute);
+      QCOMPARE(enforcer.complete(*d.ticket, enforce::Response{201, {}, "{}"}).status, 201);
+      QCOMPARE(lostTrace.written(), 0LL);
+    }  // stops with the store out of reach: the queued row is given up
+    QCOMPARE(events("k-lost-row", "executed"), 0LL);
+    QCOMPARE(count("SELECT count(*) AS n FROM idem.keys WHERE idem_key = 'k-lost-row' AND state = 'done'"), 1LL);
+    auto c = m_db->connect();
+    const auto x = explain::explain(explain::loadByKey(c, "k-lost-row"));
+    QCOMPARE(x.executions, 1);
+    QVERIFY2(x.narrative.find("xecuted") != std::string::npos, x.narrative.c_str());
   }
 
   void sixtyFourThreadsOneKeyExecuteOnce() {

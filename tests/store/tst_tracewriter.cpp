@@ -1,7 +1,8 @@
 // The batched trace writer against a real server: what it writes (field by field), that it
 // writes in batches rather than per event, that a full queue drops and counts, that a batch
 // the server refuses does not block the rest, and that rows queued while the store is down
-// are written once it is back, and that a retry storm on one key folds into one counted row.
+// are written once it is back, that a retry storm on one key folds into one counted row, and
+// that executions are never folded or dropped.
 #include <QtTest>
 #include <thread>
 #include <vector>
@@ -215,6 +216,28 @@ class TestTraceWriter : public QObject {
     auto c = db.connect();
     QCOMPARE(count(c), 5LL);
     QCOMPARE(count(c, "idem_key IN ('k-0', 'k-4')"), 2LL);  // the oldest kept, the newest dropped
+  }
+
+  void executionsAreNeitherDroppedNorFolded() {
+    test::TestDatabase db("trace_executions");
+    store::Pool pool(db.conninfo(), 2);
+    trace::TraceWriter writer(pool, {1h, 100000, 2, true, 1});
+    const std::string fillers[] = {"k-full-0", "k-full-1", "k-full-2", "k-full-3"};
+    for (const auto& key : fillers) writer.record(replay(key));  // 2 kept, then the queue is full
+    QCOMPARE(writer.dropped(), 2LL);
+    const long long t0 = 1'764'676'800'000LL;
+    for (int i = 0; i < 3; ++i) {  // identical executions (a taken-over lease can repeat one)
+      auto e = replay("k-run", t0 + i);
+      e.outcome = "executed";
+      e.execution = true;
+      writer.record(e);
+    }
+    QCOMPARE(writer.dropped(), 2LL);
+    QCOMPARE(writer.queued(), std::size_t{5});
+    QVERIFY(writer.flush());
+    auto c = db.connect();
+    QCOMPARE(count(c, "idem_key = 'k-run' AND outcome = 'executed' AND repeats = 1"), 3LL);
+    QCOMPARE(count(c, "idem_key LIKE 'k-full-%'"), 2LL);
   }
 
   void aRefusedBatchIsDroppedAndDoesNotBlockTheNext() {
