@@ -82,7 +82,10 @@ class TestKeyQuery : public QObject {
     const QString to = QDateTime::currentDateTimeUtc().addSecs(-2 * 3600).toString(Qt::ISODate);
     const QString multi =
         u"(tenant, endpoint, idem_key) IN (SELECT tenant, endpoint, idem_key FROM idem.events WHERE outcome IN "
-        "('executed','executed_after_expiry','lease_takeover') GROUP BY 1, 2, 3 HAVING count(*) > 1)"_s;
+        "('executed','executed_after_expiry','lease_takeover') GROUP BY 1, 2, 3 HAVING count(*) > 1"
+        " UNION SELECT tenant, endpoint, idem_key FROM (SELECT tenant, endpoint, idem_key FROM idem.keys"
+        " WHERE state = 'done' UNION ALL SELECT tenant, endpoint, idem_key FROM idem.key_archive WHERE state = 'done') d"
+        " GROUP BY 1, 2, 3 HAVING count(*) > 1)"_s;
     QTest::newRow("all") << KeyFilter{} << u"keys"_s << u"true"_s << 61;
     QTest::newRow("processing") << f([](KeyFilter& k) { k.state = KeyState::Processing; }) << u"keys"_s
                                 << u"state = 'processing' AND expires_at >= now()"_s << 5;
@@ -195,6 +198,31 @@ class TestKeyQuery : public QObject {
         }
       }
     }
+  }
+
+  void executedMoreThanOnceWithoutItsTraceRows() {
+    // Two done generations and no execution in the trace (a crash lost the rows): still a
+    // key that ran twice. One done generation without trace rows is not.
+    test::TestDatabase db("ui_keyquery_untraced");
+    auto c = db.connect();
+    c.script(R"sql(
+      INSERT INTO idem.keys (tenant, endpoint, idem_key, generation, tier, fingerprint, state, resp_status, expires_at)
+      VALUES ('acct_9', 'POST /v1/payments', 'k-twice', 2, 'payments', '\x01', 'done', 201, now() + interval '1 day'),
+             ('acct_9', 'POST /v1/payments', 'k-once', 1, 'payments', '\x01', 'done', 201, now() + interval '1 day');
+      INSERT INTO idem.key_archive (tenant, endpoint, idem_key, generation, tier, fingerprint, state, resp_status,
+                                    created_at, expires_at, archived_by, purge_after)
+      VALUES ('acct_9', 'POST /v1/payments', 'k-twice', 1, 'payments', '\x01', 'done', 201,
+              now() - interval '2 days', now() - interval '1 day', 'sweeper', now() + interval '400 days');
+    )sql");
+    KeyFilter f;
+    f.executedMoreThanOnce = true;
+    const auto live = allPages(c, f, 100);
+    QCOMPARE(live.size(), std::size_t{1});
+    QCOMPARE(live.front().key, u"k-twice"_s);
+    f.state = KeyState::Archived;
+    const auto archived = allPages(c, f, 100);
+    QCOMPARE(archived.size(), std::size_t{1});
+    QCOMPARE(archived.front().generation, 1);
   }
 
   void likePatternEscapesWildcards() {

@@ -9,7 +9,9 @@ using namespace Qt::StringLiterals;
 namespace idem::ui {
 namespace {
 
-// Filters shared by the live and the archive statement. Every optional filter is
+// Filters shared by the live and the archive statement. "Executed more than once" counts the
+// trace's executions and, as explain does, each done generation: a crash can lose an
+// execution's trace row, never its key. Every optional filter is
 // "$n IS NULL OR …": libpq's unnamed statements are planned with the parameter values
 // known, so the planner folds away the filters that are not set.
 constexpr const char* kFilters = R"sql(
@@ -22,9 +24,14 @@ constexpr const char* kFilters = R"sql(
   AND ($8::text IS NULL OR k.idem_key = $8)
   AND ($9::text IS NULL OR k.idem_key LIKE $9)
   AND ($10::text IS NULL OR k.resource_ref = $10)
-  AND (NOT $11::bool OR (SELECT count(*) FROM idem.events e
-                          WHERE e.tenant = k.tenant AND e.endpoint = k.endpoint AND e.idem_key = k.idem_key
-                            AND e.outcome IN ('executed', 'executed_after_expiry', 'lease_takeover')) > 1)
+  AND (NOT $11::bool
+       OR (SELECT count(*) FROM idem.events e
+            WHERE e.tenant = k.tenant AND e.endpoint = k.endpoint AND e.idem_key = k.idem_key
+              AND e.outcome IN ('executed', 'executed_after_expiry', 'lease_takeover')) > 1
+       OR (SELECT count(*) FROM idem.keys l
+            WHERE l.tenant = k.tenant AND l.endpoint = k.endpoint AND l.idem_key = k.idem_key AND l.state = 'done')
+        + (SELECT count(*) FROM idem.key_archive a
+            WHERE a.tenant = k.tenant AND a.endpoint = k.endpoint AND a.idem_key = k.idem_key AND a.state = 'done') > 1)
 )sql";
 
 constexpr const char* kLiveSql = R"sql(
