@@ -77,6 +77,25 @@ const std::vector<Millis>& ttlLadder() {
   return ladder;
 }
 
+const std::vector<Millis>& bodyRetentionLadder() {
+  static const std::vector<Millis> ladder = [] {
+    std::vector<Millis> v;
+    for (long long d : {1, 7, 14, 30, 60, 90, 180, 365, 730}) v.emplace_back(days(d));
+    return v;
+  }();
+  return ladder;
+}
+
+std::optional<double> archiveBytesKeepingBodies(const TierReport& tier, Millis keep) {
+  const Millis keptNow = tier.tier.bodyRetention.value_or(tier.tier.archiveRetention);
+  if (keep >= keptNow) return std::nullopt;
+  const auto& within = tier.storage.archiveBodyBytesWithin;
+  auto it = std::find_if(within.begin(), within.end(), [keep](const auto& w) { return w.first == keep; });
+  if (it == within.end()) return std::nullopt;
+  // The rows stay; only the bodies archived longer ago than `keep` would go.
+  return tier.storage.archiveBytes - tier.storage.archiveBodyBytes + std::min(it->second, tier.storage.archiveBodyBytes);
+}
+
 Millis roundUpToPolicyUnit(Millis d) {
   if (d <= Millis(0)) return seconds(1);
   if (d < minutes(2)) return ceilTo(d, seconds(1));

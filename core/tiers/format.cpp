@@ -24,6 +24,10 @@ nlohmann::json tierJson(const TierReport& t) {
     const auto& o = *t.retries.offsets;
     offsets = {{"p50", o.p50}, {"p90", o.p90}, {"p99", o.p99}, {"p999", o.p999}, {"max", o.max}};
   }
+  // What the archive would weigh with bodies kept for each shorter age of the ladder.
+  json keepingBodies = json::object();
+  for (Millis keep : bodyRetentionLadder())
+    if (auto bytes = archiveBytesKeepingBodies(t, keep)) keepingBodies[formatDuration(keep)] = *bytes;
   json curve = json::array();
   for (const auto& w : t.curve)
     curve.push_back({{"ttl_ms", w.ttl.count()}, {"after_expiry", w.afterExpiry}, {"miss_rate", w.missRate},
@@ -50,6 +54,7 @@ nlohmann::json tierJson(const TierReport& t) {
         {"archive_rows", t.storage.archiveRows},
         {"archive_bytes", t.storage.archiveBytes},
         {"archive_body_bytes", t.storage.archiveBodyBytes},
+        {"archive_bytes_keeping_bodies", keepingBodies},
         {"sampled", t.storage.sampled}}},
       {"current", whatIfJson(t.current)},
       {"recommendation",

@@ -112,6 +112,16 @@ SELECT 'archive' AS part, a.tier, count(*)::float8 AS n, sum(pg_column_size(a.*)
  GROUP BY a.tier
 )SQL";
 
+// The stored bodies of the same archive sample (REPEATABLE: the same blocks), counted for each
+// age they were archived within: what each body retention of the ladder would keep.
+constexpr const char* kBodyAgesSql = R"SQL(
+SELECT a.tier, c.i, coalesce(sum(pg_column_size(a.resp_body)), 0)::float8 AS body_datum
+  FROM idem.key_archive a TABLESAMPLE SYSTEM ($1::real) REPEATABLE (5)
+  JOIN unnest($2::float8[]) WITH ORDINALITY AS c(ms, i) ON a.archived_at >= now() - c.ms * interval '1 millisecond'
+ WHERE a.resp_body IS NOT NULL
+ GROUP BY a.tier, c.i
+)SQL";
+
 // Tables up to this many rows are read whole; beyond, a block sample of about this many rows.
 constexpr double kSampleRows = 200'000;
 
@@ -219,6 +229,19 @@ TierStorage storageByTier(pg::Connection& conn, const TableSizes& sizes) {
     s.archiveBytes = archiveTotal.datum > 0 ? sizes.archiveBytes * p.datum / archiveTotal.datum : 0;
     s.archiveBodyBytes = archiveTotal.datum > 0 ? sizes.archiveBytes * p.bodyDatum / archiveTotal.datum : 0;
     s.sampled = s.sampled || archiveScale > 1.0;
+  }
+  const auto& ages = bodyRetentionLadder();
+  for (auto& [tier, s] : out)
+    for (Millis age : ages) s.archiveBodyBytesWithin.emplace_back(age, 0.0);
+  if (archiveTotal.datum > 0) {
+    auto b = conn.exec(kBodyAgesSql, {archivePct, floatArray(ages)});
+    for (int i = 0; i < b.rows(); ++i) {
+      auto found = out.find(b.str(i, "tier"));
+      const auto index = static_cast<std::size_t>(b.integer(i, "i") - 1);
+      if (found == out.end() || index >= ages.size()) continue;
+      found->second.archiveBodyBytesWithin[index].second =
+          sizes.archiveBytes * b.real(i, "body_datum") / archiveTotal.datum;
+    }
   }
   for (auto& [tier, s] : out) s.avgRowBytes = s.liveRows > 0 ? s.liveBytes / s.liveRows : tableAvg;
   return result;

@@ -38,6 +38,9 @@ struct Storage {
   double archiveRows = 0;  ///< rows in idem.key_archive
   double archiveBytes = 0;
   double archiveBodyBytes = 0;  ///< of archiveBytes, the stored response bodies: what body_retention drops
+  /// For each age of bodyRetentionLadder(): the stored bodies of generations archived within
+  /// that age — what a body_retention of that age would keep (ascending ages).
+  std::vector<std::pair<Millis, double>> archiveBodyBytesWithin;
   double avgRowBytes = 0;  ///< liveBytes / liveRows, or the table's average when the tier has none
   bool sampled = false;    ///< counts scaled up from a TABLESAMPLE of a large table
 };
@@ -54,7 +57,8 @@ struct WhatIf {
   /// perMillion when the tier rejects expired keys (422, manual reconciliation), else 0.
   double rejectionsPerMillion = 0;
   double liveBytes = 0;  ///< live rows × average row size, scaled by ttl / current TTL
-  double storageBytes = 0;  ///< liveBytes + archive
+  double storageBytes = 0;  ///< liveBytes + archive (with bodies kept bodyRetention, when proposed)
+  std::optional<Millis> bodyRetention;  ///< a proposed body retention (archiveBytesKeepingBodies)
 };
 
 struct Recommendation {
@@ -108,6 +112,12 @@ class NoPolicy : public std::runtime_error {
 
 // ---- pure parts (no database), exposed for the views and the tests ----
 
+/// The body retentions the what-if offers: 1 day … 2 years in round durations.
+[[nodiscard]] const std::vector<Millis>& bodyRetentionLadder();
+/// The tier's archive if stored bodies were kept only `keep` (an age of the ladder shorter
+/// than the bodies are kept now): nullopt when the measurement cannot tell (another age, or
+/// longer than now — bodies already dropped cannot be counted back).
+[[nodiscard]] std::optional<double> archiveBytesKeepingBodies(const TierReport& tier, Millis keep);
 /// The candidate TTLs a slider steps through: 1 s … 2 years in round durations.
 [[nodiscard]] const std::vector<Millis>& ttlLadder();
 /// The smallest duration a policy file writes in whole units (s below 2 min, min below 2 h,

@@ -525,6 +525,32 @@ class TestTiers : public QObject {
              qPrintable(QStringLiteral("estimated %1 of the archive, measured %2")
                             .arg(withBodies.archiveBodyBytes / withBodies.archiveBytes)
                             .arg(share)));
+    // A body retention to try: a quarter of the archive was archived 10 days ago, the rest 100
+    // days ago. Keeping bodies 30 days keeps the recent quarter's; 7 days keeps none.
+    conn.exec("UPDATE idem.key_archive SET archived_at = now() - CASE WHEN split_part(idem_key, '-', 2)::int % 8 = 0"
+              " THEN interval '10 days' ELSE interval '100 days' END");
+    const auto aged = tiers::analyse(conn, o);
+    const auto& agedBulk = *aged.tier("bulk");
+    const auto shares = conn.exec(
+        "SELECT sum(pg_column_size(resp_body))::float8 / sum(pg_column_size(a.*))::float8 AS bodies,"
+        " (sum(pg_column_size(resp_body)) FILTER (WHERE archived_at >= now() - interval '30 days'))::float8"
+        "  / sum(pg_column_size(a.*))::float8 AS recent FROM idem.key_archive a");
+    const double bodies = shares.real(0, "bodies"), recent = shares.real(0, "recent");
+    QVERIFY(recent > 0.1 * bodies && recent < 0.4 * bodies);
+    auto close = [](double got, double want) { return std::fabs(got - want) / want < 0.05; };
+    const auto keep30 = tiers::archiveBytesKeepingBodies(agedBulk, tiers::Millis(24h * 30));
+    QVERIFY(keep30);
+    QVERIFY2(close(*keep30, agedBulk.storage.archiveBytes * (1 - bodies + recent)),
+             qPrintable(QStringLiteral("keeping bodies 30 days: %1 of the archive, measured %2")
+                            .arg(*keep30 / agedBulk.storage.archiveBytes)
+                            .arg(1 - bodies + recent)));
+    const auto keep7 = tiers::archiveBytesKeepingBodies(agedBulk, tiers::Millis(24h * 7));
+    QVERIFY(keep7);
+    QVERIFY(close(*keep7, agedBulk.storage.archiveBytes * (1 - bodies)));
+    // Bodies are kept as long as the rows (400 days) now: a longer age has nothing to say.
+    QVERIFY(!tiers::archiveBytesKeepingBodies(agedBulk, tiers::Millis(24h * 730)));
+    QVERIFY(!tiers::archiveBytesKeepingBodies(agedBulk, tiers::Millis(24h * 31)));  // not an age of the ladder
+
     conn.exec("UPDATE idem.key_archive SET resp_body = NULL, body_dropped_at = now()");
     const auto dropped = tiers::analyse(conn, o);
     QCOMPARE(dropped.tier("bulk")->storage.archiveBodyBytes, 0.0);

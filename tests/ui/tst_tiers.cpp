@@ -67,9 +67,10 @@ SELECT 'acct', 'POST /v1/payments', 'pay-' || i, CASE WHEN late THEN 2 ELSE 1 EN
        c + CASE WHEN late THEN late_off ELSE interval '0' END + interval '24 hours'
   FROM public.p;
 INSERT INTO idem.key_archive (tenant, endpoint, idem_key, generation, tier, fingerprint, state, resp_status,
-                              created_at, completed_at, expires_at, archived_at, archived_by, purge_after)
-SELECT 'acct', 'POST /v1/payments', 'pay-' || i, 1, 'payments', '\x01'::bytea, 'done', 201, c, c,
-       c + interval '24 hours', c + late_off, 'reuse', c + interval '400 days'
+                              resp_body, created_at, completed_at, expires_at, archived_at, archived_by, purge_after)
+SELECT 'acct', 'POST /v1/payments', 'pay-' || i, 1, 'payments', '\x01'::bytea, 'done', 201,
+       convert_to(repeat('b', 400), 'UTF8'), c, c, c + interval '24 hours', c + late_off, 'reuse',
+       c + interval '400 days'
   FROM public.p WHERE late;
 INSERT INTO idem.events (at, tenant, endpoint, idem_key, generation, tier, outcome, latency_ms)
 SELECT c, 'acct', 'POST /v1/payments', 'pay-' || i, 1, 'payments', 'executed', 0 FROM public.p;
@@ -244,6 +245,43 @@ class TestTiersView : public QObject {
     QTest::keyClick(panel->ttlEdit(), Qt::Key_Return);
     QCOMPARE(asked.count(), 0);
     QVERIFY(panel->ttlEdit()->toolTip().contains(u"not a duration"_s));
+  }
+
+  void bodyRetentionWhatIf() {
+    auto* panel = m_view->whatIf();
+    panel->setTier(u"payments"_s);
+    const auto* pay = panel->tier();
+    QVERIFY(pay && pay->storage.archiveBodyBytes > 0);
+    auto* box = panel->bodyRetentionBox();
+    QVERIFY(box->isEnabled());
+    QCOMPARE(box->currentData().toLongLong(), 0LL);  // "as now": the tier's 30 days
+    QVERIFY(box->findData(qint64(Millis(24h * 30).count())) < 0);  // only shorter ages are offered
+    const double before = panel->proposal("payments").storageBytes;
+
+    // The archive was filled over the last 12 days: a week keeps the bodies archived within it.
+    const int week = box->findData(qint64(Millis(24h * 7).count()));
+    QVERIFY(week > 0);
+    box->setCurrentIndex(week);
+    const auto p = panel->proposal("payments");
+    QCOMPARE(p.bodyRetention, std::optional<Millis>(Millis(24h * 7)));
+    auto conn = m_db->connect();
+    const double keptShare =
+        conn.exec("SELECT (sum(pg_column_size(resp_body)) FILTER (WHERE archived_at >= now() - interval '7 days'))"
+                  "::float8 / sum(pg_column_size(resp_body))::float8 AS s FROM idem.key_archive")
+            .real(0, "s");
+    QVERIFY(keptShare > 0.1 && keptShare < 0.9);
+    const double dropped = pay->storage.archiveBodyBytes * (1 - keptShare);
+    QVERIFY2(std::fabs((before - p.storageBytes) - dropped) < 0.02 * dropped + 1,
+             qPrintable(u"storage fell by %1, the bodies older than a week are %2"_s.arg(before - p.storageBytes)
+                            .arg(dropped)));
+    QVERIFY(panel->summary().contains(u"with bodies kept "_s + box->itemText(week)));
+
+    // Another TTL keeps the body choice; "as now" gives the storage back.
+    QTest::keyClick(panel->slider(), Qt::Key_Right);
+    QCOMPARE(panel->proposal("payments").bodyRetention, std::optional<Millis>(Millis(24h * 7)));
+    box->setCurrentIndex(0);
+    QVERIFY(!panel->proposal("payments").bodyRetention);
+    QVERIFY(!panel->summary().contains(u"with bodies kept"_s));
   }
 
   void exportsAreValid() {

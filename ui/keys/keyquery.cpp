@@ -24,15 +24,19 @@ constexpr const char* kFilters = R"sql(
   AND ($8::text IS NULL OR k.idem_key = $8)
   AND ($9::text IS NULL OR k.idem_key LIKE $9)
   AND ($10::text IS NULL OR k.resource_ref = $10)
-  AND (NOT $11::bool
-       OR (SELECT count(*) FROM idem.events e
-            WHERE e.tenant = k.tenant AND e.endpoint = k.endpoint AND e.idem_key = k.idem_key
-              AND e.outcome IN ('executed', 'executed_after_expiry', 'lease_takeover')) > 1
+  AND %1
+)sql";
+
+// "Executed more than once": spelled out only when asked for, so that the other views never
+// name (and so never wait for a lock on) tables they do not read.
+constexpr const char* kRanMoreThanOnce = R"sql($11::bool
+  AND ((SELECT count(*) FROM idem.events e
+         WHERE e.tenant = k.tenant AND e.endpoint = k.endpoint AND e.idem_key = k.idem_key
+           AND e.outcome IN ('executed', 'executed_after_expiry', 'lease_takeover')) > 1
        OR (SELECT count(*) FROM idem.keys l
             WHERE l.tenant = k.tenant AND l.endpoint = k.endpoint AND l.idem_key = k.idem_key AND l.state = 'done')
         + (SELECT count(*) FROM idem.key_archive a
-            WHERE a.tenant = k.tenant AND a.endpoint = k.endpoint AND a.idem_key = k.idem_key AND a.state = 'done') > 1)
-)sql";
+            WHERE a.tenant = k.tenant AND a.endpoint = k.endpoint AND a.idem_key = k.idem_key AND a.state = 'done') > 1))sql";
 
 constexpr const char* kLiveSql = R"sql(
 SELECT k.tenant, k.endpoint, k.idem_key, k.generation, k.tier, k.state, k.resp_status, k.resource_ref,
@@ -168,7 +172,10 @@ std::vector<KeyRow> fetchKeyPage(pg::Connection& conn, const KeyFilter& f, const
   order += u", k.tenant"_s + dir + u", k.endpoint"_s + dir + u", k.idem_key"_s + dir;
   if (archive) order += u", k.generation"_s + dir;
   const QString sql = QString::fromLatin1(archive ? kArchiveSql : kLiveSql)
-                          .arg(expr, QLatin1String(kFilters), keyset, order);
+                          .arg(expr,
+                               QString::fromLatin1(kFilters).arg(f.executedMoreThanOnce ? QLatin1String(kRanMoreThanOnce)
+                                                                                         : "NOT $11::bool"_L1),
+                               keyset, order);
   std::vector<pg::Param> params{
       limit,
       optText(f.endpoint),

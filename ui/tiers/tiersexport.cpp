@@ -95,7 +95,11 @@ QString decisionHtml(const DecisionSheet& sheet) {
             cellPair(q(tiers::humanPerMillion(t.current.perMillion)), q(tiers::humanPerMillion(p.perMillion)),
                      changed) %
             u" "_s % (execute ? tr("duplicates") : tr("rejections")) % u"</td><td>"_s %
-            cellPair(q(tiers::humanBytes(t.current.storageBytes)), q(tiers::humanBytes(p.storageBytes)), changed) %
+            cellPair(q(tiers::humanBytes(t.current.storageBytes)), q(tiers::humanBytes(p.storageBytes)),
+                     changed || p.bodyRetention.has_value()) %
+            (p.bodyRetention ? u"<br><small>"_s % tr("response bodies kept %1").arg(dur(*p.bodyRetention)) %
+                                   u"</small>"_s
+                             : QString()) %
             u"</td><td>"_s % observed % u"</td><td>"_s % (windows.isEmpty() ? u"—"_s : windows.join(u", "_s)) %
             u"</td></tr>"_s;
   }

@@ -43,7 +43,7 @@ QLabel* figure(QWidget* parent) {
 
 WhatIfPanel::WhatIfPanel(QWidget* parent)
     : QWidget(parent), m_tierBox(new QComboBox(this)), m_slider(new QSlider(Qt::Horizontal, this)),
-      m_typed(new QLineEdit(this)), m_context(new QLabel(this)), m_miss(figure(this)), m_perMillion(figure(this)),
+      m_typed(new QLineEdit(this)), m_bodyBox(new QComboBox(this)), m_context(new QLabel(this)), m_miss(figure(this)), m_perMillion(figure(this)),
       m_storage(figure(this)), m_recommendation(new QLabel(this)),
       m_useRecommended(new QPushButton(tr("Use recommended"), this)),
       m_useCurrent(new QPushButton(tr("Back to current"), this)),
@@ -53,12 +53,16 @@ WhatIfPanel::WhatIfPanel(QWidget* parent)
   m_tierBox->setObjectName(u"whatIfTier"_s);
   m_slider->setObjectName(u"whatIfSlider"_s);
   m_typed->setObjectName(u"whatIfTtl"_s);
+  m_bodyBox->setObjectName(u"whatIfBodyRetention"_s);
+  m_bodyBox->setToolTip(tr("How long archived generations keep their stored response body (body_retention); "
+                           "the rows stay for the audit either way"));
   m_slider->setTickPosition(QSlider::TicksBelow);
   m_slider->setPageStep(3);
   m_slider->setToolTip(tr("Candidate TTL: round durations from 1 s to 2 years, on a log scale"));
   m_typed->setPlaceholderText(tr("e.g. 36h"));
   m_typed->setToolTip(tr("Type any TTL: 250ms, 90s, 45m, 36h, 10d; Enter to apply"));
   m_typed->setMaximumWidth(90);
+  m_storage->setWordWrap(true);  // the live/archive breakdown is longer than the column
   m_recommendation->setWordWrap(true);
   m_recommendation->setTextFormat(Qt::RichText);
   m_context->setWordWrap(true);
@@ -74,6 +78,8 @@ WhatIfPanel::WhatIfPanel(QWidget* parent)
   grid->addWidget(new QLabel(tr("kept keys for"), controls), row, 0);
   grid->addWidget(m_slider, row, 1);
   grid->addWidget(m_typed, row++, 2);
+  grid->addWidget(new QLabel(tr("kept bodies for"), controls), row, 0);
+  grid->addWidget(m_bodyBox, row++, 1, 1, 2);
   grid->addWidget(m_context, row++, 0, 1, 3);
   grid->addWidget(new QLabel(tr("Retries after expiry"), controls), row, 0);
   grid->addWidget(m_miss, row++, 1, 1, 2);
@@ -99,6 +105,7 @@ WhatIfPanel::WhatIfPanel(QWidget* parent)
   connect(m_tierBox, &QComboBox::currentIndexChanged, this, &WhatIfPanel::tierChosen);
   connect(m_slider, &QSlider::valueChanged, this, &WhatIfPanel::sliderMoved);
   connect(m_typed, &QLineEdit::returnPressed, this, &WhatIfPanel::typed);
+  connect(m_bodyBox, &QComboBox::currentIndexChanged, this, &WhatIfPanel::bodyRetentionChosen);
   connect(m_useRecommended, &QPushButton::clicked, this, [this] {
     if (const auto* t = tier()) setTtl(t->recommendation.ttl);
   });
@@ -148,7 +155,49 @@ void WhatIfPanel::tierChosen(int) {
     const QSignalBlocker block(m_slider);
     m_slider->setRange(0, static_cast<int>(t->curve.size()) - 1);
   }
+  {
+    // "As now", then each shorter age the archive was measured for.
+    const QSignalBlocker block(m_bodyBox);
+    m_bodyBox->clear();
+    const Millis keptNow = t->tier.bodyRetention.value_or(t->tier.archiveRetention);
+    m_bodyBox->addItem(tr("as now (%1%2)")
+                           .arg(formatDuration(keptNow.count()),
+                                t->tier.bodyRetention ? QString() : tr(", as long as the rows")),
+                       qint64(0));
+    for (Millis keep : tiers::bodyRetentionLadder())
+      if (tiers::archiveBytesKeepingBodies(*t, keep)) m_bodyBox->addItem(formatDuration(keep.count()), qint64(keep.count()));
+    const auto chosen = proposal(t->tier.name).bodyRetention;
+    const int index = chosen ? m_bodyBox->findData(qint64(chosen->count())) : 0;
+    m_bodyBox->setCurrentIndex(std::max(index, 0));
+    m_bodyBox->setEnabled(m_bodyBox->count() > 1);
+  }
   show(proposal(t->tier.name));
+}
+
+void WhatIfPanel::bodyRetentionChosen(int) {
+  const auto* t = tier();
+  if (!t) return;
+  auto& p = m_proposals[t->tier.name];
+  p = withBodies(p);
+  show(p);
+  emit proposalChanged();
+}
+
+double WhatIfPanel::bodyDelta() const {
+  const auto* t = tier();
+  const qint64 keep = m_bodyBox->currentData().toLongLong();
+  if (!t || keep <= 0) return 0;
+  const auto archive = tiers::archiveBytesKeepingBodies(*t, Millis(keep));
+  return archive ? *archive - t->storage.archiveBytes : 0;
+}
+
+tiers::WhatIf WhatIfPanel::withBodies(tiers::WhatIf w) const {
+  const auto* t = tier();
+  if (!t) return w;
+  const qint64 keep = m_bodyBox->currentData().toLongLong();
+  w.bodyRetention = keep > 0 ? std::optional<Millis>(Millis(keep)) : std::nullopt;
+  w.storageBytes = w.liveBytes + t->storage.archiveBytes + bodyDelta();
+  return w;
 }
 
 void WhatIfPanel::fillCurves(Millis candidate) {
@@ -167,11 +216,12 @@ void WhatIfPanel::fillCurves(Millis candidate) {
   hi *= 10;
   QList<QPointF> miss, storage;
   double maxBytes = 0;
+  const double delta = bodyDelta();  // the curve's points are the report's, bodies as now
   for (const auto& w : t->curve) {
     const double x = static_cast<double>(w.ttl.count());
     miss << QPointF(x, w.missRate * 100.0);
-    storage << QPointF(x, w.storageBytes);
-    if (x >= lo && x <= hi) maxBytes = std::max(maxBytes, w.storageBytes);
+    storage << QPointF(x, w.storageBytes + delta);
+    if (x >= lo && x <= hi) maxBytes = std::max(maxBytes, w.storageBytes + delta);
   }
   m_missChart->setCurve(miss, 1, tr("% of retries"), lo, hi, 100);
   const bool mega = maxBytes >= 1024.0 * 1024.0;
@@ -182,8 +232,8 @@ void WhatIfPanel::setTtl(Millis ttl) {
   const auto* t = tier();
   if (!t || ttl <= Millis(0)) return;
   if (const auto* point = t->pointAt(ttl)) {
-    m_proposals[t->tier.name] = *point;
-    show(*point);
+    m_proposals[t->tier.name] = withBodies(*point);
+    show(m_proposals[t->tier.name]);
     emit proposalChanged();
     return;
   }
@@ -193,8 +243,9 @@ void WhatIfPanel::setTtl(Millis ttl) {
 }
 
 void WhatIfPanel::setWhatIf(const QString& name, const tiers::WhatIf& w) {
-  m_proposals[name.toStdString()] = w;
-  if (name == currentTier()) show(w);
+  auto& p = m_proposals[name.toStdString()];
+  p = name == currentTier() ? withBodies(w) : w;
+  if (name == currentTier()) show(p);
   emit proposalChanged();
 }
 
@@ -250,13 +301,23 @@ void WhatIfPanel::show(const tiers::WhatIf& w) {
                             .arg(strong(perMillion(w.perMillion), w.afterExpiry > 0),
                                  execute ? tr("duplicate executions") : tr("rejections (422)"),
                                  perMillion(now.perMillion)));
-  m_storage->setText(tr("%1 <small>· now %2 (%3) · live %4 + archive %5 (%6 of it stored bodies%7)</small>")
-                         .arg(strong(bytes(w.storageBytes), false), bytes(now.storageBytes),
-                              change(w.storageBytes, now.storageBytes), bytes(w.liveBytes),
-                              bytes(t->storage.archiveBytes), bytes(t->storage.archiveBodyBytes),
-                              t->tier.bodyRetention
-                                  ? tr(", dropped after %1").arg(formatDuration(t->tier.bodyRetention->count()))
-                                  : tr(", kept as long as the rows")));
+  if (w.bodyRetention) {
+    const double archive = t->storage.archiveBytes + bodyDelta();
+    m_storage->setText(tr("%1 <small>· now %2 (%3) · live %4 + archive %5 with bodies kept %6 (now %7, %8 of it "
+                          "stored bodies)</small>")
+                           .arg(strong(bytes(w.storageBytes), false), bytes(now.storageBytes),
+                                change(w.storageBytes, now.storageBytes), bytes(w.liveBytes), bytes(archive),
+                                formatDuration(w.bodyRetention->count()), bytes(t->storage.archiveBytes),
+                                bytes(t->storage.archiveBodyBytes)));
+  } else {
+    m_storage->setText(tr("%1 <small>· now %2 (%3) · live %4 + archive %5 (%6 of it stored bodies%7)</small>")
+                           .arg(strong(bytes(w.storageBytes), false), bytes(now.storageBytes),
+                                change(w.storageBytes, now.storageBytes), bytes(w.liveBytes),
+                                bytes(t->storage.archiveBytes), bytes(t->storage.archiveBodyBytes),
+                                t->tier.bodyRetention
+                                    ? tr(", dropped after %1").arg(formatDuration(t->tier.bodyRetention->count()))
+                                    : tr(", kept as long as the rows")));
+  }
   const auto& rec = t->recommendation;
   m_recommendation->setText(tr("<b>Recommended: %1</b> — %2. It would cost %3 of storage (%4 against now), "
                                "with %5 of retries after expiry.")

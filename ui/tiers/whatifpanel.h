@@ -4,6 +4,8 @@
 // (or rejections) per million operations, storage — against the TTL in force, with the curves
 // and the recommendation. Slider positions are points the report already computed, so moving
 // it needs no query; a typed TTL between them is asked of the database (whatIfRequested).
+// A shorter body retention can be proposed too: the archive keeps its rows, and the storage
+// figures lose the stored bodies archived longer ago (measured per age, no query either).
 #include <QWidget>
 #include <map>
 #include <string>
@@ -41,6 +43,7 @@ class WhatIfPanel final : public QWidget {
   [[nodiscard]] tiers::WhatIf proposal(const std::string& tier) const;
   [[nodiscard]] QSlider* slider() const { return m_slider; }
   [[nodiscard]] QLineEdit* ttlEdit() const { return m_typed; }
+  [[nodiscard]] QComboBox* bodyRetentionBox() const { return m_bodyBox; }
   [[nodiscard]] QComboBox* tierBox() const { return m_tierBox; }
   [[nodiscard]] CurveChart* missChart() const { return m_missChart; }
   [[nodiscard]] CurveChart* storageChart() const { return m_storageChart; }
@@ -55,6 +58,11 @@ class WhatIfPanel final : public QWidget {
   void tierChosen(int index);
   void sliderMoved(int position);
   void typed();
+  void bodyRetentionChosen(int index);
+  /// w with the body retention chosen for the tier shown (storage adjusted), or as it is.
+  [[nodiscard]] tiers::WhatIf withBodies(tiers::WhatIf w) const;
+  /// What the chosen body retention takes off the archive (0 or negative).
+  [[nodiscard]] double bodyDelta() const;
   void show(const tiers::WhatIf& w);
   void fillCurves(tiers::Millis candidate);
 
@@ -63,6 +71,7 @@ class WhatIfPanel final : public QWidget {
   QComboBox* m_tierBox;
   QSlider* m_slider;
   QLineEdit* m_typed;
+  QComboBox* m_bodyBox;
   QLabel* m_context;
   QLabel* m_miss;
   QLabel* m_perMillion;
