@@ -6,6 +6,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QSlider>
 #include <algorithm>
 
@@ -96,9 +97,17 @@ WhatIfPanel::WhatIfPanel(QWidget* parent)
   grid->setRowStretch(row, 1);
   grid->setColumnStretch(1, 1);
 
+  // When the splitter leaves the panel little height, the figures scroll instead of clipping.
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(controls);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setMinimumWidth(controls->minimumWidth() + 16);
+  scroll->setMaximumWidth(controls->maximumWidth() + 16);
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(controls);
+  layout->addWidget(scroll);
   layout->addWidget(m_missChart, 1);
   layout->addWidget(m_storageChart, 1);
 
