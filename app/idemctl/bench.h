@@ -15,6 +15,9 @@ struct Settings {
 double libraryNewKeys(const Settings& s, int clients);
 /// traced=false discards the trace: a diagnostic showing what the trace costs, not the product.
 double libraryReplays(const Settings& s, int clients, bool traced = true);
+/// Replays of keys this process never decided (another instance did): the claim's order
+/// guesses "new" and pays the fresh-claim INSERT before the read, every time.
+double libraryReplaysUnseen(const Settings& s, int clients);
 /// Every client replays the same key: a retry storm, where one key's trace grows fast.
 double libraryReplaysOneKey(const Settings& s, int clients);
 

@@ -32,11 +32,14 @@ int recordedVersion(const std::string& conninfo, const idem::policy::Policy& pol
 struct Stack {
   idem::policy::Policy policy = idem::policy::parsePolicy(kPolicy, "bench");
   idem::store::Pool pool;
-  idem::store::KeyStore store{pool};
+  idem::store::KeyStore store;
   idem::trace::TraceWriter trace;
   idem::enforce::Enforcer enforcer;
-  Stack(const std::string& conninfo, int clients, bool traced = true)
+  /// recent: the process's table of keys it decided (as in production) unless told otherwise.
+  Stack(const std::string& conninfo, int clients, bool traced = true,
+        idem::store::RecentKeys& recent = idem::store::RecentKeys::shared())
       : pool(conninfo, clients + 1),
+        store(pool, recent),
         trace(pool, idem::trace::TraceWriter::Options{std::chrono::milliseconds(100), 1000, 100000, traced}),
         enforcer(policy, recordedVersion(conninfo, policy), store, trace) {}
 };
@@ -107,8 +110,9 @@ double libraryNewKeys(const Settings& s, int clients) {
 
 namespace {
 template <typename PickKey>
-double replays(const Settings& s, int clients, bool traced, PickKey pickKey) {
-  Stack stack(s.conninfo, clients, traced);
+double replays(const Settings& s, int clients, bool traced, PickKey pickKey,
+               idem::store::RecentKeys& recent = idem::store::RecentKeys::shared()) {
+  Stack stack(s.conninfo, clients, traced, recent);
   double rate = measure(clients, s.seconds, [&](int, std::mt19937_64& rng, long long) {
     auto d = stack.enforcer.begin(request(pickKey(rng)));
     return d.kind == idem::enforce::Decision::Kind::Respond && d.response.status == 201;
@@ -121,6 +125,13 @@ double replays(const Settings& s, int clients, bool traced, PickKey pickKey) {
 double libraryReplays(const Settings& s, int clients, bool traced) {
   std::uniform_int_distribution<long long> pick(0, s.preloaded - 1);
   return replays(s, clients, traced, [&](std::mt19937_64& rng) { return replayKey(pick(rng)); });
+}
+
+double libraryReplaysUnseen(const Settings& s, int clients) {
+  std::uniform_int_distribution<long long> pick(0, s.preloaded - 1);
+  idem::store::RecentKeys none(0);  // every key looks new: the claim is tried before the read
+  return replays(
+      s, clients, true, [&](std::mt19937_64& rng) { return replayKey(pick(rng)); }, none);
 }
 
 double libraryReplaysOneKey(const Settings& s, int clients) {

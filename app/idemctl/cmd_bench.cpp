@@ -25,6 +25,7 @@ struct Row {
   Pair minimalPrepared, seedPrepared;        // the same SQL with pgbench -M prepared (stricter)
   Pair idemSql;                              // the library's own statements run by pgbench, prepared
   double libReplayUntraced;
+  double libReplayUnseen;  // keys another process decided: the claim is tried before the read
   double libReplayOneKey, minimalReplayOneKey;  // a retry storm: every client on one key
 };
 
@@ -41,13 +42,16 @@ nlohmann::json toJson(const Row& r) {
   nlohmann::json ratios = ratiosAgainst(r, r.minimal, r.seed);
   ratios["replay_trace_off_vs_minimal"] = r.libReplayUntraced / r.minimal.replayPerS;
   ratios["one_key_replay_vs_minimal"] = r.libReplayOneKey / r.minimalReplayOneKey;
+  ratios["replay_unseen_vs_minimal"] = r.libReplayUnseen / r.minimal.replayPerS;
   nlohmann::json prepared = ratiosAgainst(r, r.minimalPrepared, r.seedPrepared);
   prepared["replay_trace_off_vs_minimal"] = r.libReplayUntraced / r.minimalPrepared.replayPerS;
+  prepared["replay_unseen_vs_minimal"] = r.libReplayUnseen / r.minimalPrepared.replayPerS;
   prepared["idem_sql_new_vs_minimal"] = r.idemSql.newPerS / r.minimalPrepared.newPerS;
   prepared["idem_sql_replay_vs_minimal"] = r.idemSql.replayPerS / r.minimalPrepared.replayPerS;
   return {{"clients", r.clients},
           {"library", perSecond(r.library)},
           {"library_trace_off", {{"replay_per_s", r.libReplayUntraced}}},
+          {"library_unseen_keys", {{"replay_per_s", r.libReplayUnseen}}},
           {"pgbench_minimal", perSecond(r.minimal)},
           {"pgbench_seed", perSecond(r.seed)},
           {"pgbench_minimal_prepared", perSecond(r.minimalPrepared)},
@@ -68,7 +72,7 @@ void printRatio(const char* label, double newRatio, double replayRatio) {
 }
 
 constexpr const char* kUsageText =
-    "[--db CONNINFO] [--seconds N] [--format text|json] [--profile new|replay|replay-untraced|replay-one-key "
+    "[--db CONNINFO] [--seconds N] [--format text|json] [--profile new|replay|replay-untraced|replay-unseen|replay-one-key "
     "[--clients N]]";
 
 int usage(const std::string& message) { return idemctl::usageError("bench", kUsageText, message); }
@@ -82,8 +86,8 @@ int runBench(const idemctl::Args& args) {
   const bool json = format == "json";
   const std::string profile = args.get("profile");
   if (args.has("profile") && profile != "new" && profile != "replay" && profile != "replay-untraced" &&
-      profile != "replay-one-key")
-    return usage("--profile must be new, replay, replay-untraced or replay-one-key");
+      profile != "replay-unseen" && profile != "replay-one-key")
+    return usage("--profile must be new, replay, replay-untraced, replay-unseen or replay-one-key");
   int profileClients = 8;
   if (!idemctl::parseInt(args.get("clients", "8"), 1, 256, profileClients))
     return usage("--clients must be a whole number from 1 to 256");
@@ -125,8 +129,9 @@ int runBench(const idemctl::Args& args) {
     // One measurement alone, long enough to attach a profiler to.
     const int clients = profileClients;
     const std::string& what = profile;
-    double rate = what == "new"           ? idemctl::bench::libraryNewKeys(s, clients)
+    double rate = what == "new"              ? idemctl::bench::libraryNewKeys(s, clients)
                   : what == "replay-one-key" ? idemctl::bench::libraryReplaysOneKey(s, clients)
+                  : what == "replay-unseen"  ? idemctl::bench::libraryReplaysUnseen(s, clients)
                                              : idemctl::bench::libraryReplays(s, clients, what != "replay-untraced");
     std::printf("library %s, %d client(s): %.0f/s\n", what.c_str(), clients, rate);
     return idemctl::kOk;
@@ -154,6 +159,7 @@ int runBench(const idemctl::Args& args) {
     r.seed.replayPerS = b::pgbench(s, Script::SeedReplay, clients, P::Default);
     r.seedPrepared.replayPerS = b::pgbench(s, Script::SeedReplay, clients, P::Prepared);
     r.libReplayUntraced = b::libraryReplays(s, clients, /*traced=*/false);
+    r.libReplayUnseen = b::libraryReplaysUnseen(s, clients);
     r.libReplayOneKey = b::libraryReplaysOneKey(s, clients);
     r.minimalReplayOneKey = b::pgbench(s, Script::MinimalReplayOneKey, clients, P::Default);
     rows.push_back(r);
@@ -185,6 +191,8 @@ int runBench(const idemctl::Args& args) {
     std::printf("%-8s diagnostics:\n", "");
     std::printf("%-8s %-30s %12s %12.0f  (what the trace costs)\n", "", "library, trace off", "",
                 r.libReplayUntraced);
+    std::printf("%-8s %-30s %12s %12.0f  (keys another process decided: claim tried first, %.2fx)\n", "",
+                "library, keys new to process", "", r.libReplayUnseen, r.libReplayUnseen / r.minimal.replayPerS);
     printRow("pgbench Idem's SQL, prepared", r.idemSql);
     printRatio("Idem's SQL / minimal, prepared", r.idemSql.newPerS / r.minimalPrepared.newPerS,
                r.idemSql.replayPerS / r.minimalPrepared.replayPerS);

@@ -99,6 +99,17 @@ std::string Metrics::render(const Gauges& g) const {
       "# TYPE idem_trace_events_dropped_total counter\n"
       "idem_trace_events_dropped_total " +
       std::to_string(g.traceDropped) + "\n";
+  out +=
+      "# HELP idem_claims_total Idempotency claims decided by the store.\n"
+      "# TYPE idem_claims_total counter\n"
+      "idem_claims_total " +
+      std::to_string(g.claims) + "\n";
+  out +=
+      "# HELP idem_claim_statements_total Statements those claims took (one each when a retry finds "
+      "its key remembered by this process and a new key does not).\n"
+      "# TYPE idem_claim_statements_total counter\n"
+      "idem_claim_statements_total " +
+      std::to_string(g.claimStatements) + "\n";
   gauge("idem_http_requests_in_flight", "Requests being handled now.", "", g.inFlight);
   return out;
 }

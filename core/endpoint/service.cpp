@@ -72,6 +72,8 @@ Gauges Service::gauges() const {
   g.traceQueued = m_trace.queued();
   g.traceWritten = m_trace.written();
   g.traceDropped = m_trace.dropped();
+  g.claims = m_store.claims();
+  g.claimStatements = m_store.claimRoundTrips();
   g.inFlight = m_inFlight.load();
   return g;
 }

@@ -1,7 +1,9 @@
 #pragma once
-// The key records: claim, complete, release. A replay is one read; a fresh key that read plus
-// one INSERT; completion one statement (core/store/keysql.h). The rare cases call the functions
-// in resources/migrations/0002_claim.sql. The database's now() is the only clock.
+// The key records: claim, complete, release. A replay is one read and a fresh key one INSERT
+// (which of the two is tried first is this process's guess, RecentKeys); completion one
+// statement (core/store/keysql.h). The rare cases call the functions in
+// resources/migrations/0002_claim.sql. The database's now() is the only clock.
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -9,6 +11,7 @@
 
 #include "core/http/headers.h"
 #include "core/store/pool.h"
+#include "core/store/recentkeys.h"
 
 namespace idem::store {
 
@@ -79,7 +82,8 @@ struct CompleteResult {
 
 class KeyStore {
  public:
-  explicit KeyStore(Pool& pool) : m_pool(pool) {}
+  /// `recent`: where the guess of the claim's order comes from; the process's table by default.
+  explicit KeyStore(Pool& pool, RecentKeys& recent = RecentKeys::shared()) : m_pool(pool), m_recent(recent) {}
 
   /// Decides a request against the key's record. Throws pg::Unavailable.
   [[nodiscard]] ClaimResult claim(const ClaimRequest& request);
@@ -92,9 +96,15 @@ class KeyStore {
                const std::string& reason);
 
   [[nodiscard]] Pool& pool() { return m_pool; }
+  /// Claims decided, and the statements they took (1 when the guess of the order was right).
+  [[nodiscard]] long long claims() const { return m_claims.load(); }
+  [[nodiscard]] long long claimRoundTrips() const { return m_roundTrips.load(); }
 
  private:
   Pool& m_pool;
+  RecentKeys& m_recent;
+  std::atomic<long long> m_claims{0};
+  std::atomic<long long> m_roundTrips{0};
 };
 
 }  // namespace idem::store

@@ -270,6 +270,19 @@ class TestDecisions : public QObject {
     QVERIFY(m.body.find("idem_request_duration_seconds_bucket{outcome=\"executed\",le=\"+Inf\"}") != std::string::npos);
     QVERIFY(m.body.find("idem_store_pool_connections{state=\"idle\"}") != std::string::npos);
     QVERIFY(m.body.find("idem_trace_queue_events") != std::string::npos);
+    // A new key and its retry through this server: one statement each.
+    auto counter = [](const std::string& body, const std::string& name) {
+      const auto at = body.find("\n" + name + " ");
+      return at == std::string::npos ? -1LL : std::stoll(body.substr(at + name.size() + 2));
+    };
+    const long long claims = counter(m.body, "idem_claims_total");
+    const long long statements = counter(m.body, "idem_claim_statements_total");
+    QVERIFY(claims >= 2 && statements >= claims);
+    QCOMPARE(post("/v1/payments", "metrics-2", kPayment).status, 201);
+    QCOMPARE(post("/v1/payments", "metrics-2", kPayment).status, 201);
+    const auto after = m_s->client()->get("/metrics").body;
+    QCOMPARE(counter(after, "idem_claims_total") - claims, 2LL);
+    QCOMPARE(counter(after, "idem_claim_statements_total") - statements, 2LL);
     auto h = m_s->client()->get("/healthz");
     QCOMPARE(h.status, 200);
     QCOMPARE(parse(h)["store"].get<std::string>(), std::string("ok"));

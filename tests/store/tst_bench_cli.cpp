@@ -42,6 +42,10 @@ class TestBenchCli : public QObject {
         QVERIFY2(perSecond(run, contender, "replay_per_s") > 0, contender);
       }
       QVERIFY(perSecond(run, "library_trace_off", "replay_per_s") > 0);
+      QVERIFY(perSecond(run, "library_unseen_keys", "replay_per_s") > 0);
+      checkRatio(run.at("ratios"), "replay_unseen_vs_minimal",
+                 perSecond(run, "library_unseen_keys", "replay_per_s") /
+                     perSecond(run, "pgbench_minimal", "replay_per_s"));
       QVERIFY(perSecond(run, "one_key_storm", "library_replay_per_s") > 0);
 
       const double libNew = perSecond(run, "library", "new_per_s");
