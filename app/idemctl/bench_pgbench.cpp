@@ -46,14 +46,14 @@ std::string withArguments(std::string sql, const std::vector<std::string>& args)
   return sql;
 }
 
-/// A new key the way KeyStore does it: the replay read (a miss), the fresh claim, the completion.
-/// Without the execution's trace row, which the library writes in the trace writer's batches.
+/// A new key the way KeyStore sends it to a process that has not seen the key: the fresh claim,
+/// then the completion. Without the execution's trace row, which the library writes in the
+/// trace writer's batches.
 std::string idemNewScript() {
   namespace sql = idem::store::sql;
   const std::string key = "('srv-' || :k)";
   const std::string fp = "'\\x" + benchFingerprintHex() + "'::bytea";
   return "\\set k random(1000000000, 9000000000000000000)\n" +
-         withArguments(sql::kReplaySql, {"'bench'", "'POST /v1/payments'", key, fp}) + ";\n" +
          withArguments(sql::kFreshClaimSql, {"'bench'", "'POST /v1/payments'", key, fp, "'payments'", "NULL",
                                              "'24 hours'", "'30 seconds'", "'req_bench'"}) +
          " \\gset\n" +
