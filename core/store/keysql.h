@@ -4,8 +4,8 @@
 namespace idem::store::sql {
 
 // The common repeat, an unexpired done key with the same fingerprint, is answered by a plain
-// primary-key read: a replay costs what a SELECT costs. The same read tells a fresh key (no
-// row) from the rest; a fresh key is claimed by one INSERT, and only the rare cases (a live
+// primary-key read: a replay costs what a SELECT costs. A fresh key is claimed by one INSERT
+// (KeyStore::claim chooses which of the two to try first), and only the rare cases (a live
 // row that is not replayable, an archived key) run idem.claim, the full decision. Measured:
 // folding the read and the claim into one statement (UNION ALL … LIMIT 1) made replays ~35%
 // slower; the plain statements instead of plpgsql functions made new keys ~15% faster.
@@ -16,7 +16,7 @@ inline constexpr const char* kReplaySql =
     "FROM idem.keys k WHERE k.tenant = $1 AND k.endpoint = $2 AND k.idem_key = $3";
 
 // A key never seen (no live row, no archived generation): generation 1, leased to us. No row
-// back: someone inserted it meanwhile, or it has history; idem.claim decides then.
+// back: the key has a live row or history; the read or idem.claim decides then.
 inline constexpr const char* kFreshClaimSql =
     "INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, generation, tier, policy_version, fingerprint, "
     "state, lease_token, lease_until, request_id, expires_at) "
