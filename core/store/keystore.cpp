@@ -69,7 +69,8 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
   // recently is probably a retry, so its stored response is read first (a replay in one round
   // trip); any other key is probably new, so it is claimed first (a claim in one round trip).
   // A wrong guess costs the other statement; both orders reach the same decision.
-  const bool likelyRetry = m_recent.contains(q.scope.tenant, q.scope.endpoint, q.scope.key);
+  const std::uint64_t tag = RecentKeys::tag(q.scope.tenant, q.scope.endpoint, q.scope.key);
+  const bool likelyRetry = m_recent.contains(tag);
   auto result = m_pool.withRetry([&](pg::Connection& c) {
     const std::string ttl = policy::toInterval(q.ttl);
     const std::string lease = policy::toInterval(q.lease);
@@ -151,7 +152,7 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
     return out;
   });
   ++m_claims;
-  m_recent.remember(q.scope.tenant, q.scope.endpoint, q.scope.key);
+  m_recent.remember(tag);
   return result;
 }
 

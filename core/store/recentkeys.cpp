@@ -33,15 +33,12 @@ std::uint64_t RecentKeys::tag(std::string_view tenant, std::string_view endpoint
   return h | 1;  // 0 marks an empty slot; the slot is chosen by the other bits
 }
 
-bool RecentKeys::contains(std::string_view tenant, std::string_view endpoint, std::string_view key) const {
-  if (!m_slots) return false;
-  const std::uint64_t t = tag(tenant, endpoint, key);
-  return m_slots[(t >> 1) & m_mask].load(std::memory_order_relaxed) == t;
+bool RecentKeys::contains(std::uint64_t t) const {
+  return m_slots && m_slots[(t >> 1) & m_mask].load(std::memory_order_relaxed) == t;
 }
 
-void RecentKeys::remember(std::string_view tenant, std::string_view endpoint, std::string_view key) {
+void RecentKeys::remember(std::uint64_t t) {
   if (!m_slots) return;
-  const std::uint64_t t = tag(tenant, endpoint, key);
   auto& slot = m_slots[(t >> 1) & m_mask];
   if (slot.load(std::memory_order_relaxed) != t) slot.store(t, std::memory_order_relaxed);
 }

@@ -20,11 +20,18 @@ class RecentKeys {
   /// process finds the key its first request left here, whichever KeyStore decided it.
   static RecentKeys& shared();
 
-  [[nodiscard]] bool contains(std::string_view tenant, std::string_view endpoint, std::string_view key) const;
-  void remember(std::string_view tenant, std::string_view endpoint, std::string_view key);
+  /// A key's hash, computed once per claim for the lookup and the update.
+  [[nodiscard]] static std::uint64_t tag(std::string_view tenant, std::string_view endpoint, std::string_view key);
+  [[nodiscard]] bool contains(std::uint64_t tag) const;
+  void remember(std::uint64_t tag);
+  [[nodiscard]] bool contains(std::string_view tenant, std::string_view endpoint, std::string_view key) const {
+    return contains(tag(tenant, endpoint, key));
+  }
+  void remember(std::string_view tenant, std::string_view endpoint, std::string_view key) {
+    remember(tag(tenant, endpoint, key));
+  }
 
  private:
-  [[nodiscard]] static std::uint64_t tag(std::string_view tenant, std::string_view endpoint, std::string_view key);
 
   std::size_t m_mask;
   std::unique_ptr<std::atomic<std::uint64_t>[]> m_slots;
