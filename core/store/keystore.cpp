@@ -71,16 +71,16 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
   // A wrong guess costs the other statement; both orders reach the same decision.
   const std::uint64_t tag = RecentKeys::tag(q.scope.tenant, q.scope.endpoint, q.scope.key);
   const bool likelyRetry = m_recent.contains(tag);
+  // Formatted only when a statement needs them: a replay does not.
+  const auto policyVersion = [&] { return q.policyVersion > 0 ? pg::Param(q.policyVersion) : pg::Param::null(); };
   auto result = m_pool.withRetry([&](pg::Connection& c) {
-    const std::string ttl = policy::toInterval(q.ttl);
-    const std::string lease = policy::toInterval(q.lease);
-    const pg::Param policyVersion = q.policyVersion > 0 ? pg::Param(q.policyVersion) : pg::Param::null();
     // A key never seen (no live row, no archived generation): generation 1, leased to us.
     auto claimFresh = [&](ClaimResult& out) {
       ++m_roundTrips;
       auto fresh = c.execPrepared("idem_claim_fresh", kFreshClaimSql,
                                   {q.scope.tenant, q.scope.endpoint, q.scope.key, pg::Param::bytes(q.fingerprint),
-                                   q.tier, policyVersion, ttl, lease, q.requestId},
+                                   q.tier, policyVersion(), policy::toInterval(q.ttl), policy::toInterval(q.lease),
+                                   q.requestId},
                                   /*binaryResults=*/true);
       if (fresh.rows() != 1) return false;
       out.decision = Decision::Execute;
@@ -128,9 +128,9 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
                                         q.scope.key,
                                         pg::Param::bytes(q.fingerprint),
                                         q.tier,
-                                        policyVersion,
-                                        ttl,
-                                        lease,
+                                        policyVersion(),
+                                        policy::toInterval(q.ttl),
+                                        policy::toInterval(q.lease),
                                         q.rejectExpired ? "reject" : "execute",
                                         q.requestId,
                                         policy::toInterval(q.archiveRetention)};
