@@ -1,5 +1,8 @@
 // idemctl bench's contract, not its speed: a one-second run against a real database prints every
 // figure the issue names, and each printed ratio is the quotient of the printed figures.
+#include <cmath>
+#include <map>
+
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
@@ -11,6 +14,32 @@ namespace {
 
 double perSecond(const nlohmann::json& run, const char* contender, const char* what) {
   return run.at(contender).at(what).get<double>();
+}
+
+/// "40 307" -> 40307; "0.97×" -> 0.97; markup (* and **) is ignored. NaN when it is neither.
+double cellNumber(QString cell) {
+  cell.remove('*').remove(QChar(0x00D7)).remove(' ');
+  bool ok = false;
+  const double v = cell.toDouble(&ok);
+  return ok ? v : std::nan("");
+}
+
+/// The Markdown table's rows as cells, keyed by "<clients>|<label>" (the clients cell of a
+/// block's first row carries on to the rows below it).
+std::map<QString, QStringList> markdownRows(const std::string& text) {
+  std::map<QString, QStringList> rows;
+  QString clients;
+  for (const QString& line : QString::fromStdString(text).split('\n')) {
+    if (!line.startsWith("| ")) continue;
+    QStringList cells = line.split('|');
+    cells = cells.mid(1, cells.size() - 2);
+    for (auto& c : cells) c = c.trimmed();
+    if (!cells[0].isEmpty()) clients = cells[0];
+    QString label = cells[1];
+    label.remove('*');
+    rows[clients + "|" + label] = cells;
+  }
+  return rows;
 }
 
 void checkRatio(const nlohmann::json& ratios, const char* name, double expected) {
@@ -63,6 +92,48 @@ class TestBenchCli : public QObject {
     // The top-level ratios are the 8-client ones, the ones the target names.
     QCOMPARE(report.at("ratios").dump(), runs[1].at("ratios").dump());
     QCOMPARE(report.at("ratios_prepared").dump(), runs[1].at("ratios_prepared").dump());
+  }
+
+  // The README's table is pasted from this output: it must hold what the text holds, grouped
+  // for reading, with each ratio the quotient of the figures printed beside it.
+  void markdownIsTheReadmesTable() {
+    test::TestDatabase db("bench_cli_md");
+    std::string out;
+    const int rc =
+        test::runIdemctl({"bench", "--db", db.conninfo(), "--seconds", "1", "--format", "markdown"}, &out);
+    QVERIFY2(rc == 0, out.c_str());
+    QVERIFY2(out.find("| clients | | new keys/s | replays/s |\n|---|---|---:|---:|\n") != std::string::npos, out.c_str());
+    const auto rows = markdownRows(out);
+    const QRegularExpression groupedFigure("^\\d{1,3}( \\d{3})*$");
+    for (const QString clients : {"1", "8"}) {
+      const auto cells = [&](const char* label) {
+        const auto it = rows.find(clients + "|" + label);
+        return it == rows.end() ? QStringList() : it->second;
+      };
+      const QStringList library = cells("library (Idem)");
+      const QStringList minimal = cells("pgbench minimal SQL (default protocol)");
+      const QStringList seed = cells("pgbench seed design (default protocol)");
+      const QStringList headline = cells("library / minimal");
+      QVERIFY2(library.size() == 4 && minimal.size() == 4 && seed.size() == 4 && headline.size() == 4, out.c_str());
+      for (const QString& figure : {library[2], library[3], minimal[2], minimal[3]})
+        QVERIFY2(groupedFigure.match(figure).hasMatch(), qPrintable(figure));
+      QVERIFY2(headline[2].startsWith("**") && headline[2].endsWith("×**"), qPrintable(headline[2]));
+      // Figures are rounded to whole requests and ratios to 0.01: allow for both.
+      const auto near = [](double printed, double figureA, double figureB) {
+        return std::abs(printed - figureA / figureB) <= 0.006 + 1.0 / figureB;
+      };
+      QVERIFY(near(cellNumber(headline[2]), cellNumber(library[2]), cellNumber(minimal[2])));
+      QVERIFY(near(cellNumber(headline[3]), cellNumber(library[3]), cellNumber(minimal[3])));
+      const QStringList versusSeed = cells("library / seed");
+      QVERIFY2(versusSeed.size() == 4, out.c_str());
+      QVERIFY(near(cellNumber(versusSeed[3]), cellNumber(library[3]), cellNumber(seed[3])));
+      for (const char* label : {"pgbench minimal SQL, `-M prepared`", "pgbench seed design, `-M prepared`",
+                                "library / minimal, prepared", "library, trace off",
+                                "library, keys new to this process (claim tried first)",
+                                "pgbench, Idem's SQL (prepared)",
+                                "one hot key (retry storm): library vs pgbench minimal (default)"})
+        QVERIFY2(!cells(label).isEmpty(), label);
+    }
   }
 
   void badArgumentsExitTwoAndSayWhich() {
