@@ -18,7 +18,7 @@ namespace {
 
 constexpr const char* kUsageText =
     "[--db CONNINFO] [--policy FILE] [--listen HOST:PORT] [--allow-fault-injection] [--threads N] [--pool N] "
-    "[--access-log -|FILE|off] [--max-body BYTES] [--trace-fold N]";
+    "[--access-log -|FILE|off] [--max-body BYTES] [--trace-fold N] [--prepared-statements on|off]";
 
 int usage(const std::string& message) { return idemctl::usageError("serve", kUsageText, message); }
 
@@ -61,6 +61,9 @@ int runServe(const idemctl::Args& args) {
     return usage("--threads must be an integer from 2 to 4096");
   if (args.has("pool") && !idemctl::parseInt(args.get("pool"), 1, 1000, options.poolSize))
     return usage("--pool must be an integer from 1 to 1000");
+  const std::string prepared = args.get("prepared-statements", "on");
+  if (prepared != "on" && prepared != "off") return usage("--prepared-statements must be on or off");
+  options.preparedStatements = prepared == "on";
   if (args.has("trace-fold")) {
     int keep = 0;
     if (!idemctl::parseInt(args.get("trace-fold"), 0, 1000000, keep))
@@ -129,5 +132,6 @@ int runServe(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("serve", "run the embedded test endpoint (payments, refunds, orders) over the store", kUsageText,
-                {"db", "policy", "listen", "allow-fault-injection", "threads", "pool", "access-log", "max-body", "trace-fold"},
+                {"db", "policy", "listen", "allow-fault-injection", "threads", "pool", "access-log", "max-body", "trace-fold",
+                 "prepared-statements"},
                 runServe);

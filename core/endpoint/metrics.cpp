@@ -82,6 +82,10 @@ std::string Metrics::render(const Gauges& g) const {
   out += "idem_store_pool_connections{state=\"in_use\"} " + std::to_string(g.pool.inUse) + "\n";
   gauge("idem_store_pool_max_connections", "Configured size of the store pool.", "", g.pool.maxSize);
   gauge("idem_store_pool_waiting", "Requests waiting for a store connection.", "", g.pool.waiting);
+  gauge("idem_store_prepared_statements",
+        "1: named prepared statements; 0: unnamed ones (--prepared-statements off, or a pooler in transaction "
+        "mode was met).",
+        "", g.pool.preparedStatements ? 1 : 0);
   out +=
       "# HELP idem_store_connect_failures_total Failed attempts to connect to the store.\n"
       "# TYPE idem_store_connect_failures_total counter\n"

@@ -149,7 +149,7 @@ Server::Server(ServerOptions options) : m_options(std::move(options)), m_impl(st
   m_service = std::make_unique<Service>(
       m_options.conninfo, std::move(published), m_policyVersion,
       ServiceOptions{m_options.allowFaultInjection, m_options.poolSize, m_options.traceFlushInterval,
-                     m_options.traceFoldAfter});
+                     m_options.traceFoldAfter, m_options.preparedStatements});
 
   const int threads = std::max(2, m_options.threads);
   http.new_task_queue = [this, threads] { return new StoppableQueue(threads, [this] { checkStop(); }); };

@@ -27,6 +27,9 @@ struct ServerOptions {
   /// Identical decisions on one key kept as trace rows per batch before the rest fold into one
   /// counted row (a retry storm); 0: one row per decision, always.
   std::size_t traceFoldAfter = 3;
+  /// false: unnamed statements only, for a pooler in transaction mode that does not keep
+  /// prepared statements (PgBouncer before 1.21); the pool also finds that out by itself.
+  bool preparedStatements = true;
   /// Receives one JSON line per request (thread-safe calls); empty: no access log.
   std::function<void(const std::string&)> accessLog;
 };

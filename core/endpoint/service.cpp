@@ -62,7 +62,9 @@ Service::Service(std::string conninfo, policy::Policy policy, int policyVersion,
       m_store(m_pool),
       m_trace(m_pool, trace::TraceWriter::Options{options.traceFlushInterval, 1000, 100000, true,
                                                   options.traceFoldAfter}),
-      m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {}
+      m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {
+  if (!options.preparedStatements) m_pool.setPreparedStatements(false);
+}
 
 Service::~Service() = default;
 

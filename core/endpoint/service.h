@@ -40,6 +40,7 @@ struct ServiceOptions {
   int poolSize = 16;
   std::chrono::milliseconds traceFlushInterval{100};
   std::size_t traceFoldAfter = 3;  // see ServerOptions
+  bool preparedStatements = true;  // see ServerOptions
 };
 
 class Service {

@@ -47,44 +47,52 @@ int appliedSchemaVersion(pg::Connection& conn) {
       conn.exec("SELECT coalesce(max(version), 0) AS v FROM idem.schema_migrations").integer(0, "v"));
 }
 
+namespace {
+
+/// Runs fn in a transaction that holds the migration lock. A transaction-scoped lock, not a
+/// session lock: behind a pooler in transaction mode the session's next statement may reach
+/// another server connection, where a session lock could be neither seen nor released.
+template <typename Fn>
+void underMigrationLock(pg::Connection& conn, Fn&& fn) {
+  conn.exec("BEGIN");
+  try {
+    conn.exec("SELECT pg_advisory_xact_lock($1)", {kMigrationLock});
+    fn();
+    conn.exec("COMMIT");
+  } catch (...) {
+    try {
+      conn.exec("ROLLBACK");
+    } catch (...) {  // a lost connection rolls back by itself
+    }
+    throw;
+  }
+}
+
+}  // namespace
+
 MigrateReport migrate(pg::Connection& conn) {
   MigrateReport report;
-  conn.exec("SELECT pg_advisory_lock($1)", {kMigrationLock});
-  struct Unlock {
-    pg::Connection& c;
-    ~Unlock() {
-      try {
-        c.exec("SELECT pg_advisory_unlock($1)", {kMigrationLock});
-      } catch (...) {  // the session ends anyway; the lock goes with it
-      }
-    }
-  } unlock{conn};
-  conn.script(kBookkeeping);
-  report.from = appliedSchemaVersion(conn);
+  underMigrationLock(conn, [&] {
+    conn.script(kBookkeeping);
+    report.from = appliedSchemaVersion(conn);
+  });
   report.to = report.from;
   // Apply every known version not yet recorded, not only those above the highest: a
   // migration merged out of order must still reach databases that were migrated meanwhile.
-  std::vector<int> applied;
-  auto rows = conn.exec("SELECT version FROM idem.schema_migrations");
-  for (int i = 0; i < rows.rows(); ++i) applied.push_back(static_cast<int>(rows.integer(i, "version")));
+  // Each one is checked again under the lock, since another migrate may have applied it.
   for (const auto& m : knownMigrations()) {
-    if (std::find(applied.begin(), applied.end(), m.version) != applied.end()) continue;
-    conn.exec("BEGIN");
-    try {
+    bool applied = false;
+    underMigrationLock(conn, [&] {
+      if (conn.exec("SELECT 1 FROM idem.schema_migrations WHERE version = $1", {m.version}).rows() > 0) return;
       try {
         conn.script(m.sql);
       } catch (const pg::QueryError& e) {
         throw pg::QueryError("migration " + m.name + ": " + e.what(), e.sqlstate());
       }
       conn.exec("INSERT INTO idem.schema_migrations (version, name) VALUES ($1, $2)", {m.version, m.name});
-      conn.exec("COMMIT");
-    } catch (...) {
-      try {
-        conn.exec("ROLLBACK");
-      } catch (...) {
-      }
-      throw;
-    }
+      applied = true;
+    });
+    if (!applied) continue;
     report.applied.push_back(m.name);
     report.to = std::max(report.to, m.version);
   }

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 
 namespace idem::pg {
 namespace {
@@ -148,22 +149,69 @@ Result Connection::check(PGresult* raw) {
 }
 
 Result Connection::exec(std::string_view sql, const std::vector<Param>& params) {
+  return execUnnamed(sql, params, false);
+}
+
+Result Connection::execUnnamed(std::string_view sql, const std::vector<Param>& params, bool binaryResults) {
   ParamArrays a(params);
   std::string text(sql);
-  return check(PQexecParams(m_conn.get(), text.c_str(), static_cast<int>(params.size()), nullptr,
-                            a.values.data(), a.lengths.data(), a.formats.data(), 0));
+  return check(PQexecParams(m_conn.get(), text.c_str(), static_cast<int>(params.size()), nullptr, a.values.data(),
+                            a.lengths.data(), a.formats.data(), binaryResults ? 1 : 0));
+}
+
+namespace {
+
+// 26000: the statement is not prepared on this server connection; 42P05: one of that name is.
+bool poolerMovedSession(const PGresult* r) {
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  return state && (std::string_view(state) == "26000" || std::string_view(state) == "42P05");
+}
+
+std::string serverStatementName(const std::string& name, std::string_view sql) {
+  std::uint64_t h = 14695981039346656037ULL;  // FNV-1a 64
+  for (char c : sql) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return name + "_" + hex;
+}
+
+}  // namespace
+
+void Connection::setPreparedStatements(bool on) {
+  m_usePrepared = on;
+  if (!on) m_prepared.clear();
+}
+
+Result Connection::afterPoolerMovedSession(PGresult* failed, std::string_view sql, const std::vector<Param>& params,
+                                           bool binaryResults) {
+  setPreparedStatements(false);
+  // In a transaction block the error has already aborted the caller's transaction: report it.
+  if (PQtransactionStatus(m_conn.get()) != PQTRANS_IDLE) return check(failed);
+  PQclear(failed);
+  return execUnnamed(sql, params, binaryResults);
 }
 
 Result Connection::execPrepared(const std::string& name, std::string_view sql, const std::vector<Param>& params,
                                 bool binaryResults) {
-  if (std::find(m_prepared.begin(), m_prepared.end(), name) == m_prepared.end()) {
+  if (!m_usePrepared) return execUnnamed(sql, params, binaryResults);
+  auto known = std::find_if(m_prepared.begin(), m_prepared.end(), [&](const Prepared& p) { return p.name == name; });
+  if (known == m_prepared.end()) {
+    Prepared p{name, serverStatementName(name, sql)};
     std::string text(sql);
-    check(PQprepare(m_conn.get(), name.c_str(), text.c_str(), 0, nullptr));
-    m_prepared.push_back(name);
+    PGresult* r = PQprepare(m_conn.get(), p.serverName.c_str(), text.c_str(), 0, nullptr);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK && poolerMovedSession(r))
+      return afterPoolerMovedSession(r, sql, params, binaryResults);
+    check(r);
+    m_prepared.push_back(std::move(p));
+    known = std::prev(m_prepared.end());
   }
   ParamArrays a(params);
-  return check(PQexecPrepared(m_conn.get(), name.c_str(), static_cast<int>(params.size()), a.values.data(),
-                              a.lengths.data(), a.formats.data(), binaryResults ? 1 : 0));
+  PGresult* r = PQexecPrepared(m_conn.get(), known->serverName.c_str(), static_cast<int>(params.size()),
+                               a.values.data(), a.lengths.data(), a.formats.data(), binaryResults ? 1 : 0);
+  const auto status = PQresultStatus(r);
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK && poolerMovedSession(r))
+    return afterPoolerMovedSession(r, sql, params, binaryResults);
+  return check(r);
 }
 
 std::vector<Result> Connection::pipeline(const std::vector<std::pair<std::string, std::vector<Param>>>& statements) {

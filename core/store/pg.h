@@ -106,8 +106,18 @@ class Connection {
   /// Runs a prepared statement, preparing it on first use on this connection. With
   /// binaryResults the values come in PostgreSQL's binary format (read them with the
   /// Result's binary accessors): no hex-encoding of bytea, no numeric conversions.
+  /// The server-side name carries a hash of the text, so a name can never run other SQL (two
+  /// Idem versions behind one pooler during a rolling deploy). A pooler in transaction mode
+  /// (PgBouncer before 1.21, or without max_prepared_statements) hands each transaction to
+  /// another server connection, where the statement is unknown or already prepared: outside a
+  /// transaction block the statement then runs unnamed instead (nothing ran yet, so that is
+  /// safe) and the connection sends unnamed statements from then on.
   Result execPrepared(const std::string& name, std::string_view sql, const std::vector<Param>& params = {},
                       bool binaryResults = false);
+  /// false: execPrepared sends unnamed statements (parsed and planned every time), which any
+  /// pooler accepts. Starts true; turns false by itself when a pooler is detected (above).
+  void setPreparedStatements(bool on);
+  [[nodiscard]] bool preparedStatements() const { return m_usePrepared; }
   /// Runs several statements as one pipeline (one network round trip); all or nothing when the
   /// caller wraps them in BEGIN/COMMIT. Returns one Result per statement.
   std::vector<Result> pipeline(const std::vector<std::pair<std::string, std::vector<Param>>>& statements);
@@ -123,8 +133,18 @@ class Connection {
 
  private:
   Result check(PGresult* r);
+  Result execUnnamed(std::string_view sql, const std::vector<Param>& params, bool binaryResults);
+  /// A statement prepared on this connection failed because a pooler moved the session.
+  Result afterPoolerMovedSession(PGresult* failed, std::string_view sql, const std::vector<Param>& params,
+                                 bool binaryResults);
+
+  struct Prepared {
+    std::string name;        // the caller's
+    std::string serverName;  // name + hash of the text
+  };
   std::unique_ptr<PGconn, decltype(&PQfinish)> m_conn;
-  std::vector<std::string> m_prepared;
+  std::vector<Prepared> m_prepared;
+  bool m_usePrepared = true;
 };
 
 /// Quotes a value as a SQL identifier (for CREATE DATABASE in tests and the demo only).

@@ -34,14 +34,17 @@ Pool::Lease Pool::acquire() {
       if (mine == m_idle.end()) mine = std::prev(m_idle.end());
       auto conn = std::move(*mine);
       m_idle.erase(mine);
+      if (!m_preparedStatements) conn->setPreparedStatements(false);
       t_lastConnection = conn.get();
       return Lease(this, std::move(conn), true);
     }
     if (m_open < m_maxSize) {
       ++m_open;
+      const bool prepared = m_preparedStatements;
       lock.unlock();  // connecting takes a round trip or a timeout: never under the lock
       try {
         auto conn = std::make_unique<pg::Connection>(m_conninfo);
+        conn->setPreparedStatements(prepared);
         t_lastConnection = conn.get();
         return Lease(this, std::move(conn), false);
       } catch (...) {
@@ -63,6 +66,8 @@ void Pool::giveBack(std::unique_ptr<pg::Connection> conn, bool broken) {
   std::unique_ptr<pg::Connection> closing;  // closed outside the lock
   {
     std::lock_guard lock(m_mutex);
+    // A connection that met a pooler in transaction mode switched itself: the others follow.
+    if (!conn->preparedStatements()) m_preparedStatements = false;
     if (broken) {
       closing = std::move(conn);
       --m_open;
@@ -92,7 +97,14 @@ Pool::Stats Pool::stats() const {
   s.waiting = m_waiting;
   s.maxSize = m_maxSize;
   s.connectFailures = m_connectFailures;
+  s.preparedStatements = m_preparedStatements;
   return s;
+}
+
+void Pool::setPreparedStatements(bool on) {
+  std::lock_guard lock(m_mutex);
+  m_preparedStatements = on;
+  for (auto& conn : m_idle) conn->setPreparedStatements(on);
 }
 
 }  // namespace idem::store

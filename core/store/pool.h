@@ -71,12 +71,18 @@ class Pool {
     int waiting = 0;  // threads waiting for a connection
     int maxSize = 0;
     long long connectFailures = 0;
+    bool preparedStatements = true;  // false: unnamed statements (a pooler in transaction mode)
   };
   [[nodiscard]] Stats stats() const;
   [[nodiscard]] const std::string& conninfo() const { return m_conninfo; }
 
   /// Closes every idle connection (they are likely dead after a connection loss).
   void dropIdle();
+
+  /// false: every connection sends unnamed statements — for a pooler in transaction mode
+  /// that does not keep prepared statements (PgBouncer before 1.21). Without it the pool
+  /// finds out by itself: once one connection meets such a pooler, all of them switch.
+  void setPreparedStatements(bool on);
 
  private:
   void giveBack(std::unique_ptr<pg::Connection> conn, bool broken);
@@ -90,6 +96,7 @@ class Pool {
   int m_open = 0;
   int m_waiting = 0;
   long long m_connectFailures = 0;
+  bool m_preparedStatements = true;
 };
 
 }  // namespace idem::store

@@ -270,6 +270,8 @@ class TestDecisions : public QObject {
     QVERIFY(m.body.find("idem_request_duration_seconds_bucket{outcome=\"executed\",le=\"+Inf\"}") != std::string::npos);
     QVERIFY(m.body.find("idem_store_pool_connections{state=\"idle\"}") != std::string::npos);
     QVERIFY(m.body.find("idem_trace_queue_events") != std::string::npos);
+    // A direct connection keeps its prepared statements (tst_pgbouncer: a pooler turns them off).
+    QVERIFY(m.body.find("\nidem_store_prepared_statements 1\n") != std::string::npos);
     // A new key and its retry through this server: one statement each.
     auto counter = [](const std::string& body, const std::string& name) {
       const auto at = body.find("\n" + name + " ");
