@@ -26,14 +26,17 @@ std::vector<Millis> gridFor(const std::vector<TierReport>& tiers, const Options&
 
 /// One snapshot for every query of a report: the same now(), the same rows. Read only, so it
 /// also runs on a hot standby; a single transaction keeps PgBouncer's transaction mode happy.
+/// Inside a caller's transaction (the console's read-only jobs) it uses that one instead.
 class Snapshot {
  public:
-  explicit Snapshot(pg::Connection& conn) : m_conn(conn) {
-    m_conn.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  explicit Snapshot(pg::Connection& conn)
+      : m_conn(conn), m_own(PQtransactionStatus(conn.raw()) == PQTRANS_IDLE) {
+    if (m_own) m_conn.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   }
   Snapshot(const Snapshot&) = delete;
   Snapshot& operator=(const Snapshot&) = delete;
   ~Snapshot() {
+    if (!m_own) return;
     try {
       m_conn.exec(m_committed ? "COMMIT" : "ROLLBACK");
     } catch (...) {  // the connection broke: the caller already has the exception that says so
@@ -43,6 +46,7 @@ class Snapshot {
 
  private:
   pg::Connection& m_conn;
+  bool m_own;
   bool m_committed = false;
 };
 

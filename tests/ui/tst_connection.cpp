@@ -9,6 +9,7 @@
 #include <QtTest>
 
 #include "core/store/migrations.h"
+#include "tests/support/pgbouncer.h"
 #include "tests/ui/uifixtures.h"
 #include "ui/connection/connectfailure.h"
 #include "ui/connection/connectioncontroller.h"
@@ -141,6 +142,38 @@ class TestConnection : public QObject {
         [&](DbResult<int> r) { error = r.error; });
     QTRY_VERIFY(error.has_value());
     QCOMPARE(error->sqlstate, u"25006"_s);  // read_only_sql_transaction
+  }
+
+  // Behind PgBouncer in transaction mode a session setting would stick to one server
+  // connection: the console could write through the others, and whoever got that one next —
+  // the enforcement service, in the same pool — could not. Each job is its own read-only
+  // transaction instead.
+  void readOnlyHoldsBehindAPoolerAndLeaksToNobody() {
+    test::TestDatabase db("ui_conn_pooler");
+    test::PgBouncer bouncer(test::sharedClusterConninfo(), 2);
+    const std::string via = bouncer.conninfo(db.name());
+    DbSession session(u"test"_s);
+    QCOMPARE(settle(session, QString::fromStdString(via)), DbSession::State::Connected);
+    QVERIFY(session.info().readOnly);
+    pg::Connection service(via);
+    service.exec("CREATE TABLE public.service_writes (n int)");
+    for (int i = 0; i < 12; ++i) {
+      std::optional<DbError> error;
+      session.submit<int>(
+          this, [](pg::Connection& c) { c.exec("CREATE TABLE public.console_x (a int)"); return 0; },
+          [&](DbResult<int> r) { error = r.error; });
+      QTRY_VERIFY(error.has_value());
+      QCOMPARE(error->sqlstate, u"25006"_s);
+      service.exec("INSERT INTO public.service_writes VALUES ($1)", {i});
+    }
+    QCOMPARE(service.exec("SELECT count(*) AS n FROM public.service_writes").integer(0, "n"), 12LL);
+    // A job's reads still work, in one snapshot.
+    std::optional<long long> keys;
+    session.submit<long long>(
+        this, [](pg::Connection& c) { return c.exec("SELECT count(*) AS n FROM idem.keys").integer(0, "n"); },
+        [&](DbResult<long long> r) { keys = r.value; });
+    QTRY_VERIFY(keys.has_value());
+    QCOMPARE(*keys, 0LL);
   }
 
   void wrongHostIsExplainedAndRetried() {

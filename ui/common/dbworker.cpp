@@ -12,6 +12,12 @@ using namespace Qt::StringLiterals;
 namespace idem::ui {
 namespace {
 constexpr int kMaxRetryDelayMs = 15000;
+// A read-only session runs each job in a transaction of its own that cannot write. Not a
+// session setting (SET SESSION CHARACTERISTICS): behind a pooler in transaction mode that
+// would stay on whichever server connection ran it — making the next client there, perhaps
+// the enforcement service, unable to write — and be missing from the console's next
+// transaction. One snapshot per job also keeps a job's queries consistent with each other.
+constexpr const char* kReadOnlyBegin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 QString qs(const char* s) { return s ? QString::fromUtf8(s) : QString(); }
 }  // namespace
 
@@ -106,14 +112,14 @@ ServerInfo DbWorker::inspect(pg::Connection& conn) {
   info.database = qs(PQdb(raw));
   info.user = qs(PQuser(raw));
   info.serverVersion = qs(PQparameterStatus(raw, "server_version"));
-  // Why at session level: every later statement is its own implicit transaction, so the
-  // session default is what makes the console unable to write, whatever a job runs.
-  if (m_params.readOnly) conn.exec("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY");
+  // Read-only the way jobs run (see run()): the server, not the console, says it holds.
+  if (m_params.readOnly) conn.exec(kReadOnlyBegin);
   const qint64 before = QDateTime::currentMSecsSinceEpoch();
   auto r = conn.exec(
-      "SELECT pg_is_in_recovery() AS standby, current_setting('default_transaction_read_only') = 'on' AS ro, "
+      "SELECT pg_is_in_recovery() AS standby, current_setting('transaction_read_only') = 'on' AS ro, "
       "(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms");
   const qint64 after = QDateTime::currentMSecsSinceEpoch();
+  if (m_params.readOnly) conn.exec("COMMIT");
   info.standby = r.boolean(0, "standby");
   info.readOnly = r.boolean(0, "ro") || info.standby;
   info.clockOffsetMs = r.integer(0, "now_ms") - (before + after) / 2;
@@ -156,12 +162,30 @@ void DbWorker::run(quint64 ticket, const Job& job) {
     std::lock_guard lock(m_cancelMutex);
     m_runningTicket = ticket;
   }
+  const bool wrap = m_conn && m_params.readOnly && PQtransactionStatus(m_conn->raw()) == PQTRANS_IDLE;
+  try {
+    if (wrap) m_conn->exec(kReadOnlyBegin);
+  } catch (const pg::Unavailable&) {  // the job meets the same broken connection and reports it
+  } catch (const pg::QueryError&) {
+  }
   job(m_conn.get());
+  if (wrap) endJobTransaction();
   {
     std::lock_guard lock(m_cancelMutex);
     m_runningTicket = 0;
   }
   if (m_conn && !m_conn->healthy()) markLost(tr("The server closed the connection."));
+}
+
+void DbWorker::endJobTransaction() {
+  if (!m_conn || !m_conn->healthy()) return;
+  const auto status = PQtransactionStatus(m_conn->raw());
+  if (status != PQTRANS_INTRANS && status != PQTRANS_INERROR) return;  // the job ended it itself
+  try {
+    m_conn->exec(status == PQTRANS_INTRANS ? "COMMIT" : "ROLLBACK");
+  } catch (const pg::Unavailable&) {  // noticed below as a lost connection
+  } catch (const pg::QueryError&) {
+  }
 }
 
 void DbWorker::cancel(quint64 ticket) {

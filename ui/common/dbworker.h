@@ -46,6 +46,8 @@ class DbWorker final : public QObject {
   void ping();
   void markLost(const QString& detail);
   void fail(const ConnectFailure& failure);
+  /// Commits (or, after an error, rolls back) the read-only transaction a job ran in.
+  void endJobTransaction();
   ServerInfo inspect(pg::Connection& conn);
 
   DbSession* m_session;  // outlives us: its destructor waits for our thread
