@@ -129,7 +129,9 @@ double libraryReplays(const Settings& s, int clients, bool traced) {
 
 double libraryReplaysUnseen(const Settings& s, int clients) {
   std::uniform_int_distribution<long long> pick(0, s.preloaded - 1);
-  idem::store::RecentKeys none(0);  // every key looks new: the claim is tried before the read
+  // Every key looks new to this process (a restarted one, another instance): the claim is tried
+  // before the read until the process learns that such keys are mostly retries.
+  idem::store::RecentKeys none(0);
   return replays(
       s, clients, true, [&](std::mt19937_64& rng) { return replayKey(pick(rng)); }, none);
 }

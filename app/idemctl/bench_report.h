@@ -19,7 +19,7 @@ struct Row {
   Pair minimalPrepared, seedPrepared;  // the same SQL with pgbench -M prepared (stricter)
   Pair idemSql;                        // the library's own statements run by pgbench, prepared
   double libReplayUntraced = 0;
-  double libReplayUnseen = 0;  // keys another process decided: the claim is tried before the read
+  double libReplayUnseen = 0;  // keys another process decided: claimed first until the order is learned
   double libReplayOneKey = 0, minimalReplayOneKey = 0;  // a retry storm: every client on one key
 };
 

@@ -114,6 +114,10 @@ std::string Metrics::render(const Gauges& g) const {
       "# TYPE idem_claim_statements_total counter\n"
       "idem_claim_statements_total " +
       std::to_string(g.claimStatements) + "\n";
+  gauge("idem_claim_unseen_read_first",
+        "1 while most keys new to this process turn out to be retries (after a restart, behind a load "
+        "balancer), so such keys are read before they are claimed; 0: claimed first.",
+        "", g.readUnseenFirst ? 1 : 0);
   gauge("idem_http_requests_in_flight", "Requests being handled now.", "", g.inFlight);
   return out;
 }

@@ -20,6 +20,7 @@ struct Gauges {
   long long traceDropped = 0;
   long long claims = 0;           // claims decided by the key store
   long long claimStatements = 0;  // statements they took: 1 each when the order was guessed right
+  bool readUnseenFirst = false;   // keys new to the process are read first (a retry storm)
   int inFlight = 0;
 };
 

@@ -76,6 +76,7 @@ Gauges Service::gauges() const {
   g.traceDropped = m_trace.dropped();
   g.claims = m_store.claims();
   g.claimStatements = m_store.claimRoundTrips();
+  g.readUnseenFirst = m_store.readsUnseenKeysFirst();
   g.inFlight = m_inFlight.load();
   return g;
 }

@@ -67,10 +67,13 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
   // over. Never two executions.
   // The order of the two cheap statements is a guess this process makes: a key it decided
   // recently is probably a retry, so its stored response is read first (a replay in one round
-  // trip); any other key is probably new, so it is claimed first (a claim in one round trip).
+  // trip); any other key is probably new, so it is claimed first (a claim in one round trip),
+  // unless most keys new to this process lately were retries (RecentKeys::readUnseenFirst).
   // A wrong guess costs the other statement; both orders reach the same decision.
   const std::uint64_t tag = RecentKeys::tag(q.scope.tenant, q.scope.endpoint, q.scope.key);
-  const bool likelyRetry = m_recent.contains(tag);
+  const bool seenHere = m_recent.contains(tag);
+  const bool likelyRetry = seenHere || m_recent.readUnseenFirst();
+  bool hadLiveRow = false;  // what the claim found, for the lesson on keys not seen here
   // Formatted only when a statement needs them: a replay does not.
   const auto policyVersion = [&] { return q.policyVersion > 0 ? pg::Param(q.policyVersion) : pg::Param::null(); };
   auto result = m_pool.withRetry([&](pg::Connection& c) {
@@ -113,12 +116,17 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
     };
     ClaimResult out;
     bool noRow = false;
+    hadLiveRow = false;  // a retry of the lambda starts over
     if (likelyRetry) {
-      if (readStored(out, noRow)) return out;
+      const bool replayed = readStored(out, noRow);
+      hadLiveRow = !noRow;
+      if (replayed) return out;
       if (noRow && claimFresh(out)) return out;
     } else {
       if (claimFresh(out)) return out;
-      if (readStored(out, noRow)) return out;
+      const bool replayed = readStored(out, noRow);
+      hadLiveRow = !noRow;
+      if (replayed) return out;
     }
     // The rare cases: a live row that is not replayable (409, 422, lease takeover, expired), or
     // a key with archived generations: idem.claim makes the whole decision.
@@ -152,6 +160,7 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
     return out;
   });
   ++m_claims;
+  if (!seenHere) m_recent.learnUnseen(hadLiveRow);
   m_recent.remember(tag);
   return result;
 }

@@ -99,6 +99,9 @@ class KeyStore {
   /// Claims decided, and the statements they took (1 when the guess of the order was right).
   [[nodiscard]] long long claims() const { return m_claims.load(); }
   [[nodiscard]] long long claimRoundTrips() const { return m_roundTrips.load(); }
+  /// Whether a key this process has not seen is read before it is claimed (learned: see
+  /// RecentKeys::readUnseenFirst).
+  [[nodiscard]] bool readsUnseenKeysFirst() const { return m_recent.readUnseenFirst(); }
 
  private:
   Pool& m_pool;

@@ -43,4 +43,11 @@ void RecentKeys::remember(std::uint64_t t) {
   if (slot.load(std::memory_order_relaxed) != t) slot.store(t, std::memory_order_relaxed);
 }
 
+void RecentKeys::learnUnseen(bool hadLiveRow) {
+  if (hadLiveRow) m_unseenLive.fetch_add(1, std::memory_order_relaxed);
+  if ((m_unseenClaims.fetch_add(1, std::memory_order_relaxed) + 1) % kUnseenWindow != 0) return;
+  const long long live = m_unseenLive.exchange(0, std::memory_order_relaxed);
+  m_readUnseenFirst.store(2 * live > kUnseenWindow, std::memory_order_relaxed);
+}
+
 }  // namespace idem::store

@@ -1,7 +1,8 @@
 // `idemctl serve` as a separate process: SIGKILL mid-request and restart gives the retry a
 // consistent answer (409 while the dead execution's lease runs, then one takeover execution)
 // and no duplicate ledger row; SIGTERM finishes the in-flight request and exits 0; a store
-// without the schema is refused with a message saying to migrate.
+// without the schema is refused with a message saying to migrate; the clients' retries that
+// reach a restarted server soon cost one statement each again.
 #include <QtTest>
 #include <fstream>
 #include <future>
@@ -19,6 +20,13 @@ std::string writePolicy() {
   const std::string path = "/tmp/idem-ep-crash-policy-" + std::to_string(getpid()) + ".json";
   std::ofstream(path) << kLeasePolicy;
   return path;
+}
+
+/// A counter or gauge without labels from /metrics; -1 when absent.
+long long metric(endpoint::Client& c, const std::string& name) {
+  const std::string body = c.get("/metrics").body;
+  const auto at = body.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stoll(body.substr(at + name.size() + 2));
 }
 }  // namespace
 
@@ -84,6 +92,43 @@ class TestCrash : public QObject {
     QCOMPARE(serve.wait(), 0);
     auto conn = db.connect();
     QCOMPARE(conn.exec("SELECT count(*) AS n FROM idem_demo.ledger WHERE idem_key = 'term-1'").integer(0, "n"), 1LL);
+  }
+
+  void retriesReachingARestartedServerAreReadFirstSoon() {
+    test::TestDatabase db("ep_restart_storm");
+    const std::vector<std::string> args{"--db", db.conninfo()};
+    constexpr int kKeys = 200;  // more than a window of RecentKeys' lesson (128)
+    auto key = [](int i) { return "storm-" + std::to_string(i); };
+    std::vector<std::string> bodies;
+    {
+      test::ServeProcess first(args);
+      endpoint::Client c("127.0.0.1", first.port());
+      for (int i = 0; i < kKeys; ++i) {
+        auto r = c.post("/v1/payments", test::jsonHeaders(key(i)), test::kPayment);
+        QCOMPARE(r.status, 201);
+        bodies.push_back(r.body);
+      }
+      QCOMPARE(metric(c, "idem_claim_unseen_read_first"), 0LL);
+      first.kill(SIGTERM);
+      QCOMPARE(first.wait(), 0);
+    }
+    // The restarted server never saw these keys: it claims them first (two statements for a
+    // replay) until the lesson's window is over, then reads them first (one statement).
+    test::ServeProcess second(args);
+    endpoint::Client c("127.0.0.1", second.port());
+    auto replay = [&](int i) {
+      auto r = c.post("/v1/payments", test::jsonHeaders(key(i)), test::kPayment);
+      return r.status == 201 && r.header("Idempotent-Replayed") == "true" && r.body == bodies[i];
+    };
+    for (int i = 0; i < 128; ++i) QVERIFY(replay(i));
+    QCOMPARE(metric(c, "idem_claim_statements_total"), 256LL);
+    QCOMPARE(metric(c, "idem_claim_unseen_read_first"), 1LL);
+    for (int i = 128; i < kKeys; ++i) QVERIFY(replay(i));
+    QCOMPARE(metric(c, "idem_claim_statements_total"), 256LL + (kKeys - 128));
+    QCOMPARE(metric(c, "idem_claims_total"), static_cast<long long>(kKeys));
+    auto conn = db.connect();
+    QCOMPARE(conn.exec("SELECT count(*) AS n FROM idem_demo.ledger WHERE idem_key LIKE 'storm-%'").integer(0, "n"),
+             static_cast<long long>(kKeys));
   }
 
   void unmigratedStoreIsRefused() {

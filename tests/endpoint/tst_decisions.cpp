@@ -285,6 +285,7 @@ class TestDecisions : public QObject {
     const auto after = m_s->client()->get("/metrics").body;
     QCOMPARE(counter(after, "idem_claims_total") - claims, 2LL);
     QCOMPARE(counter(after, "idem_claim_statements_total") - statements, 2LL);
+    QCOMPARE(counter(after, "idem_claim_unseen_read_first"), 0LL);  // its new keys were new
     auto h = m_s->client()->get("/healthz");
     QCOMPARE(h.status, 200);
     QCOMPARE(parse(h)["store"].get<std::string>(), std::string("ok"));

@@ -129,7 +129,7 @@ class TestBenchCli : public QObject {
       QVERIFY(near(cellNumber(versusSeed[3]), cellNumber(library[3]), cellNumber(seed[3])));
       for (const char* label : {"pgbench minimal SQL, `-M prepared`", "pgbench seed design, `-M prepared`",
                                 "library / minimal, prepared", "library, trace off",
-                                "library, keys new to this process (claim tried first)",
+                                "library, keys new to this process (a storm of them: read first once learned)",
                                 "pgbench, Idem's SQL (prepared)",
                                 "one hot key (retry storm): library vs pgbench minimal (default)"})
         QVERIFY2(!cells(label).isEmpty(), label);
