@@ -121,7 +121,10 @@ std::string reportText(const std::vector<Row>& rows) {
     appendf(out, "%-8s diagnostics:\n", "");
     appendf(out, "%-8s %-30s %12s %12.0f  (what the trace costs)\n", "", "library, trace off", "",
             r.libReplayUntraced);
-    appendf(out, "%-8s %-30s %12s %12.0f  (keys another process decided, a storm of them: read first once learned, %.2fx)\n", "",
+    appendf(out,
+            "%-8s %-30s %12s %12.0f  (keys another process decided, a storm of them: read first once "
+            "learned, %.2fx)\n",
+            "",
             "library, keys new to process", "", r.libReplayUnseen, r.libReplayUnseen / r.minimal.replayPerS);
     textRow(out, "pgbench Idem's SQL, prepared", r.idemSql);
     textRatio(out, "Idem's SQL / minimal, prepared", r.idemSql.newPerS / r.minimalPrepared.newPerS,

@@ -73,7 +73,7 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
   const std::uint64_t tag = RecentKeys::tag(q.scope.tenant, q.scope.endpoint, q.scope.key);
   const bool seenHere = m_recent.contains(tag);
   const bool likelyRetry = seenHere || m_recent.readUnseenFirst();
-  bool hadLiveRow = false;  // what the claim found, for the lesson on keys not seen here
+  bool hadLiveRow = false;  // what the read found; also the lesson on keys not seen here
   // Formatted only when a statement needs them: a replay does not.
   const auto policyVersion = [&] { return q.policyVersion > 0 ? pg::Param(q.policyVersion) : pg::Param::null(); };
   auto result = m_pool.withRetry([&](pg::Connection& c) {
@@ -94,13 +94,13 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
       out.now = fresh.binTimestampMsAt(0, 4);
       return true;
     };
-    // The live row, if replayable; rows() == 0 tells that there is no live row.
-    auto readStored = [&](ClaimResult& out, bool& noRow) {
+    // The live row, if replayable; hadLiveRow tells whether there is one at all.
+    auto readStored = [&](ClaimResult& out) {
       ++m_roundTrips;
       auto replay = c.execPrepared("idem_replay", kReplaySql,
                                    {q.scope.tenant, q.scope.endpoint, q.scope.key, pg::Param::bytes(q.fingerprint)},
                                    /*binaryResults=*/true);
-      noRow = replay.rows() == 0;
+      hadLiveRow = replay.rows() != 0;
       // Positions as in kReplaySql's select list; column 6 is the boolean "replayable".
       if (replay.rows() != 1 || replay.text(0, 6) != std::string_view("\x01", 1)) return false;
       out.decision = Decision::Replay;
@@ -115,18 +115,13 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
       return true;
     };
     ClaimResult out;
-    bool noRow = false;
     hadLiveRow = false;  // a retry of the lambda starts over
     if (likelyRetry) {
-      const bool replayed = readStored(out, noRow);
-      hadLiveRow = !noRow;
-      if (replayed) return out;
-      if (noRow && claimFresh(out)) return out;
+      if (readStored(out)) return out;
+      if (!hadLiveRow && claimFresh(out)) return out;
     } else {
       if (claimFresh(out)) return out;
-      const bool replayed = readStored(out, noRow);
-      hadLiveRow = !noRow;
-      if (replayed) return out;
+      if (readStored(out)) return out;
     }
     // The rare cases: a live row that is not replayable (409, 422, lease takeover, expired), or
     // a key with archived generations: idem.claim makes the whole decision.

@@ -73,4 +73,10 @@ inline const std::string kPayment = R"({"amount":1000,"currency":"usd","customer
 
 inline nlohmann::json parse(const endpoint::ClientResponse& r) { return nlohmann::json::parse(r.body, nullptr, false); }
 
+/// A counter or gauge without labels from a /metrics body; -1 when absent.
+inline long long metricValue(const std::string& metricsBody, const std::string& name) {
+  const auto at = metricsBody.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stoll(metricsBody.substr(at + name.size() + 2));
+}
+
 }  // namespace idem::test

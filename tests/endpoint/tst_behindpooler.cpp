@@ -27,8 +27,7 @@ std::unique_ptr<endpoint::Server> serverVia(const std::string& conninfo, bool pr
 }
 
 double gauge(const std::string& metrics, const std::string& name) {
-  const auto at = metrics.find("\n" + name + " ");
-  return at == std::string::npos ? -1 : std::stod(metrics.substr(at + name.size() + 2));
+  return static_cast<double>(test::metricValue(metrics, name));
 }
 
 }  // namespace

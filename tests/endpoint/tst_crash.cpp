@@ -22,12 +22,7 @@ std::string writePolicy() {
   return path;
 }
 
-/// A counter or gauge without labels from /metrics; -1 when absent.
-long long metric(endpoint::Client& c, const std::string& name) {
-  const std::string body = c.get("/metrics").body;
-  const auto at = body.find("\n" + name + " ");
-  return at == std::string::npos ? -1 : std::stoll(body.substr(at + name.size() + 2));
-}
+long long metric(endpoint::Client& c, const std::string& name) { return test::metricValue(c.get("/metrics").body, name); }
 }  // namespace
 
 class TestCrash : public QObject {

@@ -273,10 +273,7 @@ class TestDecisions : public QObject {
     // A direct connection keeps its prepared statements (tst_pgbouncer: a pooler turns them off).
     QVERIFY(m.body.find("\nidem_store_prepared_statements 1\n") != std::string::npos);
     // A new key and its retry through this server: one statement each.
-    auto counter = [](const std::string& body, const std::string& name) {
-      const auto at = body.find("\n" + name + " ");
-      return at == std::string::npos ? -1LL : std::stoll(body.substr(at + name.size() + 2));
-    };
+    const auto counter = test::metricValue;
     const long long claims = counter(m.body, "idem_claims_total");
     const long long statements = counter(m.body, "idem_claim_statements_total");
     QVERIFY(claims >= 2 && statements >= claims);
