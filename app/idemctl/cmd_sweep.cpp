@@ -67,6 +67,11 @@ void print(const idem::store::SweepReport& report) {
             << report.eventsPurged << " old event" << (report.eventsPurged == 1 ? "" : "s") << " ("
             << report.batches << " batch" << (report.batches == 1 ? "" : "es") << ", " << report.elapsed.count()
             << " ms)" << (report.complete ? "" : "; stopped with work left (budget or signal)") << '\n';
+  // Left live, never dropped: two executions share a generation number (a race before schema 14).
+  for (const auto& k : report.unarchivable)
+    std::cerr << "idemctl sweep: not archived: key \"" << k.key << "\" (" << k.endpoint << ", tenant \"" << k.tenant
+              << "\") is at generation " << k.generation << " but generation " << k.archivedGeneration
+              << " is already archived; both are kept — check the key with idemctl explain\n";
 }
 
 int runSweep(const idemctl::Args& args) {

@@ -114,6 +114,18 @@ std::string Metrics::render(const Gauges& g) const {
       "# TYPE idem_claim_statements_total counter\n"
       "idem_claim_statements_total " +
       std::to_string(g.claimStatements) + "\n";
+  out +=
+      "# HELP idem_leases_renewed_total Leases of running executions renewed (a request that runs longer "
+      "than its lease keeps its key).\n"
+      "# TYPE idem_leases_renewed_total counter\n"
+      "idem_leases_renewed_total " +
+      std::to_string(g.leasesRenewed) + "\n";
+  out +=
+      "# HELP idem_lease_renewal_failures_total Lease renewals that could not reach the store (retried; "
+      "a lease that runs out meanwhile may be taken over).\n"
+      "# TYPE idem_lease_renewal_failures_total counter\n"
+      "idem_lease_renewal_failures_total " +
+      std::to_string(g.leaseRenewalFailures) + "\n";
   gauge("idem_claim_unseen_read_first",
         "1 while most keys new to this process turn out to be retries (after a restart, behind a load "
         "balancer), so such keys are read before they are claimed; 0: claimed first.",

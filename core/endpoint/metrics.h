@@ -21,6 +21,8 @@ struct Gauges {
   long long claims = 0;           // claims decided by the key store
   long long claimStatements = 0;  // statements they took: 1 each when the order was guessed right
   bool readUnseenFirst = false;   // keys new to the process are read first (a retry storm)
+  long long leasesRenewed = 0;     // leases of running executions renewed
+  long long leaseRenewalFailures = 0;
   int inFlight = 0;
 };
 

@@ -77,6 +77,8 @@ Gauges Service::gauges() const {
   g.claims = m_store.claims();
   g.claimStatements = m_store.claimRoundTrips();
   g.readUnseenFirst = m_store.readsUnseenKeysFirst();
+  g.leasesRenewed = m_enforcer.leases().renewals();
+  g.leaseRenewalFailures = m_enforcer.leases().failures();
   g.inFlight = m_inFlight.load();
   return g;
 }

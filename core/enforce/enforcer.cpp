@@ -1,5 +1,6 @@
 #include "core/enforce/enforcer.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <thread>
@@ -38,7 +39,16 @@ bool allowedOnReplay(const policy::Tier& tier, std::string_view name) {
   return false;
 }
 
-std::string retryAfterSeconds(long long ms) { return std::to_string(std::max<long long>(1, (ms + 999) / 1000)); }
+// Retry-After for a 409: about when the lease holding the key ends (whole seconds, 1 to 5: the
+// executor usually finishes sooner), and never past the Idempotency-Expires the same answer
+// carries (an HTTP-date, so whole seconds rounded down): a client that obeys both finds the key,
+// never a lapsed one and a second execution. The store keeps every lease a second inside the
+// key's life, so the cap only bites when the lease is short.
+std::string conflictRetryAfter(const store::ClaimResult& r) {
+  long long seconds = std::clamp<long long>(r.retryAfterMs / 1000, 1, 5);
+  if (r.expiresAt) seconds = std::min(seconds, std::max<long long>(0, (*r.expiresAt / 1000 * 1000 - r.now) / 1000));
+  return std::to_string(seconds);
+}
 
 }  // namespace
 
@@ -183,6 +193,7 @@ Decision Enforcer::begin(const Request& req) {
       t.m_takeover = result.decision == D::Takeover;
       t.m_expiresAt = result.expiresAt.value_or(0);
       t.m_started = started;
+      m_leases.hold(t.m_scope, t.m_leaseToken, tier->lease);
       d.ticket.emplace(std::move(t));
       return d;
     }
@@ -203,7 +214,7 @@ Decision Enforcer::begin(const Request& req) {
       return refuse(Problem::RequestInProgress, "conflict",
                     "A request with the same key is still being processed. Retry after the Retry-After delay "
                     "with the same key and the same payload.",
-                    retryAfterSeconds(std::min<long long>(result.retryAfterMs, 5000)));
+                    conflictRetryAfter(result));
     case D::Mismatch:
       return refuse(Problem::PayloadMismatch, "mismatch",
                     "This key was first used with a different request payload. Check the outcome of the original "
@@ -237,6 +248,7 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
     done = m_store.complete(q, options.sameTransaction);
   } catch (const pg::Unavailable&) {
   }
+  m_leases.drop(ticket.m_leaseToken);
   const std::string& key = ticket.m_scope.key;
   if (done && done->stored) {
     traceExecution(ticket, *done, response.status, q.latencyMs, q.resourceRef);
@@ -288,6 +300,7 @@ void Enforcer::traceExecution(const Ticket& ticket, const store::CompleteResult&
 
 Response Enforcer::release(Ticket& ticket, Response response, const std::string& reason) {
   ticket.m_open = false;
+  m_leases.drop(ticket.m_leaseToken);
   try {
     m_store.release(ticket.m_scope, ticket.m_leaseToken, response.status, ticket.m_requestId, reason);
   } catch (const pg::Unavailable&) {

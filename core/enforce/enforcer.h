@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "core/enforce/leasekeeper.h"
 #include "core/enforce/problem.h"
 #include "core/policy/policy.h"
 #include "core/store/keystore.h"
@@ -97,6 +98,9 @@ class Enforcer {
   Response release(Ticket& ticket, Response response, const std::string& reason);
 
   [[nodiscard]] const policy::Policy& policy() const { return m_policy; }
+  /// Renews the leases of executions this enforcer started while they run.
+  [[nodiscard]] LeaseKeeper& leases() { return m_leases; }
+  [[nodiscard]] const LeaseKeeper& leases() const { return m_leases; }
 
  private:
   void addKeyHeaders(Response& r, const std::string& key, std::optional<long long> expiresAtMs) const;
@@ -112,6 +116,7 @@ class Enforcer {
   int m_policyVersion;
   store::KeyStore& m_store;
   trace::TraceWriter& m_trace;
+  LeaseKeeper m_leases{m_store};
 };
 
 }  // namespace idem::enforce

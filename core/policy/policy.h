@@ -27,6 +27,7 @@ struct Tier {
   std::vector<std::string> routes;  // "POST /v1/payments"
   bool keyRequired = true;
   Millis ttl{std::chrono::hours(24)};
+  /// How long a key stays with an executor that stopped renewing it (it died); shorter than ttl.
   Millis lease{std::chrono::seconds(30)};
   OnExpired onExpired = OnExpired::Execute;
   OnConflict onConflict;

@@ -149,7 +149,19 @@ class Reader {
     t.ttl = duration(required(v, path, "ttl", "how long a key is honoured, e.g. \"24h\""), member(path, "ttl"));
     if (const json* f = optional(v, "key_required"))
       t.keyRequired = expect(*f, member(path, "key_required"), json::value_t::boolean, "true or false").get<bool>();
-    if (const json* f = optional(v, "lease")) t.lease = duration(*f, member(path, "lease"));
+    // The lease bounds how long a silent executor keeps a key; it must end inside the key's life,
+    // or a 409's Retry-After would point past the expiry the policy publishes. Without a lease
+    // the default (30s) is shortened to half of a short TTL.
+    if (const json* f = optional(v, "lease")) {
+      t.lease = duration(*f, member(path, "lease"));
+      if (t.lease >= t.ttl)
+        fail(member(path, "lease"),
+             shown(*f) + " is not shorter than ttl (" + formatDuration(t.ttl) +
+                 "): a key is never expired while a lease holds it, so the lease must end well before the key "
+                 "does; a lease is how long a silent executor keeps the key (it renews it while it runs)");
+    } else {
+      t.lease = std::min(t.lease, t.ttl / 2);
+    }
     if (const json* f = optional(v, "on_expired")) t.onExpired = onExpired(*f, member(path, "on_expired"));
     if (const json* f = optional(v, "on_conflict")) t.onConflict = onConflict(*f, member(path, "on_conflict"));
     if (const json* f = optional(v, "cache")) t.cache = cacheRule(*f, member(path, "cache"));

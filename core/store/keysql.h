@@ -16,12 +16,16 @@ inline constexpr const char* kReplaySql =
     "FROM idem.keys k WHERE k.tenant = $1 AND k.endpoint = $2 AND k.idem_key = $3";
 
 // A key never seen (no live row, no archived generation): generation 1, leased to us. No row
-// back: the key has a live row or history; the read or idem.claim decides then.
+// back: the key has a live row or history; the read or idem.claim decides then. The archive check
+// runs on this statement's snapshot, blind to a sweeper archiving the key right now; the trigger
+// of migration 0014 looks again after the write and fails the claim with IDA01 (then
+// idem.claim decides). The key is honoured at least a second past its lease (Retry-After's
+// resolution), whatever the TTL.
 inline constexpr const char* kFreshClaimSql =
     "INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, generation, tier, policy_version, fingerprint, "
     "state, lease_token, lease_until, request_id, expires_at) "
     "SELECT $1::text, $2::text, $3::text, 1, $5::text, $6::integer, $4::bytea, 'processing', gen_random_uuid(), "
-    "now() + $8::interval, $9::text, now() + $7::interval "
+    "now() + $8::interval, $9::text, greatest(now() + $7::interval, now() + $8::interval + interval '1 second') "
     "WHERE NOT EXISTS (SELECT 1 FROM idem.key_archive a WHERE a.tenant = $1 AND a.endpoint = $2 AND a.idem_key = $3) "
     "ON CONFLICT DO NOTHING "
     "RETURNING k.generation, k.expires_at, k.lease_token, k.lease_until, now() AS db_now";

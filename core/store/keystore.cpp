@@ -11,6 +11,9 @@ using sql::kCompleteSql;
 using sql::kFreshClaimSql;
 using sql::kReplaySql;
 
+// SQLSTATE of migration 0014's trigger: a live generation would not be newer than the archive.
+constexpr std::string_view kArchivedMeanwhile = "IDA01";
+
 constexpr const char* kClaimSql =
     "SELECT c.decision, c.generation, c.expires_at, c.lease_token, c.lease_until, c.resp_status, c.resp_headers, "
     "c.resp_body, c.retry_after_ms, now() AS db_now "
@@ -22,6 +25,10 @@ constexpr const char* kCompleteOrAbortSql =
 constexpr const char* kLeaseLostSql =
     "INSERT INTO idem.events (tenant, endpoint, idem_key, outcome, status, latency_ms, request_id, detail) "
     "VALUES ($1, $2, $3, 'lease_lost', $4, $5, $6, $7)";
+
+constexpr const char* kRenewLeasesSql =
+    "SELECT r.lease_token::text AS lease_token FROM idem.renew_leases($1::text[], $2::text[], $3::text[], "
+    "$4::uuid[], $5::interval[]) r";
 
 constexpr const char* kReleaseSql = "SELECT idem.release($1, $2, $3, $4::uuid, $5, $6, $7) AS released";
 
@@ -80,11 +87,19 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
     // A key never seen (no live row, no archived generation): generation 1, leased to us.
     auto claimFresh = [&](ClaimResult& out) {
       ++m_roundTrips;
-      auto fresh = c.execPrepared("idem_claim_fresh", kFreshClaimSql,
-                                  {q.scope.tenant, q.scope.endpoint, q.scope.key, pg::Param::bytes(q.fingerprint),
-                                   q.tier, policyVersion(), policy::toInterval(q.ttl), policy::toInterval(q.lease),
-                                   q.requestId},
-                                  /*binaryResults=*/true);
+      std::optional<pg::Result> inserted;
+      try {
+        inserted.emplace(c.execPrepared("idem_claim_fresh", kFreshClaimSql,
+                                        {q.scope.tenant, q.scope.endpoint, q.scope.key,
+                                         pg::Param::bytes(q.fingerprint), q.tier, policyVersion(),
+                                         policy::toInterval(q.ttl), policy::toInterval(q.lease), q.requestId},
+                                        /*binaryResults=*/true));
+      } catch (const pg::QueryError& e) {
+        // A sweeper archived this key while we inserted (0014's trigger): the key has history.
+        if (e.sqlstate() != kArchivedMeanwhile) throw;
+        return false;
+      }
+      const pg::Result& fresh = *inserted;
       if (fresh.rows() != 1) return false;
       out.decision = Decision::Execute;
       out.generation = fresh.binInt32At(0, 0);
@@ -137,7 +152,18 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
                                         q.rejectExpired ? "reject" : "execute",
                                         q.requestId,
                                         policy::toInterval(q.archiveRetention)};
-    auto r = c.execPrepared("idem_claim", kClaimSql, params, /*binaryResults=*/true);
+    // idem.claim decides on fresh snapshots, so a clash with a concurrent sweep (IDA01) is gone
+    // when it decides again.
+    auto decide = [&] {
+      for (int attempt = 1;; ++attempt) {
+        try {
+          return c.execPrepared("idem_claim", kClaimSql, params, /*binaryResults=*/true);
+        } catch (const pg::QueryError& e) {
+          if (e.sqlstate() != kArchivedMeanwhile || attempt == 3) throw;
+        }
+      }
+    };
+    auto r = decide();
     out.decision = parseDecision(r.text(0, r.column("decision")));
     out.generation = r.binInt32(0, "generation");
     if (!r.isNull(0, r.column("expires_at"))) out.expiresAt = r.binTimestampMs(0, "expires_at");
@@ -211,6 +237,25 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
     throw;
   }
   return out;
+}
+
+std::vector<std::string> KeyStore::renewLeases(const std::vector<LeaseHold>& holds) {
+  std::vector<std::string> tenants, endpoints, keys, tokens, leases;
+  for (const auto& h : holds) {
+    tenants.push_back(h.scope.tenant);
+    endpoints.push_back(h.scope.endpoint);
+    keys.push_back(h.scope.key);
+    tokens.push_back(h.token);
+    leases.push_back(policy::toInterval(h.lease));
+  }
+  auto r = m_pool.withRetry([&](pg::Connection& c) {
+    return c.execPrepared("idem_renew_leases", kRenewLeasesSql,
+                          {pg::arrayLiteral(tenants), pg::arrayLiteral(endpoints), pg::arrayLiteral(keys),
+                           pg::arrayLiteral(tokens), pg::arrayLiteral(leases)});
+  });
+  std::vector<std::string> held;
+  for (int i = 0; i < r.rows(); ++i) held.push_back(r.str(i, "lease_token"));
+  return held;
 }
 
 bool KeyStore::release(const Scope& scope, const std::string& leaseToken, int status, const std::string& requestId,

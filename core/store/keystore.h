@@ -80,6 +80,13 @@ struct CompleteResult {
   DbTime now = 0;  // the database's clock at the completion: the execution's trace time
 };
 
+/// A lease an executor holds while it runs.
+struct LeaseHold {
+  Scope scope;
+  std::string token;
+  Millis lease{0};
+};
+
 class KeyStore {
  public:
   /// `recent`: where the guess of the claim's order comes from; the process's table by default.
@@ -91,6 +98,9 @@ class KeyStore {
   /// trace row for the execution: the caller queues it (the enforcer does).
   [[nodiscard]] CompleteResult complete(const CompleteRequest& request,
                                         const std::vector<SideStatement>& sameTransaction = {});
+  /// Renews the leases this process holds, in one statement; returns the tokens still held
+  /// (a lease taken over, completed or released is not renewed). Throws pg::Unavailable.
+  [[nodiscard]] std::vector<std::string> renewLeases(const std::vector<LeaseHold>& holds);
   /// Gives the claim back (failure before execution): nothing is stored.
   bool release(const Scope& scope, const std::string& leaseToken, int status, const std::string& requestId,
                const std::string& reason);

@@ -351,4 +351,18 @@ std::string decodeByteaHex(std::string_view text) {
   return out;
 }
 
+std::string arrayLiteral(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char ch : items[i]) {
+      if (ch == '"' || ch == '\\') out += '\\';
+      out += ch;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
 }  // namespace idem::pg

@@ -29,6 +29,10 @@ class QueryError : public std::runtime_error {
   std::string m_sqlstate;
 };
 
+/// A PostgreSQL array literal for one bound parameter (cast it, e.g. `$1::text[]`): every
+/// element quoted and escaped, so values with commas, braces or quotes pass through as they are.
+[[nodiscard]] std::string arrayLiteral(const std::vector<std::string>& items);
+
 /// A statement parameter: text, binary (bytea) or NULL.
 struct Param {
   std::optional<std::string> value;

@@ -12,22 +12,6 @@ namespace {
 // An interval for a bound parameter; PostgreSQL normalises it (400 days stays exact).
 std::string intervalParam(Millis d) { return std::to_string(d.count()) + " milliseconds"; }
 
-// A PostgreSQL array literal for a bound parameter: every element quoted and escaped, so tier
-// names with commas, braces or quotes are passed through as they are.
-std::string arrayLiteral(const std::vector<std::string>& items) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ',';
-    out += '"';
-    for (char ch : items[i]) {
-      if (ch == '"' || ch == '\\') out += '\\';
-      out += ch;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
-
 Millis parseRetention(const nlohmann::json& value, const std::string& source, const std::string& field) {
   if (!value.is_string())
     throw RetentionError(source + ": " + field + ": expected a duration string such as \"400d\"");
@@ -100,8 +84,18 @@ int sweepArchiveBatch(pg::Connection& conn, int limit, const Retentions& retenti
   }
   auto r = conn.execPrepared("idem_sweep_archive",
                              "SELECT idem.sweep_archive($1::integer, $2::text[], $3::interval[], $4::interval) AS n",
-                             {limit, arrayLiteral(names), arrayLiteral(intervals), intervalParam(retentions.fallback)});
+                             {limit, pg::arrayLiteral(names), pg::arrayLiteral(intervals), intervalParam(retentions.fallback)});
   return static_cast<int>(r.integer(0, "n"));
+}
+
+std::vector<UnarchivableKey> unarchivableKeys(pg::Connection& conn, int limit) {
+  auto r = conn.exec("SELECT tenant, endpoint, idem_key, generation, archived_generation FROM idem.unarchivable_keys($1)",
+                     {limit});
+  std::vector<UnarchivableKey> out;
+  for (int i = 0; i < r.rows(); ++i)
+    out.push_back({r.str(i, "tenant"), r.str(i, "endpoint"), r.str(i, "idem_key"),
+                   static_cast<int>(r.integer(i, "generation")), static_cast<int>(r.integer(i, "archived_generation"))});
+  return out;
 }
 
 int dropBodiesBatch(pg::Connection& conn, int limit, const std::string& tier, Millis retention) {
@@ -144,8 +138,10 @@ SweepReport sweep(pg::Connection& conn, const SweepOptions& options) {
     }
   };
   bool going = true;
-  if (options.archive)
+  if (options.archive) {
     going = drain([&] { return sweepArchiveBatch(conn, batch, options.retentions); }, report.archived);
+    if (going) report.unarchivable = unarchivableKeys(conn, 100);
+  }
   if (options.dropBodies)
     for (const auto& t : options.retentions.tiers)
       if (going && t.body)

@@ -67,6 +67,14 @@ struct SweepOptions {
   const std::atomic<bool>* stop = nullptr;
 };
 
+struct UnarchivableKey {
+  std::string tenant;
+  std::string endpoint;
+  std::string key;
+  int generation = 0;
+  int archivedGeneration = 0;
+};
+
 struct SweepReport {
   long long archived = 0;      // keys moved to the archive
   long long bodiesDropped = 0; // archived generations whose stored body was dropped
@@ -75,6 +83,9 @@ struct SweepReport {
   int batches = 0;             // statements run
   bool complete = true;        // false when the budget or stop flag ended the run with work left
   Millis elapsed{0};
+  /// Expired live keys left live because their generation is already archived (two executions
+  /// under one generation number, from before schema 14): listed for the operator, never dropped.
+  std::vector<UnarchivableKey> unarchivable;
 };
 
 /// Runs batches (archive, drop old archived bodies, purge archive, purge events) until each has nothing left
@@ -84,6 +95,8 @@ SweepReport sweep(pg::Connection& conn, const SweepOptions& options);
 
 /// One archive batch: archives up to `limit` expired keys and returns how many.
 int sweepArchiveBatch(pg::Connection& conn, int limit, const Retentions& retentions);
+/// Up to `limit` expired keys the archive batches leave alone (see SweepReport::unarchivable).
+std::vector<UnarchivableKey> unarchivableKeys(pg::Connection& conn, int limit);
 /// One body batch: drops the stored bodies of up to `limit` archived generations of `tier`
 /// archived at least `retention` ago, and returns how many.
 int dropBodiesBatch(pg::Connection& conn, int limit, const std::string& tier, Millis retention);

@@ -18,11 +18,11 @@ inline const char* const kEndpointPolicy = R"json({
   "tiers": [
     { "name": "payments", "routes": ["POST /v1/payments"], "ttl": "1h", "lease": "30s",
       "fingerprint": { "mode": "json" } },
-    { "name": "refunds", "routes": ["POST /v1/refunds"], "ttl": "1s", "lease": "1s",
+    { "name": "refunds", "routes": ["POST /v1/refunds"], "ttl": "1s", "lease": "200ms",
       "on_expired": "execute" },
     { "name": "orders", "routes": ["POST /v1/orders"], "ttl": "1h", "on_conflict": "wait:3s",
       "fingerprint": { "mode": "fields", "fields": ["/item", "/quantity"] } },
-    { "name": "webhooks", "routes": ["POST /v1/webhooks/ack"], "key_required": false, "ttl": "1s",
+    { "name": "webhooks", "routes": ["POST /v1/webhooks/ack"], "key_required": false, "ttl": "1s", "lease": "200ms",
       "on_expired": "reject" }
   ]
 })json";

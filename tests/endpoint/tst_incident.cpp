@@ -10,7 +10,7 @@ using namespace idem;
 namespace {
 const char* const kShortTtlPolicy =
     R"({"docs_url":"https://d/i","tenant_header":"Account-Id","tiers":[)"
-    R"({"name":"payments","routes":["POST /v1/payments"],"ttl":"2s","lease":"30s","on_expired":"execute",)"
+    R"({"name":"payments","routes":["POST /v1/payments"],"ttl":"2s","lease":"1s","on_expired":"execute",)"
     R"("fingerprint":{"mode":"json"}}]})";
 }
 

@@ -145,6 +145,7 @@ class TestEnforcer : public QObject {
   void expiredLeaseIsTakenOverAndTheLateOwnerLoses() {
     auto first = m_h->enforcer.begin(test::Harness::post("/v1/lease", "k-lease", R"({"a":1})"));
     QVERIFY(first.kind == Kind::Execute);
+    m_h->enforcer.leases().setPaused(true);  // the owner stops as a stopped process would
     std::this_thread::sleep_for(std::chrono::milliseconds(1300));  // lease is 1 s
     auto second = m_h->enforcer.begin(test::Harness::post("/v1/lease", "k-lease", R"({"a":1})"));
     QVERIFY(second.kind == Kind::Execute);
@@ -272,6 +273,7 @@ class TestEnforcer : public QObject {
 
     // A late owner whose lease was taken over: its ledger row must roll back with it.
     auto late = m_h->enforcer.begin(test::Harness::post("/v1/lease", "k-side2", R"({"a":1})"));
+    m_h->enforcer.leases().setPaused(true);  // the late owner stalls: nothing renews its lease
     std::this_thread::sleep_for(std::chrono::milliseconds(1300));
     auto taker = m_h->enforcer.begin(test::Harness::post("/v1/lease", "k-side2", R"({"a":1})"));
     QVERIFY(taker.kind == Kind::Execute);

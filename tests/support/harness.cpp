@@ -9,8 +9,8 @@ const char* const kTestPolicy = R"json({
   "tiers": [
     { "name": "payments", "routes": ["POST /v1/payments"], "ttl": "1h", "lease": "30s",
       "fingerprint": { "mode": "json" } },
-    { "name": "short", "routes": ["POST /v1/short"], "ttl": "1s", "lease": "30s" },
-    { "name": "strict", "routes": ["POST /v1/strict"], "ttl": "1s", "on_expired": "reject" },
+    { "name": "short", "routes": ["POST /v1/short"], "ttl": "1s", "lease": "200ms" },
+    { "name": "strict", "routes": ["POST /v1/strict"], "ttl": "1s", "lease": "200ms", "on_expired": "reject" },
     { "name": "lease", "routes": ["POST /v1/lease"], "ttl": "1h", "lease": "1s" },
     { "name": "wait", "routes": ["POST /v1/wait"], "ttl": "1h", "on_conflict": "wait:3s" },
     { "name": "success", "routes": ["POST /v1/success"], "ttl": "1h", "cache": "2xx-only" },

@@ -210,6 +210,8 @@ class TestPolicy : public QObject {
     bad("ttl too long", "/tiers/1/ttl", R"("36501d")", "tiers[1].ttl", "too long");
     bad("lease bad", "/tiers/1/lease", R"("soon")", "tiers[1].lease", "not a duration");
     bad("lease zero", "/tiers/1/lease", R"("0ms")", "tiers[1].lease", "longer than zero");
+    bad("lease as long as ttl", "/tiers/1/lease", R"("30m")", "tiers[1].lease", "not shorter than ttl (30m)");
+    bad("lease longer than ttl", "/tiers/1/lease", R"("2h")", "tiers[1].lease", "a key is never expired while a lease");
     bad("on_expired bad", "/tiers/1/on_expired", R"("ignore")", "tiers[1].on_expired",
         R"("ignore" is not valid (use "execute")");
     bad("on_expired bool", "/tiers/1/on_expired", "true", "tiers[1].on_expired", "must be a string, not a boolean");
@@ -288,6 +290,12 @@ class TestPolicy : public QObject {
     QCOMPARE(errorOf(changed(QStringLiteral("/tiers/1/on_conflict"), QStringLiteral(R"("wait")")), "demo.json"),
              QStringLiteral(R"(demo.json: tiers[1].on_conflict: "wait" is not valid (use "409" or )"
                             R"("wait:<duration>", e.g. "wait:2s"))"));
+  }
+
+  void defaultLeaseIsHalfOfAShortTtl() {
+    const Policy p = parsePolicy(R"({"docs_url": "/a", "tiers": [{"name": "a", "routes": ["POST /a"], "ttl": "3s"}]})",
+                                 kSource);
+    QCOMPARE(p.tiers.at(0).lease, Millis(1500));
   }
 
   void defaultsApplyWhenFieldsAreAbsent() {
