@@ -100,7 +100,8 @@ std::string Metrics::render(const Gauges& g) const {
       "idem_trace_events_written_total " +
       std::to_string(g.traceWritten) + "\n";
   out +=
-      "# HELP idem_trace_events_dropped_total Trace events dropped (queue full or store down too long).\n"
+      "# HELP idem_trace_events_dropped_total Trace events dropped (queue full, store down at shutdown, or "
+      "refused by the server).\n"
       "# TYPE idem_trace_events_dropped_total counter\n"
       "idem_trace_events_dropped_total " +
       std::to_string(g.traceDropped) + "\n";

@@ -80,7 +80,8 @@ std::optional<std::string> validateBody(const ResourceKind& kind, const json& bo
   if (kind.object == "payment") {
     if ((err = need("amount", amount, "must be a positive integer (minor units, e.g. 1000 for 10.00)"))) return err;
     if ((err = need("currency", currencyCode, "must be a three-letter ISO 4217 code, e.g. \"usd\""))) return err;
-    if ((err = need("customer", text, "must be a non-empty string of at most 255 characters, without U+0000"))) return err;
+    if ((err = need("customer", text, "must be a non-empty string of at most 255 characters, without U+0000")))
+      return err;
   } else if (kind.object == "refund") {
     const auto payment = [](const json& v) {
       return nonEmptyString(v) && v.get_ref<const std::string&>().rfind("pay_", 0) == 0;
@@ -91,7 +92,8 @@ std::optional<std::string> validateBody(const ResourceKind& kind, const json& bo
     const auto quantity = [](const json& v) { return positiveInteger(v, 1000); };
     if ((err = need("item", text, "must be a non-empty string of at most 255 characters, without U+0000"))) return err;
     if ((err = need("quantity", quantity, "must be an integer from 1 to 1000"))) return err;
-    if ((err = optional("customer", text, "must be a non-empty string of at most 255 characters, without U+0000"))) return err;
+    if ((err = optional("customer", text, "must be a non-empty string of at most 255 characters, without U+0000")))
+      return err;
   } else {
     if ((err = need("event", text, "must be a non-empty string of at most 255 characters, without U+0000"))) return err;
   }

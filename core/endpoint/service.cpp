@@ -28,16 +28,17 @@ enforce::Response jsonResponse(int status, const json& body) {
   return r;
 }
 
-/// The body parsed with the limits every JSON body has (text::parseClientJson), or the 400 that
-/// refuses it. `afterwards` tells the client what became of the request.
-std::optional<enforce::Response> refuseBody(const text::ClientJson& body, const std::string& docs,
-                                            std::string_view afterwards) {
-  if (body.error == text::ClientJson::Error::None) return std::nullopt;
-  const auto kind = body.error == text::ClientJson::Error::TooDeep ? enforce::Problem::BodyTooDeep
-                                                                   : enforce::Problem::BodyInvalid;
+/// A body text::parseClientJson refused (not JSON, too deep): sets the 400 and returns true.
+/// `afterwards` tells the client what became of the request.
+bool refuseBody(const text::ClientJson& body, const std::string& docs, std::string_view afterwards, Handled& h) {
+  if (body.error == text::ClientJson::Error::None) return false;
+  const bool tooDeep = body.error == text::ClientJson::Error::TooDeep;
   std::string detail = body.reason + ".";
   detail[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(detail[0])));
-  return enforce::makeProblem(kind, docs, detail + std::string(afterwards));
+  h.response = enforce::makeProblem(tooDeep ? enforce::Problem::BodyTooDeep : enforce::Problem::BodyInvalid, docs,
+                                    detail + std::string(afterwards));
+  h.outcome = tooDeep ? "body_too_deep" : "body_invalid";
+  return true;
 }
 
 /// Resource ids are ours (newResourceId: a prefix and letters or digits); anything else names
@@ -191,11 +192,7 @@ Handled Service::postResource(const ServiceRequest& req) {
     return h;
   }
   text::ClientJson parsed = text::parseClientJson(req.body);
-  if (auto refused = refuseBody(parsed, docs, " Nothing was executed or stored.")) {
-    h.response = std::move(*refused);
-    h.outcome = parsed.error == text::ClientJson::Error::TooDeep ? "body_too_deep" : "body_invalid";
-    return h;
-  }
+  if (refuseBody(parsed, docs, " Nothing was executed or stored.", h)) return h;
   const json& body = parsed.value;
   if (auto error = validateBody(kind, body)) {
     h.response = problem(400, "body-invalid", "Request body is invalid",
@@ -305,11 +302,7 @@ Handled Service::echo(const ServiceRequest& req) {
     return h;
   }
   text::ClientJson parsed = text::parseClientJson(req.body);
-  if (auto refused = refuseBody(parsed, m_policy.docsUrl, "")) {
-    h.response = std::move(*refused);
-    h.outcome = parsed.error == text::ClientJson::Error::TooDeep ? "body_too_deep" : "body_invalid";
-    return h;
-  }
+  if (refuseBody(parsed, m_policy.docsUrl, "", h)) return h;
   h.response = jsonResponse(200, json{{"object", "echo"}, {"echo", std::move(parsed.value)}});
   return h;
 }
@@ -363,10 +356,9 @@ Handled Service::getResource(const ServiceRequest& req) {
   h.tenant = tenantOf(req.headers);
   if (refuseTenant(h)) return h;
   try {
-    auto row = plausibleResourceId(id) ? m_pool.withRetry([&](pg::Connection& c) {
-      return findLedger(c, std::string(kind.object), h.tenant, id);
-    })
-                                       : std::nullopt;
+    std::optional<json> row;
+    if (plausibleResourceId(id))
+      row = m_pool.withRetry([&](pg::Connection& c) { return findLedger(c, std::string(kind.object), h.tenant, id); });
     if (row) {
       h.response = jsonResponse(200, *row);
     } else {
@@ -447,7 +439,7 @@ Handled Service::health(const std::string& requestId) {
   }
   if (body.is_null())
     body = json{{"status", "unavailable"}, {"store", store}, {"writable", false}, {"policy_version", m_policyVersion}};
-  // Keyed requests are answered 503 meanwhile; what failed is in the log under the request id.
+  // Keyed requests cannot be served meanwhile; what failed is in the log under the request id.
   body["request_id"] = requestId;
   h.response = jsonResponse(503, body);
   h.response.headers.emplace_back("Retry-After", "2");

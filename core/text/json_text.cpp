@@ -9,8 +9,10 @@ std::size_t jsonDepth(std::string_view body, std::size_t stopAfter) {
   for (std::size_t i = 0; i < body.size(); ++i) {
     const char c = body[i];
     if (inString) {
-      if (c == '\\') ++i;  // the escaped character cannot end the string
-      else if (c == '"') inString = false;
+      if (c == '\\')
+        ++i;  // the escaped character cannot end the string
+      else if (c == '"')
+        inString = false;
       continue;
     }
     if (c == '"') {

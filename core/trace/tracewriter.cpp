@@ -29,9 +29,8 @@ void appendOptionalInt(std::string& line, long long v) {
 /// Appends a text field PostgreSQL will take: bytes that are not UTF-8 and NUL (which no text
 /// value may hold) become U+FFFD, like the endpoint's JSON output. Returns false if it did so.
 bool appendStorable(std::string& line, std::string_view v) {
-  const bool ascii = std::all_of(v.begin(), v.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-  if (v.find('\0') == std::string_view::npos && (ascii || text::isValidUtf8(v))) {
-    pg::appendCopyField(line, v);  // the hot path: ASCII or already valid
+  if (v.find('\0') == std::string_view::npos && text::isValidUtf8(v)) {
+    pg::appendCopyField(line, v);  // the hot path: already valid
     return true;
   }
   std::size_t runStart = 0;
@@ -115,9 +114,7 @@ long long eventsIn(std::string_view rows) {
 /// SQLSTATE classes of an error in the data of some row (22: data exception, 23: integrity
 /// constraint): another row of the batch may well be fine. Anything else (permissions, a missing
 /// table, a read-only store) refuses every row alike.
-bool refusedForARow(const std::string& sqlstate) {
-  return sqlstate.starts_with("22") || sqlstate.starts_with("23");
-}
+bool refusedForARow(const std::string& sqlstate) { return sqlstate.starts_with("22") || sqlstate.starts_with("23"); }
 
 /// COPYs one refused batch may take to isolate its bad rows: enough for dozens of them in a
 /// 100 000-row batch; a batch with more bad rows than that drops its failing parts whole

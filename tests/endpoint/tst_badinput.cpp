@@ -3,7 +3,7 @@
 #include <QtTest>
 
 #include "tests/endpoint/endpoint_support.h"
-#include "tests/endpoint/raw_http.h"
+#include "tests/endpoint/raw_status.h"
 
 using namespace idem;
 using test::jsonHeaders;

@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "tests/endpoint/endpoint_support.h"
-#include "tests/endpoint/raw_http.h"
+#include "tests/endpoint/raw_status.h"
 #include "tests/endpoint/serve_process.h"
 
 using namespace idem;
@@ -82,14 +82,15 @@ class TestClientBytes : public QObject {
     endpoint::Client c("127.0.0.1", m_serve->port(), std::chrono::seconds(5));
     QCOMPARE(c.get("/healthz").status, 200);
   }
-  int send(const std::string& bytes, std::string* response) { return test::rawStatus(m_serve->port(), bytes, response); }
+  int send(const std::string& bytes, std::string* response) {
+    return test::rawStatus(m_serve->port(), bytes, response);
+  }
 
  private slots:
   void initTestCase() {
     m_db = std::make_unique<test::TestDatabase>("ep_clientbytes");
-    m_serve = std::make_unique<test::ServeProcess>(std::vector<std::string>{"--db", m_db->conninfo(), "--policy",
-                                                                            m_policy},
-                                                   m_stderr);
+    m_serve = std::make_unique<test::ServeProcess>(
+        std::vector<std::string>{"--db", m_db->conninfo(), "--policy", m_policy}, m_stderr);
   }
   void cleanupTestCase() {
     m_serve.reset();
@@ -127,18 +128,19 @@ class TestClientBytes : public QObject {
     QTest::newRow("tenant on a list") << QByteArray::fromStdString(
                                              request("GET", "/v1/payments", "Account-Id: \xff\r\n"))
                                       << "tenant-malformed";
-    QTest::newRow("tenant on a resource") << QByteArray::fromStdString(
-                                                 request("GET", "/v1/payments/pay_1", "Account-Id: ac\xc3\r\n"))
-                                          << "tenant-malformed";
-    QTest::newRow("body string") << QByteArray::fromStdString(post(
-                                        "/v1/payments", "k-body", R"({"amount":1,"currency":"usd","customer":"c)"
-                                                                  "\xff"
-                                                                  R"("})"))
+    QTest::newRow("tenant on a resource")
+        << QByteArray::fromStdString(request("GET", "/v1/payments/pay_1", "Account-Id: ac\xc3\r\n"))
+        << "tenant-malformed";
+    QTest::newRow("body string") << QByteArray::fromStdString(post("/v1/payments", "k-body",
+                                                                   R"({"amount":1,"currency":"usd","customer":"c)"
+                                                                   "\xff"
+                                                                   R"("})"))
                                  << "body-invalid";
     QTest::newRow("echo body") << QByteArray::fromStdString(post("/v1/echo", "", "[\"\xc0\xaf\"]")) << "body-invalid";
     // Valid JSON, but U+0000 cannot be stored in the ledger's jsonb: refused before execution.
-    QTest::newRow("body NUL escape") << QByteArray::fromStdString(post(
-                                            "/v1/payments", "k-nul", R"({"amount":1,"currency":"usd","customer":"a\u0000b"})"))
+    QTest::newRow("body NUL escape") << QByteArray::fromStdString(
+                                            post("/v1/payments", "k-nul",
+                                                 R"({"amount":1,"currency":"usd","customer":"a\u0000b"})"))
                                      << "body-invalid";
   }
   void invalidUtf8InKeyTenantOrBody() {
@@ -160,8 +162,8 @@ class TestClientBytes : public QObject {
     QTest::newRow("echo") << QByteArray::fromStdString(post("/v1/echo", "", nested(500000)));
     QTest::newRow("fields fingerprint of a deep subtree") << QByteArray::fromStdString(
         post("/v1/orders", "k-deep-1", R"({"item":"sku_1","quantity":1,"note":)" + nested(400000) + "}"));
-    QTest::newRow("json fingerprint") << QByteArray::fromStdString(post(
-        "/v1/payments", "k-deep-2", R"({"amount":1,"currency":"usd","customer":"c","x":)" + nested(400000) + "}"));
+    QTest::newRow("json fingerprint") << QByteArray::fromStdString(
+        post("/v1/payments", "k-deep-2", R"({"amount":1,"currency":"usd","customer":"c","x":)" + nested(400000) + "}"));
     QTest::newRow("just past the limit") << QByteArray::fromStdString(post("/v1/echo", "", nested(65)));
   }
   void deeplyNestedBodies() {
@@ -179,6 +181,15 @@ class TestClientBytes : public QObject {
     std::string raw;
     QCOMPARE(send(post("/v1/echo", "", nested(64)), &raw), 200);
     QVERIFY2(raw.find(nested(64)) != std::string::npos, raw.c_str());
+  }
+
+  void traceLossIsCountedOnMetrics() {
+    // Nothing above cost a trace row: the counters an operator alerts on are there, and zero.
+    endpoint::Client c("127.0.0.1", m_serve->port());
+    const std::string metrics = c.get("/metrics").body;
+    QCOMPARE(test::metricValue(metrics, "idem_trace_events_refused_total"), 0LL);
+    QCOMPARE(test::metricValue(metrics, "idem_trace_values_repaired_total"), 0LL);
+    QCOMPARE(test::metricValue(metrics, "idem_trace_events_dropped_total"), 0LL);
   }
 
   // Runs last in this process: it breaks the store under it.
@@ -225,10 +236,11 @@ class TestClientBytes : public QObject {
     // land on a server that refuses writes.
     auto admin = db.connect();
     const auto failover = [&](bool readOnly) {
-      admin.exec("ALTER DATABASE " + pg::quoteIdentifier(db.name()) + " SET default_transaction_read_only = " +
-                 (readOnly ? "on" : "off"));
-      admin.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND "
-                 "pid <> pg_backend_pid()");
+      admin.exec("ALTER DATABASE " + pg::quoteIdentifier(db.name()) +
+                 " SET default_transaction_read_only = " + (readOnly ? "on" : "off"));
+      admin.exec(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND "
+          "pid <> pg_backend_pid()");
     };
     failover(true);
     endpoint::ClientResponse h;
