@@ -1,9 +1,12 @@
 #include "core/endpoint/accesslog.h"
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "core/text/civiltime.h"
+#include "core/text/json_text.h"
 
 namespace idem::endpoint {
 namespace {
@@ -31,8 +34,17 @@ std::string formatLogLine(const LogRecord& r) {
   put("resource", r.resource);
   j["latency_ms"] = std::round(r.latencyMs * 1000.0) / 1000.0;
   put("remote", r.remote);
-  // Replace invalid UTF-8 (a client may send any bytes in a path or key) instead of throwing.
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return text::dumpJson(j) + "\n";  // a client may send any bytes in a path or key
+}
+
+void logInternalError(std::string_view requestId, std::string_view during, std::string_view error) {
+  const long long now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  nlohmann::json j{{"ts", isoTime(now)}, {"level", "error"}, {"during", during}, {"error", error}};
+  if (!requestId.empty()) j["request_id"] = requestId;
+  const std::string line = text::dumpJson(j) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);  // one call: stdio locks it, lines never interleave
 }
 
 }  // namespace idem::endpoint

@@ -1,6 +1,7 @@
 #pragma once
 // One structured (JSON) log line per request, for people grepping and for log shippers.
 #include <string>
+#include <string_view>
 
 namespace idem::endpoint {
 
@@ -23,5 +24,10 @@ struct LogRecord {
 
 /// The record as one line of JSON, newline-terminated. Empty fields are left out.
 [[nodiscard]] std::string formatLogLine(const LogRecord& r);
+
+/// What went wrong inside the endpoint, for the operator: one JSON line on stderr
+/// ({"ts", "level":"error", "request_id", "during", "error"}), under the request id the client
+/// was given. `error` may be a store's or library's message; clients never see it.
+void logInternalError(std::string_view requestId, std::string_view during, std::string_view error);
 
 }  // namespace idem::endpoint

@@ -1,5 +1,7 @@
 #include "core/endpoint/ledger.h"
 
+#include "core/text/json_text.h"
+
 namespace idem::endpoint {
 namespace {
 
@@ -39,7 +41,7 @@ store::SideStatement insertStatement(const LedgerRow& row) {
   return {kInsertSql,
           {row.id, row.kind, row.tenant, row.endpoint, opt(row.key),
            row.generation > 0 ? pg::Param(row.generation) : pg::Param::null(), row.status, opt(row.amount),
-           opt(row.currency), opt(row.customer), row.requestId, row.payload.dump()}};
+           opt(row.currency), opt(row.customer), row.requestId, text::dumpJson(row.payload)}};
 }
 
 nlohmann::json listLedger(pg::Connection& conn, const std::string& kind, const std::string& tenant,

@@ -5,7 +5,8 @@
 namespace idem::endpoint {
 namespace {
 
-// Label values are ours (tier names from the policy, fixed outcomes), but escape anyway.
+// Label values are ours (tier names from the policy, fixed outcomes), never a client's bytes;
+// escaped anyway.
 std::string label(std::string_view v) {
   std::string out;
   for (char c : v) {
@@ -99,10 +100,23 @@ std::string Metrics::render(const Gauges& g) const {
       "idem_trace_events_written_total " +
       std::to_string(g.traceWritten) + "\n";
   out +=
-      "# HELP idem_trace_events_dropped_total Trace events dropped (queue full or store down too long).\n"
+      "# HELP idem_trace_events_dropped_total Trace events dropped (queue full, store down at shutdown, or "
+      "refused by the server).\n"
       "# TYPE idem_trace_events_dropped_total counter\n"
       "idem_trace_events_dropped_total " +
       std::to_string(g.traceDropped) + "\n";
+  out +=
+      "# HELP idem_trace_events_refused_total Trace events dropped because PostgreSQL refused their row (the "
+      "rest of their batch is written).\n"
+      "# TYPE idem_trace_events_refused_total counter\n"
+      "idem_trace_events_refused_total " +
+      std::to_string(g.traceRefused) + "\n";
+  out +=
+      "# HELP idem_trace_values_repaired_total Trace events written with a value made storable (bytes that are "
+      "not UTF-8, or NUL, replaced by U+FFFD).\n"
+      "# TYPE idem_trace_values_repaired_total counter\n"
+      "idem_trace_values_repaired_total " +
+      std::to_string(g.traceRepaired) + "\n";
   out +=
       "# HELP idem_claims_total Idempotency claims decided by the store.\n"
       "# TYPE idem_claims_total counter\n"

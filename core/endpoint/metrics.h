@@ -18,6 +18,8 @@ struct Gauges {
   std::size_t traceQueued = 0;
   long long traceWritten = 0;
   long long traceDropped = 0;
+  long long traceRefused = 0;   // of the dropped: in rows the server refused
+  long long traceRepaired = 0;  // written with a value made storable (U+FFFD)
   long long claims = 0;           // claims decided by the key store
   long long claimStatements = 0;  // statements they took: 1 each when the order was guessed right
   bool readUnseenFirst = false;   // keys new to the process are read first (a retry storm)

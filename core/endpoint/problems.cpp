@@ -2,19 +2,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text/json_text.h"
+
 namespace idem::endpoint {
 
 enforce::Response problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
-                          std::string_view docsUrl) {
+                          std::string_view docsUrl, std::string_view instance) {
   nlohmann::json body{{"type", std::string(docsUrl) + "#" + std::string(slug)},
                       {"title", title},
                       {"status", status},
                       {"detail", detail}};
+  if (!instance.empty()) body["instance"] = instance;
   enforce::Response r;
   r.status = status;
   r.headers.emplace_back("Content-Type", "application/problem+json");
-  r.body = body.dump();
+  r.body = text::dumpJson(body);  // the detail may quote a path or id the client sent
   return r;
+}
+
+enforce::Response internalError(std::string_view requestId, std::string_view whatHappened, std::string_view docsUrl) {
+  return problem(500, "internal", "Internal error",
+                 std::string(whatHappened) + " Quote request id " + std::string(requestId) +
+                     " when you report it; if the request carried an Idempotency-Key, retry with the same key.",
+                 docsUrl, requestId);
 }
 
 enforce::Response problemForStatus(int status, std::string_view method, std::string_view path,

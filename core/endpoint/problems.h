@@ -1,7 +1,9 @@
 #pragma once
 // The endpoint's own problem+json answers (RFC 9457) for what happens around enforcement:
-// unknown route, wrong media type, invalid body, fault injection. Each links an anchor of the
-// published policy page, like the enforcer's problems do.
+// unknown route, wrong media type, invalid body, fault injection, internal errors. Each links
+// an anchor of the published policy page, like the enforcer's problems do. A client never sees
+// internals (store messages, exception text): it gets the request id to quote, and the operator
+// finds the cause under that id in the log.
 #include <string>
 #include <string_view>
 
@@ -9,12 +11,20 @@
 
 namespace idem::endpoint {
 
-/// A problem response: Content-Type application/problem+json, body {type, title, status, detail}.
+/// A problem response: Content-Type application/problem+json, body {type, title, status,
+/// detail} and `instance` (the request id) when given. Never throws for client bytes in `detail`.
 [[nodiscard]] enforce::Response problem(int status, std::string_view slug, std::string_view title,
-                                        std::string_view detail, std::string_view docsUrl);
+                                        std::string_view detail, std::string_view docsUrl,
+                                        std::string_view instance = {});
 
 /// The generic answer for a status httplib produced itself (parse errors, 404, 413...).
 [[nodiscard]] enforce::Response problemForStatus(int status, std::string_view method, std::string_view path,
                                                  std::string_view docsUrl);
+
+/// 500 for a failure inside the endpoint: what failed stays in the log (logInternalError), the
+/// client gets the request id. `whatHappened` says what the client may assume ("nothing was
+/// executed"); it must not quote internals.
+[[nodiscard]] enforce::Response internalError(std::string_view requestId, std::string_view whatHappened,
+                                              std::string_view docsUrl);
 
 }  // namespace idem::endpoint

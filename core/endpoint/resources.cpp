@@ -13,8 +13,12 @@ bool positiveInteger(const json& v, long long max) {
   return n > 0 && n <= max;
 }
 
+/// U+0000 is valid JSON ("\u0000") but the ledger's jsonb cannot hold it: refused up front
+/// rather than failing the execution's commit.
 bool nonEmptyString(const json& v, std::size_t max = 255) {
-  return v.is_string() && !v.get_ref<const std::string&>().empty() && v.get_ref<const std::string&>().size() <= max;
+  if (!v.is_string()) return false;
+  const auto& s = v.get_ref<const std::string&>();
+  return !s.empty() && s.size() <= max && s.find('\0') == std::string::npos;
 }
 
 bool currencyCode(const json& v) {
@@ -76,7 +80,8 @@ std::optional<std::string> validateBody(const ResourceKind& kind, const json& bo
   if (kind.object == "payment") {
     if ((err = need("amount", amount, "must be a positive integer (minor units, e.g. 1000 for 10.00)"))) return err;
     if ((err = need("currency", currencyCode, "must be a three-letter ISO 4217 code, e.g. \"usd\""))) return err;
-    if ((err = need("customer", text, "must be a non-empty string of at most 255 characters"))) return err;
+    if ((err = need("customer", text, "must be a non-empty string of at most 255 characters, without U+0000")))
+      return err;
   } else if (kind.object == "refund") {
     const auto payment = [](const json& v) {
       return nonEmptyString(v) && v.get_ref<const std::string&>().rfind("pay_", 0) == 0;
@@ -85,11 +90,12 @@ std::optional<std::string> validateBody(const ResourceKind& kind, const json& bo
     if ((err = need("amount", amount, "must be a positive integer (minor units)"))) return err;
   } else if (kind.object == "order") {
     const auto quantity = [](const json& v) { return positiveInteger(v, 1000); };
-    if ((err = need("item", text, "must be a non-empty string of at most 255 characters"))) return err;
+    if ((err = need("item", text, "must be a non-empty string of at most 255 characters, without U+0000"))) return err;
     if ((err = need("quantity", quantity, "must be an integer from 1 to 1000"))) return err;
-    if ((err = optional("customer", text, "must be a non-empty string of at most 255 characters"))) return err;
+    if ((err = optional("customer", text, "must be a non-empty string of at most 255 characters, without U+0000")))
+      return err;
   } else {
-    if ((err = need("event", text, "must be a non-empty string of at most 255 characters"))) return err;
+    if ((err = need("event", text, "must be a non-empty string of at most 255 characters, without U+0000"))) return err;
   }
   return std::nullopt;
 }

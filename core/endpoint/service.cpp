@@ -1,13 +1,17 @@
 #include "core/endpoint/service.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <thread>
 
+#include "core/endpoint/accesslog.h"
 #include "core/endpoint/faults.h"
 #include "core/endpoint/ledger.h"
 #include "core/endpoint/problems.h"
 #include "core/endpoint/resources.h"
 #include "core/http/keyheader.h"
+#include "core/text/json_text.h"
 
 namespace idem::endpoint {
 namespace {
@@ -20,8 +24,30 @@ enforce::Response jsonResponse(int status, const json& body) {
   enforce::Response r;
   r.status = status;
   r.headers.emplace_back("Content-Type", "application/json");
-  r.body = body.dump();
+  r.body = text::dumpJson(body);  // an echo or a list may carry client bytes
   return r;
+}
+
+/// A body text::parseClientJson refused (not JSON, too deep): sets the 400 and returns true.
+/// `afterwards` tells the client what became of the request.
+bool refuseBody(const text::ClientJson& body, const std::string& docs, std::string_view afterwards, Handled& h) {
+  if (body.error == text::ClientJson::Error::None) return false;
+  const bool tooDeep = body.error == text::ClientJson::Error::TooDeep;
+  std::string detail = body.reason + ".";
+  detail[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(detail[0])));
+  h.response = enforce::makeProblem(tooDeep ? enforce::Problem::BodyTooDeep : enforce::Problem::BodyInvalid, docs,
+                                    detail + std::string(afterwards));
+  h.outcome = tooDeep ? "body_too_deep" : "body_invalid";
+  return true;
+}
+
+/// Resource ids are ours (newResourceId: a prefix and letters or digits); anything else names
+/// no resource and must not reach SQL, where bytes that are not UTF-8 are an error.
+bool plausibleResourceId(std::string_view id) {
+  if (id.empty() || id.size() > 64) return false;
+  for (char c : id)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  return true;
 }
 
 /// application/json, optionally with parameters (charset=utf-8); case-insensitive.
@@ -74,6 +100,8 @@ Gauges Service::gauges() const {
   g.traceQueued = m_trace.queued();
   g.traceWritten = m_trace.written();
   g.traceDropped = m_trace.dropped();
+  g.traceRefused = m_trace.refused();
+  g.traceRepaired = m_trace.repaired();
   g.claims = m_store.claims();
   g.claimStatements = m_store.claimRoundTrips();
   g.readUnseenFirst = m_store.readsUnseenKeysFirst();
@@ -106,7 +134,7 @@ Handled Service::handle(const ServiceRequest& req) {
       } else if (req.path == "/metrics") {
         h = metricsPage();
       } else if (req.path == "/healthz") {
-        h = health();
+        h = health(req.requestId);
       } else if (kindForCollection(req.path)) {
         h = listResources(req);
       } else if (auto slash = req.path.rfind('/');
@@ -133,10 +161,8 @@ Handled Service::handle(const ServiceRequest& req) {
       h.outcome = known ? "method_not_allowed" : "not_found";
     }
   } catch (const std::exception& e) {
-    h.response = problem(500, "internal", "Internal error",
-                         std::string("The endpoint failed: ") + e.what() +
-                             ". If the request carried an Idempotency-Key, retry with the same key.",
-                         docs);
+    logInternalError(req.requestId, req.method + " " + req.path, e.what());
+    h.response = internalError(req.requestId, "The endpoint failed while handling the request.", docs);
     h.outcome = "error";
   }
   h.response.headers.emplace_back("Request-Id", req.requestId);
@@ -167,13 +193,9 @@ Handled Service::postResource(const ServiceRequest& req) {
     h.outcome = "fault_rejected";
     return h;
   }
-  json body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded()) {
-    h.response = enforce::makeProblem(enforce::Problem::BodyInvalid, docs,
-                                      "The body is not valid JSON. Nothing was executed or stored.");
-    h.outcome = "body_invalid";
-    return h;
-  }
+  text::ClientJson parsed = text::parseClientJson(req.body);
+  if (refuseBody(parsed, docs, " Nothing was executed or stored.", h)) return h;
+  const json& body = parsed.value;
   if (auto error = validateBody(kind, body)) {
     h.response = problem(400, "body-invalid", "Request body is invalid",
                          *error + ". Nothing was executed or stored; fix the body and retry with the same key.", docs);
@@ -255,10 +277,8 @@ Handled Service::postResource(const ServiceRequest& req) {
     h.response = m_enforcer.complete(*ticket, std::move(response), options);
   } catch (const pg::QueryError& e) {
     // The transaction rolled back: neither the ledger row nor the key's completion exist.
-    auto r = problem(500, "internal", "Internal error",
-                     std::string("Recording the execution failed (") + e.what() +
-                         "); nothing was executed. Retry with the same key.",
-                     docs);
+    logInternalError(req.requestId, "recording the execution", e.what());
+    auto r = internalError(req.requestId, "Recording the execution failed, so nothing was executed.", docs);
     h.response = m_enforcer.release(*ticket, std::move(r), "ledger insert failed");
     h.outcome = "error";
     h.resource.clear();
@@ -283,13 +303,9 @@ Handled Service::echo(const ServiceRequest& req) {
     h.outcome = "unsupported_media_type";
     return h;
   }
-  json body = json::parse(req.body, nullptr, false);
-  if (body.is_discarded()) {
-    h.response = enforce::makeProblem(enforce::Problem::BodyInvalid, m_policy.docsUrl, "The body is not valid JSON.");
-    h.outcome = "body_invalid";
-    return h;
-  }
-  h.response = jsonResponse(200, json{{"object", "echo"}, {"echo", body}});
+  text::ClientJson parsed = text::parseClientJson(req.body);
+  if (refuseBody(parsed, m_policy.docsUrl, "", h)) return h;
+  h.response = jsonResponse(200, json{{"object", "echo"}, {"echo", std::move(parsed.value)}});
   return h;
 }
 
@@ -298,6 +314,7 @@ Handled Service::listResources(const ServiceRequest& req) {
   Handled h;
   h.outcome = "read";
   h.tenant = tenantOf(req.headers);
+  if (refuseTenant(h)) return h;
   int limit = 100;
   if (auto l = queryValue(req, "limit")) {
     int v = 0;
@@ -310,8 +327,17 @@ Handled Service::listResources(const ServiceRequest& req) {
     }
     limit = v;
   }
-  const auto key = queryValue(req, "idempotency_key");
-  if (key) h.key = *key;
+  auto key = queryValue(req, "idempotency_key");
+  if (key) {
+    const http::KeyParse parsed = http::parseIdempotencyKey(*key);
+    if (!parsed.key) {
+      h.response = problem(400, "bad-query", "Invalid query parameter",
+                           "idempotency_key is not a valid Idempotency-Key: " + parsed.rule, m_policy.docsUrl);
+      h.outcome = "bad_query";
+      return h;
+    }
+    key = h.key = *parsed.key;
+  }
   try {
     auto data = m_pool.withRetry(
         [&](pg::Connection& c) { return listLedger(c, std::string(kind.object), h.tenant, key, limit); });
@@ -330,9 +356,11 @@ Handled Service::getResource(const ServiceRequest& req) {
   Handled h;
   h.outcome = "read";
   h.tenant = tenantOf(req.headers);
+  if (refuseTenant(h)) return h;
   try {
-    auto row =
-        m_pool.withRetry([&](pg::Connection& c) { return findLedger(c, std::string(kind.object), h.tenant, id); });
+    std::optional<json> row;
+    if (plausibleResourceId(id))
+      row = m_pool.withRetry([&](pg::Connection& c) { return findLedger(c, std::string(kind.object), h.tenant, id); });
     if (row) {
       h.response = jsonResponse(200, *row);
     } else {
@@ -366,25 +394,58 @@ Handled Service::publishedPolicy(const ServiceRequest& req) const {
   return h;
 }
 
-Handled Service::health() {
+bool Service::refuseTenant(Handled& h) const {
+  // The rule the enforcer applies to keyed requests; a read binds the tenant into SQL too,
+  // where bytes that are not UTF-8 would be the store's error instead of the client's.
+  if (h.tenant.size() <= 128 &&
+      std::all_of(h.tenant.begin(), h.tenant.end(), [](char c) { return c > 0x20 && c < 0x7f; }))
+    return false;
+  h.response = enforce::makeProblem(enforce::Problem::TenantMalformed, m_policy.docsUrl,
+                                    m_policy.tenantHeader + " must be at most 128 visible ASCII characters.");
+  h.outcome = "tenant_malformed";
+  h.tenant.clear();
+  return true;
+}
+
+Handled Service::health(const std::string& requestId) {
   Handled h;
   h.outcome = "health";
+  // Whether the store takes writes, not only whether it answers: after a failover a server in
+  // recovery, or one set default_transaction_read_only, answers every read and refuses every
+  // claim. transaction_read_only is on in both cases.
+  constexpr const char* kProbe =
+      "SELECT coalesce(max(version), 0) AS v, pg_is_in_recovery() AS recovery, "
+      "current_setting('transaction_read_only') = 'on' AS read_only FROM idem.schema_migrations";
+  std::string store;  // empty: healthy
+  json body;
   try {
-    auto r = m_pool.withRetry(
-        [](pg::Connection& c) { return c.exec("SELECT coalesce(max(version), 0) AS v FROM idem.schema_migrations"); });
-    h.response = jsonResponse(200, json{{"status", "ok"},
-                                        {"store", "ok"},
-                                        {"schema_version", r.integer(0, "v")},
-                                        {"policy_version", m_policyVersion},
-                                        {"in_flight", m_inFlight.load()}});
+    auto r = m_pool.withRetry([&](pg::Connection& c) { return c.exec(kProbe); });
+    const bool writable = !r.boolean(0, "recovery") && !r.boolean(0, "read_only");
+    body = json{{"status", writable ? "ok" : "unavailable"},
+                {"store", writable ? "ok" : "read_only"},
+                {"writable", writable},
+                {"schema_version", r.integer(0, "v")},
+                {"policy_version", m_policyVersion},
+                {"in_flight", m_inFlight.load()}};
+    if (!writable) store = "read_only";
   } catch (const pg::Unavailable& e) {
-    h.response = problem(503, "store-unavailable", "Idempotency store unavailable",
-                         std::string("The store cannot be reached (") + e.what() +
-                             "); keyed requests are answered 503 until it is back.",
-                         m_policy.docsUrl);
-    h.response.headers.emplace_back("Retry-After", "2");
-    h.outcome = "unavailable";
+    logInternalError(requestId, "health check", e.what());
+    store = "unreachable";
+  } catch (const pg::QueryError& e) {
+    logInternalError(requestId, "health check", e.what());
+    store = "error";
   }
+  if (store.empty()) {
+    h.response = jsonResponse(200, body);
+    return h;
+  }
+  if (body.is_null())
+    body = json{{"status", "unavailable"}, {"store", store}, {"writable", false}, {"policy_version", m_policyVersion}};
+  // Keyed requests cannot be served meanwhile; what failed is in the log under the request id.
+  body["request_id"] = requestId;
+  h.response = jsonResponse(503, body);
+  h.response.headers.emplace_back("Retry-After", "2");
+  h.outcome = "unavailable";
   return h;
 }
 

@@ -67,7 +67,9 @@ class Service {
   Handled listResources(const ServiceRequest& request);
   Handled getResource(const ServiceRequest& request);
   Handled publishedPolicy(const ServiceRequest& request) const;
-  Handled health();
+  Handled health(const std::string& requestId);
+  /// A malformed tenant header on a route the enforcer does not see: sets the 400; true if so.
+  bool refuseTenant(Handled& h) const;
   Handled metricsPage() const;
   [[nodiscard]] std::string tenantOf(const http::Headers& headers) const;
 

@@ -126,6 +126,8 @@ Decision Enforcer::begin(const Request& req) {
   std::string fingerprint;
   try {
     fingerprint = fp::compute(tier->fingerprint, req.body, req.headers);
+  } catch (const fp::BodyTooDeep& e) {
+    return respond(makeProblem(Problem::BodyTooDeep, docs, e.what(), key), "body_too_deep", tier->name);
   } catch (const fp::InvalidJson& e) {
     return respond(makeProblem(Problem::BodyInvalid, docs, e.what(), key), "body_invalid", tier->name);
   }

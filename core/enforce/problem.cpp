@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text/civiltime.h"
+#include "core/text/json_text.h"
 
 namespace idem::enforce {
 namespace {
@@ -18,6 +19,7 @@ Info info(Problem p) {
     case Problem::KeyMalformed: return {400, "key-malformed", "Idempotency-Key is malformed"};
     case Problem::TenantMalformed: return {400, "tenant-malformed", "Tenant header is malformed"};
     case Problem::BodyInvalid: return {400, "body-invalid", "Request body is not valid JSON"};
+    case Problem::BodyTooDeep: return {400, "body-too-deep", "Request body is nested too deeply"};
     case Problem::PayloadMismatch:
       return {422, "payload-mismatch", "Idempotency-Key reused with a different payload"};
     case Problem::KeyExpired: return {422, "key-expired", "Idempotency-Key expired"};
@@ -41,7 +43,7 @@ Response makeProblem(Problem p, std::string_view docsUrl, std::string_view detai
   Response r;
   r.status = i.status;
   r.headers.emplace_back("Content-Type", "application/problem+json");
-  r.body = body.dump();
+  r.body = text::dumpJson(body);  // the detail may quote client bytes
   return r;
 }
 

@@ -19,6 +19,7 @@ enum class Problem {
   KeyMalformed,       // 400
   TenantMalformed,    // 400
   BodyInvalid,        // 400
+  BodyTooDeep,        // 400: nested deeper than text::kMaxJsonDepth
   PayloadMismatch,    // 422
   KeyExpired,         // 422
   RequestInProgress,  // 409

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "core/text/json_text.h"
+
 namespace idem::explain {
 namespace {
 
@@ -41,7 +43,7 @@ std::string outcomeDetail(const Generation& g, Instant now) {
 std::string tierField(const Generation& g, const char* field) {
   if (!g.policy || !g.policy->tier.is_object() || !g.policy->tier.contains(field)) return {};
   const auto& v = g.policy->tier[field];
-  return v.is_string() ? v.get<std::string>() : v.dump();
+  return v.is_string() ? v.get<std::string>() : text::dumpJson(v);
 }
 
 std::string whichKey(std::size_t index, const Generation& g) {

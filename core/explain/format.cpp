@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/text/json_text.h"
+
 namespace idem::explain {
 namespace {
 
@@ -139,7 +141,7 @@ nlohmann::ordered_json toJson(const Explanation& x) {
                 {"effective_at", isoUtc(g.policy->effectiveAt)},
                 {"sha256", g.policy->sha256},
                 {"recorded", g.policy->recorded},
-                {"tier", json::parse(g.policy->tier.dump())}};
+                {"tier", json::parse(text::dumpJson(g.policy->tier))}};
     }
     gens.push_back({{"generation", g.number},
                     {"live", g.live},
@@ -269,7 +271,7 @@ std::string toMarkdown(const Explanation& x, std::size_t maxTimelineEvents) {
 std::string render(const Explanation& x, Format format) {
   switch (format) {
     case Format::Json:
-      return toJson(x).dump(2) + "\n";
+      return text::dumpJson(toJson(x), 2) + "\n";  // stored keys and bodies are client bytes
     case Format::Markdown:
       return toMarkdown(x);
     case Format::Text:

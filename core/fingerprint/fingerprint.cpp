@@ -8,31 +8,22 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fingerprint/canonical_text.h"
+#include "core/text/json_text.h"
 
 namespace idem::fp {
 namespace {
 
 using nlohmann::json;
 
-std::string invalidJsonMessage(const std::string& where) {
-  return "the request body is not valid JSON" + where +
-         ", but this route fingerprints its JSON content: send well-formed JSON (RFC 8259, UTF-8)";
-}
-
 json parseBody(std::string_view body) {
   if (body.empty())
     throw InvalidJson("the request body is empty, but this route fingerprints its JSON content: send a JSON body");
-  // The parser stops at a NUL byte as if the input ended there: two bodies that differ only
-  // after it would get one fingerprint. JSON text never holds a raw NUL, so it is invalid.
-  if (const auto nul = body.find('\0'); nul != std::string_view::npos)
-    throw InvalidJson(invalidJsonMessage(" (a NUL byte at byte " + std::to_string(nul + 1) + ")"));
-  try {
-    return json::parse(body.begin(), body.end());
-  } catch (const json::parse_error& e) {
-    throw InvalidJson(invalidJsonMessage(" (error at byte " + std::to_string(e.byte) + ")"));
-  } catch (const json::exception&) {
-    throw InvalidJson(invalidJsonMessage(""));
-  }
+  text::ClientJson parsed = text::parseClientJson(body);
+  if (parsed.error == text::ClientJson::Error::TooDeep) throw BodyTooDeep(parsed.reason);
+  if (parsed.error != text::ClientJson::Error::None)
+    throw InvalidJson(parsed.reason + ", but this route fingerprints its JSON content: send well-formed JSON "
+                                      "(RFC 8259, UTF-8)");
+  return std::move(parsed.value);
 }
 
 json::json_pointer toPointer(const std::string& text) {
@@ -103,6 +94,8 @@ std::string compute(const Spec& spec, std::string_view body, const http::Headers
       content = body;
       break;
     case Mode::Json:
+      // The depth limit holds on the fast path too: every JSON body has the same limit.
+      if (text::jsonDepth(body) > text::kMaxJsonDepth) throw BodyTooDeep(text::tooDeepReason());
       // The streaming canonicaliser is the fast path; the DOM path handles what it declines,
       // including every invalid body, whose error message it words.
       if (auto fast = canonicalJsonText(body))

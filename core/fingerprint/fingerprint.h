@@ -32,7 +32,13 @@ class InvalidJson : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// 32-byte raw SHA-256 over the parts the spec selects. Throws InvalidJson.
+/// The body nests deeper than text::kMaxJsonDepth: a 400 before execution, like InvalidJson.
+class BodyTooDeep : public InvalidJson {
+ public:
+  using InvalidJson::InvalidJson;
+};
+
+/// 32-byte raw SHA-256 over the parts the spec selects. Throws InvalidJson (or BodyTooDeep).
 [[nodiscard]] std::string compute(const Spec& spec, std::string_view body, const http::Headers& headers);
 
 /// RFC 8785 (JCS) canonical serialisation: sorted members (by UTF-16 code units), no

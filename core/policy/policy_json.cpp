@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/policy/policy.h"
+#include "core/text/json_text.h"
 
 namespace idem::policy::internal {
 namespace {
@@ -114,7 +115,7 @@ void fail(const std::string& source, const std::string& path, const std::string&
 
 std::string shown(const json& value) {
   constexpr std::size_t kMax = 60;
-  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/false, json::error_handler_t::replace);
+  std::string text = text::dumpJson(value);
   if (text.size() > kMax) text = text.substr(0, kMax - 3) + "...";
   return text;
 }

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text/json_text.h"
+
 namespace idem::store {
 namespace {
 
@@ -67,7 +69,7 @@ class PairReader {
 std::string headersToJson(const http::Headers& headers) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& [n, v] : headers) arr.push_back({n, v});
-  return arr.dump();
+  return text::dumpJson(arr);  // a handler may echo client bytes in a header
 }
 
 http::Headers headersFromJson(std::string_view text) {

@@ -5,6 +5,8 @@
 #include <ctime>
 #include <sstream>
 
+#include "core/text/json_text.h"
+
 namespace idem::tiers {
 namespace {
 
@@ -182,7 +184,7 @@ nlohmann::json toJson(const Report& report) {
 
 std::string render(const Report& report, Format format) {
   switch (format) {
-    case Format::Json: return toJson(report).dump(2) + "\n";
+    case Format::Json: return text::dumpJson(toJson(report), 2) + "\n";
     case Format::Markdown: return markdown(report);
     case Format::Text: return text(report);
   }

@@ -6,6 +6,7 @@
 
 #include "core/fingerprint/fingerprint.h"
 #include "core/text/civiltime.h"
+#include "core/text/utf8.h"
 
 namespace idem::trace {
 namespace {
@@ -25,26 +26,48 @@ void appendOptionalInt(std::string& line, long long v) {
   line.append(digits, end);
 }
 
-void appendOptionalText(std::string& line, std::string_view v) {
-  if (v.empty()) line += "\\N";
-  else pg::appendCopyField(line, v);
+/// Appends a text field PostgreSQL will take: bytes that are not UTF-8 and NUL (which no text
+/// value may hold) become U+FFFD, like the endpoint's JSON output. Returns false if it did so.
+bool appendStorable(std::string& line, std::string_view v) {
+  if (v.find('\0') == std::string_view::npos && text::isValidUtf8(v)) {
+    pg::appendCopyField(line, v);  // the hot path: already valid
+    return true;
+  }
+  std::size_t runStart = 0;
+  for (std::size_t i = 0; i < v.size();) {
+    const std::size_t at = i;
+    if (v[i] != '\0' && text::decodeUtf8(v, i)) continue;
+    pg::appendCopyField(line, v.substr(runStart, at - runStart));
+    line += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+    i = runStart = at + 1;
+  }
+  pg::appendCopyField(line, v.substr(runStart));
+  return false;
+}
+
+bool appendOptionalText(std::string& line, std::string_view v) {
+  if (!v.empty()) return appendStorable(line, v);
+  line += "\\N";
+  return true;
 }
 
 /// The COPY text row of one decision, or of `repeats` identical ones from e.atMs to lastAtMs.
-void appendRow(std::string& out, const Event& e, long long repeats = 1, long long lastAtMs = 0) {
+/// Returns false when a value had to be made storable.
+bool appendRow(std::string& out, const Event& e, long long repeats = 1, long long lastAtMs = 0) {
+  bool storable = true;
   text::appendDateTime(out, e.atMs, ' ', "+00");
   out += '\t';
-  pg::appendCopyField(out, e.tenant);
+  storable &= appendStorable(out, e.tenant);
   out += '\t';
-  pg::appendCopyField(out, e.endpoint);
+  storable &= appendStorable(out, e.endpoint);
   out += '\t';
-  pg::appendCopyField(out, e.key);
+  storable &= appendStorable(out, e.key);
   out += '\t';
   appendOptionalInt(out, e.generation);
   out += '\t';
-  pg::appendCopyField(out, e.tier);
+  storable &= appendStorable(out, e.tier);
   out += '\t';
-  pg::appendCopyField(out, e.outcome);
+  storable &= appendStorable(out, e.outcome);
   out += '\t';
   if (e.fingerprint.empty()) {
     out += "\\N";
@@ -59,16 +82,44 @@ void appendRow(std::string& out, const Event& e, long long repeats = 1, long lon
   const auto written = std::to_chars(latency, latency + sizeof latency, e.latencyMs, std::chars_format::fixed, 3);
   out.append(latency, written.ec == std::errc{} ? written.ptr : latency);
   out += '\t';
-  appendOptionalText(out, e.requestId);
+  storable &= appendOptionalText(out, e.requestId);
   out += '\t';
-  appendOptionalText(out, e.detail);
+  storable &= appendOptionalText(out, e.detail);
   out += '\t';
   appendOptionalInt(out, repeats);
   out += '\t';
   if (repeats > 1) text::appendDateTime(out, lastAtMs, ' ', "+00");
   else out += "\\N";
   out += '\n';
+  return storable;
 }
+
+/// The decisions COPY text rows stand for: the sum of their `repeats` column (the 13th).
+long long eventsIn(std::string_view rows) {
+  long long events = 0;
+  // Fields escape their tabs and newlines, so each literal one ends a field or a row.
+  for (std::size_t lineStart = 0; lineStart < rows.size();) {
+    const std::size_t lineEnd = std::min(rows.find('\n', lineStart), rows.size());
+    const std::string_view line = rows.substr(lineStart, lineEnd - lineStart);
+    std::size_t at = 0;
+    for (int tabs = 0; tabs < 12 && at < line.size(); ++tabs) at = std::min(line.find('\t', at), line.size()) + 1;
+    long long repeats = 1;
+    if (at < line.size()) std::from_chars(line.data() + at, line.data() + line.size(), repeats);
+    events += repeats;
+    lineStart = lineEnd + 1;
+  }
+  return events;
+}
+
+/// SQLSTATE classes of an error in the data of some row (22: data exception, 23: integrity
+/// constraint): another row of the batch may well be fine. Anything else (permissions, a missing
+/// table, a read-only store) refuses every row alike.
+bool refusedForARow(const std::string& sqlstate) { return sqlstate.starts_with("22") || sqlstate.starts_with("23"); }
+
+/// COPYs one refused batch may take to isolate its bad rows: enough for dozens of them in a
+/// 100 000-row batch; a batch with more bad rows than that drops its failing parts whole
+/// rather than hold the writer for thousands of round trips.
+constexpr int kIsolationAttempts = 512;
 
 void appendField(std::string& out, std::string_view field) {
   const auto size = static_cast<std::uint32_t>(field.size());
@@ -107,7 +158,7 @@ void TraceWriter::record(const Event& event) {
   thread_local std::string row;
   thread_local std::string identity;
   row.clear();
-  appendRow(row, event);
+  if (!appendRow(row, event)) ++m_repaired;
   identity.clear();
   std::uint64_t hash = 0;
   const bool foldable = m_options.foldAfter > 0 && !event.execution;
@@ -242,9 +293,29 @@ void TraceWriter::run() {
       m_pendingRows = 0;
       m_pendingEvents = 0;
       lock.unlock();  // the COPY is a round trip: never under the lock
-      const BatchResult result = writeBatch(batch);
+      std::string sqlstate;
+      const BatchResult result = writeBatch(batch, &sqlstate);
+      Isolation isolation;
+      const bool isolated = result == BatchResult::Refused && refusedForARow(sqlstate) && rows > 1;
+      if (isolated) {
+        // Some row is bad: write the batch by halves so that it alone is lost.
+        isolation.attemptsLeft = kIsolationAttempts;
+        isolateHalves(batch, rows, isolation);
+      }
       lock.lock();
-      if (result == BatchResult::Written) {
+      if (isolated) {
+        m_written += isolation.writtenEvents;
+        m_dropped += isolation.refusedEvents;
+        m_refused += isolation.refusedEvents;
+        m_done += isolation.writtenEvents + isolation.refusedEvents;
+        failed = isolation.refusedEvents > 0;
+        if (isolation.unreachable) {  // the rest goes back in front, like a failed batch
+          isolation.retry += m_pending;
+          m_pending.swap(isolation.retry);
+          m_pendingRows += isolation.retryRows;
+          m_pendingEvents += isolation.retryEvents;
+        }
+      } else if (result == BatchResult::Written) {
         m_written += n;
         m_done += n;
       } else if (result == BatchResult::Retry && !m_stopping) {
@@ -256,6 +327,7 @@ void TraceWriter::run() {
       } else {
         // Refused (the server will never take this batch), or the store is down at shutdown:
         // given up, counted as dropped, so the queue does not block behind it.
+        if (result == BatchResult::Refused) m_refused += n;
         m_dropped += n;
         m_done += n;
         failed = true;
@@ -275,7 +347,41 @@ void TraceWriter::run() {
   }
 }
 
-TraceWriter::BatchResult TraceWriter::writeBatch(const std::string& rows) {
+void TraceWriter::isolate(std::string_view rows, std::size_t count, Isolation& out) {
+  if (out.unreachable) {  // the store went away: what is left waits for the next attempt
+    out.retry.append(rows);
+    out.retryRows += count;
+    out.retryEvents += eventsIn(rows);
+    return;
+  }
+  std::string sqlstate;
+  const BatchResult result = writeBatch(rows, &sqlstate);
+  --out.attemptsLeft;
+  if (result == BatchResult::Written) {
+    out.writtenEvents += eventsIn(rows);
+    return;
+  }
+  if (result == BatchResult::Retry) {
+    out.unreachable = true;
+    isolate(rows, count, out);
+    return;
+  }
+  if (count == 1 || !refusedForARow(sqlstate) || out.attemptsLeft < 2) {
+    out.refusedEvents += eventsIn(rows);
+    return;
+  }
+  isolateHalves(rows, count, out);
+}
+
+void TraceWriter::isolateHalves(std::string_view rows, std::size_t count, Isolation& out) {
+  const std::size_t half = count / 2;
+  std::size_t cut = 0;
+  for (std::size_t i = 0; i < half; ++i) cut = rows.find('\n', cut) + 1;
+  isolate(rows.substr(0, cut), half, out);
+  isolate(rows.substr(cut), count - half, out);
+}
+
+TraceWriter::BatchResult TraceWriter::writeBatch(std::string_view rows, std::string* sqlstate) {
   try {
     auto lease = m_pool.acquire();
     try {
@@ -287,7 +393,8 @@ TraceWriter::BatchResult TraceWriter::writeBatch(const std::string& rows) {
     return BatchResult::Written;
   } catch (const pg::Unavailable&) {
     return BatchResult::Retry;
-  } catch (const pg::QueryError&) {
+  } catch (const pg::QueryError& e) {
+    if (sqlstate) *sqlstate = e.sqlstate();
     return BatchResult::Refused;
   }
 }

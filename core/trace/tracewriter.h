@@ -4,6 +4,10 @@
 // and a completion one UPDATE. Executions are queued once their key says done; decisions the
 // store makes inside a write (lease takeover, release, lease lost) are written by that write.
 // A crash loses at most the events still queued (one flush interval); never a key.
+// Values reach the batch storable: bytes that are not UTF-8 and NUL become U+FFFD (counted as
+// repaired), since one value PostgreSQL refuses would fail the whole COPY. A row the server
+// still refuses (a CHECK, a value out of range) is isolated by splitting the failed batch: it
+// alone is dropped and counted as refused, every other row is written.
 // A retry storm is folded: within one batch, the first few identical decisions on a key are
 // rows of their own and the rest become one row with a count (idem.events.repeats, last_at).
 #include <atomic>
@@ -65,6 +69,10 @@ class TraceWriter {
   /// Events (not rows) written, dropped: a folded row counts every decision it stands for.
   [[nodiscard]] long long written() const { return m_written.load(); }
   [[nodiscard]] long long dropped() const { return m_dropped.load(); }
+  /// Of the dropped events, those in rows the server refused (the rest: queue full, shutdown).
+  [[nodiscard]] long long refused() const { return m_refused.load(); }
+  /// Events written with a value made storable (invalid UTF-8 or NUL replaced by U+FFFD).
+  [[nodiscard]] long long repaired() const { return m_repaired.load(); }
 
  private:
   enum class BatchResult { Written, Retry, Refused };
@@ -95,7 +103,20 @@ class TraceWriter {
   void run();
   /// Adds one row per folded storm to the pending rows and starts a new fold window.
   void closeFoldWindow();
-  BatchResult writeBatch(const std::string& rows);
+  BatchResult writeBatch(std::string_view rows, std::string* sqlstate = nullptr);
+  /// What became of a batch the server refused, row by row.
+  struct Isolation {
+    long long writtenEvents = 0;
+    long long refusedEvents = 0;
+    bool unreachable = false;  // the store went away midway: `retry` holds the rows not written
+    std::string retry;
+    std::size_t retryRows = 0;
+    long long retryEvents = 0;
+    int attemptsLeft = 0;  // COPYs this batch may still take before failing parts are dropped whole
+  };
+  /// Writes `rows` (`count` of them) by halves until each refused row stands alone.
+  void isolate(std::string_view rows, std::size_t count, Isolation& out);
+  void isolateHalves(std::string_view rows, std::size_t count, Isolation& out);
 
   store::Pool& m_pool;
   Options m_options;
@@ -115,6 +136,8 @@ class TraceWriter {
   long long m_done = 0;  // enqueued events that were written or given up on
   std::atomic<long long> m_written{0};
   std::atomic<long long> m_dropped{0};
+  std::atomic<long long> m_refused{0};
+  std::atomic<long long> m_repaired{0};
   std::thread m_thread;
 };
 

@@ -1,5 +1,6 @@
 #pragma once
 // `idemctl serve` as a child process, for the tests that kill it (SIGKILL) or stop it (SIGTERM).
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -17,8 +18,9 @@ namespace idem::test {
 
 class ServeProcess {
  public:
-  /// Starts `idemctl serve <args>` and waits for its "listening on http://…" line.
-  explicit ServeProcess(const std::vector<std::string>& args) {
+  /// Starts `idemctl serve <args>` and waits for its "listening on http://…" line. With
+  /// stderrPath, the process's stderr (where operators read errors) goes to that file.
+  explicit ServeProcess(const std::vector<std::string>& args, const std::string& stderrPath = {}) {
     const char* exe = std::getenv("IDEMCTL");
     if (!exe) throw std::runtime_error("IDEMCTL is not set: run through ctest");
     std::vector<std::string> argv{exe, "serve"};
@@ -33,6 +35,8 @@ class ServeProcess {
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&fa, out[0]);
+    if (!stderrPath.empty())
+      posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, stderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (posix_spawn(&m_pid, exe, &fa, nullptr, cargv.data(), environ) != 0) throw std::runtime_error("spawn failed");
     posix_spawn_file_actions_destroy(&fa);
     close(out[1]);

@@ -1,61 +1,17 @@
 // Bad input over real HTTP: every case gets a clear 4xx (problem+json), nothing is stored, and
 // the server keeps serving afterwards.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <QtTest>
 
 #include "tests/endpoint/endpoint_support.h"
+#include "tests/endpoint/raw_status.h"
 
 using namespace idem;
 using test::jsonHeaders;
 using test::kPayment;
 using test::parse;
+using test::rawStatus;
 
 namespace {
-// Sends raw bytes and reads the first response's status line (a client library may refuse to
-// send what these tests need: control characters, megabyte headers).
-int rawStatus(int port, const std::string& request, std::string* response = nullptr) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  timeval tv{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::size_t sent = 0;
-  while (sent < request.size()) {
-    ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) break;
-    sent += static_cast<std::size_t>(n);
-  }
-  std::string in;
-  char buf[4096];
-  // Until the head and Content-Length bytes of body are in (the server may keep the socket open).
-  auto complete = [&in] {
-    const auto end = in.find("\r\n\r\n");
-    if (end == std::string::npos) return false;
-    const auto cl = in.find("Content-Length: ");
-    if (cl == std::string::npos || cl > end) return true;
-    return in.size() >= end + 4 + std::stoul(in.substr(cl + 16));
-  };
-  while (!complete()) {
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0) break;
-    in.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  if (response) *response = in;
-  if (in.rfind("HTTP/1.1 ", 0) != 0) return 0;
-  return std::stoi(in.substr(9, 3));
-}
-
 std::string rawPost(const std::string& extraHeaderLines, const std::string& body = kPayment) {
   return "POST /v1/payments HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccount-Id: acct_1\r\n" +
          extraHeaderLines + "Content-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;

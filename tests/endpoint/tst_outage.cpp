@@ -40,6 +40,11 @@ class TestOutage : public QObject {
     auto health = c.get("/healthz");
     QCOMPARE(health.status, 503);
     QVERIFY(!health.header("Retry-After").empty());
+    // What is down, not libpq's message: that names the host or socket, the user and the database.
+    QCOMPARE(test::parse(health)["status"], nlohmann::json("unavailable"));
+    QCOMPARE(test::parse(health)["store"], nlohmann::json("unreachable"));
+    for (const char* internal : {"socket", "/sock", "user", "postgres", "connection to server"})
+      QVERIFY2(health.body.find(internal) == std::string::npos, health.body.c_str());
     QCOMPARE(c.get("/v1/payments?idempotency_key=k-before").status, 503);
     QCOMPARE(c.get("/metrics").status, 200);  // metrics do not need the store
 

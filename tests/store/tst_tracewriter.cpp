@@ -255,6 +255,63 @@ class TestTraceWriter : public QObject {
     QCOMPARE(count(c, "idem_key = 'k-good'"), 1LL);
   }
 
+  void bytesPostgresCannotStoreCostNoRow() {
+    // A value that is not UTF-8 or holds a NUL is made storable (U+FFFD) before it reaches the
+    // batch: its row is written, and so are the thousand rows around it.
+    test::TestDatabase db("trace_badbytes");
+    store::Pool pool(db.conninfo(), 2);
+    trace::TraceWriter writer(pool, {1h, 100000, 100000, true});
+    for (int i = 0; i < 500; ++i) writer.record(replay("k-before-" + std::to_string(i)));
+    auto badKey = replay("caf\xe9");
+    writer.record(badKey);
+    auto badTenant = replay("k-tenant");
+    badTenant.tenant = "ac\xc3";  // truncated sequence
+    writer.record(badTenant);
+    const std::string nulDetail("a\0b", 3);
+    auto nul = replay("k-nul");
+    nul.detail = nulDetail;
+    nul.outcome = "executed";
+    nul.execution = true;
+    writer.record(nul);
+    for (int i = 0; i < 500; ++i) writer.record(replay("k-after-" + std::to_string(i)));
+    QVERIFY(writer.flush());
+    QCOMPARE(writer.dropped(), 0LL);
+    QCOMPARE(writer.written(), 1003LL);
+    QCOMPARE(writer.repaired(), 3LL);
+    auto c = db.connect();
+    QCOMPARE(count(c), 1003LL);
+    QCOMPARE(count(c, "idem_key = 'caf' || U&'\\FFFD'"), 1LL);
+    QCOMPARE(count(c, "tenant = 'ac' || U&'\\FFFD'"), 1LL);
+    QCOMPARE(count(c, "detail = 'a' || U&'\\FFFD' || 'b' AND outcome = 'executed'"), 1LL);
+  }
+
+  void aRowTheServerRefusesCostsOnlyItself() {
+    // The server may still refuse a row (here the outcome CHECK): the failed batch is split until
+    // the refused row stands alone; it is dropped and counted, every other row is written.
+    test::TestDatabase db("trace_isolate");
+    store::Pool pool(db.conninfo(), 2);
+    auto c = db.connect();
+    trace::TraceWriter writer(pool, {1h, 100000, 100000, true, 3});
+    for (int i = 0; i < 1000; ++i) {
+      auto e = replay("k-" + std::to_string(i));
+      if (i == 337 || i == 338 || i == 901) e.outcome = "not-an-outcome";
+      if (i % 100 == 0) {
+        e.outcome = "executed";
+        e.execution = true;
+      }
+      writer.record(e);
+    }
+    for (int i = 0; i < 50; ++i) writer.record(replay("storm"));  // a folded row in the same batch
+    QVERIFY(!writer.flush());
+    QCOMPARE(writer.dropped(), 3LL);
+    QCOMPARE(writer.refused(), 3LL);
+    QCOMPARE(writer.written(), 1047LL);
+    QCOMPARE(count(c, "idem_key LIKE 'k-%'"), 997LL);
+    QCOMPARE(count(c, "outcome = 'executed'"), 10LL);
+    QCOMPARE(c.exec("SELECT sum(repeats) AS n FROM idem.events WHERE idem_key = 'storm'").integer(0, "n"), 50LL);
+    QCOMPARE(count(c, "idem_key IN ('k-337', 'k-338', 'k-901')"), 0LL);
+  }
+
   void rowsQueuedDuringAnOutageAreWrittenAfterIt() {
     test::PrivateCluster pc;
     {

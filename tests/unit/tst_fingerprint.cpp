@@ -205,6 +205,24 @@ class TestFingerprint : public QObject {
     QCOMPARE(fp::canonicalJson(json::parse(text)), text);  // already canonical
   }
 
+  void bodiesDeeperThanTheLimitAreRefused() {
+    // A client body nested deeper than 64 levels is refused before any canonical form is built
+    // (a fields fingerprint would copy the selected subtree recursively), in every JSON mode.
+    const auto nested = [](std::size_t depth) {
+      return R"({"amount":1,"deep":)" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}";
+    };
+    for (const auto& s : {spec(fp::Mode::Json), spec(fp::Mode::Fields, {"/deep"})}) {
+      QVERIFY(!fp::compute(s, nested(64), {}).empty());  // the limit itself is fine
+      try {
+        (void)fp::compute(s, nested(65), {});
+        QFAIL("a body 65 levels deep was fingerprinted");
+      } catch (const fp::InvalidJson& e) {
+        QVERIFY2(std::string(e.what()).find("64") != std::string::npos, e.what());
+      }
+    }
+    QVERIFY(!fp::compute(spec(fp::Mode::Body), nested(65), {}).empty());  // raw bytes: no parsing
+  }
+
   void jsonModeIgnoresWhitespaceAndMemberOrder() {
     const std::string a = R"({"amount":100,"currency":"EUR","meta":{"x":1,"y":[1,2]}})";
     const std::string b = "{ \"currency\" : \"EUR\",\n  \"meta\": {\"y\": [1, 2], \"x\": 1.0},\n  \"amount\": 1e2 }";
