@@ -1,5 +1,6 @@
 #include "core/endpoint/connection.h"
 
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -211,16 +212,30 @@ class Connection : public std::enable_shared_from_this<Connection> {
     sr.body = std::move(request.body());
     m_logMethod = sr.method;
     m_logPath = sr.path;
-    Handled h;
+    // The handler may block on the store (or an injected delay) for long: it runs on the
+    // handler threads, so the event loop keeps reading, writing and timing out other clients.
+    // The work guard keeps the loop alive (shutdown waits for this answer).
+    const bool keepAlive = request.keep_alive();
+    const bool head = sr.method == "HEAD";
+    boost::asio::post(m_context.handlers, [self = shared_from_this(), sr = std::move(sr), keepAlive, head,
+                                           work = boost::asio::make_work_guard(m_stream.get_executor())]() mutable {
+      Handled h = self->handle(sr);
+      boost::asio::post(self->m_stream.get_executor(), [self, h = std::move(h), keepAlive, head]() mutable {
+        const auto response = std::move(h.response);
+        self->answer(response, std::move(h), keepAlive, head);
+      });
+    });
+  }
+
+  Handled handle(const ServiceRequest& sr) {
     try {
-      h = m_context.service.handle(sr);
+      return m_context.service.handle(sr);
     } catch (const std::exception&) {
-      h = Handled{};
+      Handled h;
       h.response = problemForStatus(500, sr.method, sr.path, m_context.docs);
       h.outcome = "error";
+      return h;
     }
-    const auto response = std::move(h.response);
-    answer(response, std::move(h), request.keep_alive(), sr.method == "HEAD");
   }
 
   // Refuses what the limits do not allow: a problem body, then the connection closes (the

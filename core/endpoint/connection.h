@@ -4,6 +4,7 @@
 // idle client holds a socket and a small buffer, never a thread.
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -18,10 +19,11 @@ class Connection;
 
 /// What every connection of one server shares.
 struct ConnectionContext {
-  ConnectionContext(const ServerOptions& o, Service& s, std::string docsUrl)
-      : options(o), service(s), docs(std::move(docsUrl)) {}
+  ConnectionContext(const ServerOptions& o, Service& s, boost::asio::thread_pool& h, std::string docsUrl)
+      : options(o), service(s), handlers(h), docs(std::move(docsUrl)) {}
   const ServerOptions& options;
   Service& service;
+  boost::asio::thread_pool& handlers;  // runs Service::handle (it blocks on the store)
   const std::string docs;
   std::atomic<bool> stopping{false};
   std::atomic<int> open{0};

@@ -8,6 +8,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <thread>
 #include <vector>
 
 #include "core/endpoint/connection.h"
@@ -34,8 +36,14 @@ int connectionCeiling(int wanted, int poolSize) {
 // The event loop, the listening socket and what the connections share.
 class Server::Impl {
  public:
-  explicit Impl(int threads) : io(threads) {}
+  // A couple of event-loop threads do all socket work (more would only contend on the loop);
+  // the handler threads run the requests, which block on the store.
+  explicit Impl(int threads) : io(loopThreads(threads)), handlers(static_cast<std::size_t>(threads)) {}
+  static int loopThreads(int threads) {
+    return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, std::max(2, threads));
+  }
   net::io_context io;
+  net::thread_pool handlers;
   tcp::acceptor acceptor{io};
   std::unique_ptr<ConnectionContext> context;
   int maxConnections = 0;
@@ -123,7 +131,8 @@ Server::Server(ServerOptions options)
       ServiceOptions{m_options.allowFaultInjection, m_options.poolSize, m_options.traceFlushInterval,
                      m_options.traceFoldAfter, m_options.preparedStatements});
   m_impl->maxConnections = connectionCeiling(m_options.maxConnections, m_options.poolSize);
-  m_impl->context = std::make_unique<ConnectionContext>(m_options, *m_service, m_service->policy().docsUrl);
+  m_impl->context =
+      std::make_unique<ConnectionContext>(m_options, *m_service, m_impl->handlers, m_service->policy().docsUrl);
 }
 
 Server::~Server() {
@@ -136,14 +145,13 @@ std::string Server::url() const { return "http://" + m_options.host + ":" + std:
 void Server::run() {
   if (!m_stopRequested.load()) {
     m_impl->accept();
-    // Handlers block on the store, so several threads run the loop; slow clients hold none.
-    const int threads = std::max(2, m_options.threads);
-    std::vector<std::thread> pool;
-    pool.reserve(static_cast<std::size_t>(threads - 1));
-    for (int i = 1; i < threads; ++i) pool.emplace_back([this] { m_impl->io.run(); });
+    const int threads = Impl::loopThreads(m_options.threads);
+    std::vector<std::thread> loop;
+    for (int i = 1; i < threads; ++i) loop.emplace_back([this] { m_impl->io.run(); });
     m_impl->io.run();
-    for (auto& t : pool) t.join();
+    for (auto& t : loop) t.join();
   }
+  m_impl->handlers.join();
   // The loop ran out of work: the acceptor is closed and every connection answered and closed.
   m_service->flushTrace();
 }
