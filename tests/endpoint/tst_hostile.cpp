@@ -143,6 +143,24 @@ class TestHostile : public QObject {
     assertStillServing();
   }
 
+  // A client that waits for 100 Continue gets it before sending the body; a body that would be
+  // over the limit gets 413 instead, so it is never sent.
+  void expectContinue() {
+    test::RawConnection c(port());
+    c.send(post("Expect: 100-continue\r\nContent-Length: " + std::to_string(test::kPayment.size()) + "\r\n", "",
+                "/v1/payments", "expect-1"));
+    const std::string interim = c.response(std::chrono::seconds(5));
+    QVERIFY2(interim.rfind("HTTP/1.1 100 Continue", 0) == 0, interim.c_str());
+    c.send(test::kPayment);
+    QCOMPARE(statusOf(c.response()), 201);
+    test::RawConnection big(port());
+    big.send(post("Expect: 100-continue\r\nContent-Length: " + std::to_string(kMaxBody + 1) + "\r\n", "",
+                  "/v1/payments", "expect-2"));
+    assertProblem(big.response(std::chrono::seconds(5)), 413);
+    QCOMPARE(keyRows("expect-2"), 0LL);
+    assertStillServing();
+  }
+
   // Item 9: a compressed body could inflate past any limit; the endpoint refuses encodings.
   void contentEncodingIs415_data() {
     QTest::addColumn<QString>("encoding");
