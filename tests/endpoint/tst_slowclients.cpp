@@ -117,6 +117,25 @@ class TestSlowClients : public QObject {
     QVERIFY(m_serve->alive());
   }
 
+  // The operator's flags: at --max-connections the next connection gets 503 at once; silent
+  // connections are cut at --header-timeout, after which new clients are served again.
+  void connectionCapAndHeaderTimeoutFlags() {
+    test::ServeProcess capped({"--db", m_db->conninfo(), "--max-connections", "16", "--header-timeout", "2"});
+    std::vector<std::unique_ptr<test::RawConnection>> silent;
+    for (int i = 0; i < 16; ++i) silent.push_back(std::make_unique<test::RawConnection>(capped.port()));
+    std::this_thread::sleep_for(300ms);  // all accepted
+    const std::string refused =
+        test::exchange(capped.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 2s);
+    QVERIFY2(statusOf(refused) == 503, refused.c_str());
+    QVERIFY(refused.find("Retry-After: 1") != std::string::npos);
+    const auto took = silent.front()->closedWithin(2s + kSlack);
+    QVERIFY2(silent.front()->eof() && took < 2s + kSlack, "a silent connection outlived --header-timeout 2");
+    std::this_thread::sleep_for(200ms);
+    const std::string served =
+        test::exchange(capped.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 2s);
+    QCOMPARE(statusOf(served), 200);
+  }
+
   // A kept-alive connection that goes quiet after its response is closed at the idle timeout.
   void idleKeepAliveIsClosed() {
     test::RawConnection c(m_serve->port());
