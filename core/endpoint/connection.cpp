@@ -136,6 +136,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void readHeader() {
+    // Accepted just as the server began to stop: closeIdleConnections may have missed it.
+    if (m_context.stopping.load()) return close();
     m_parser.emplace();
     m_logMethod.clear();
     m_logPath.clear();
