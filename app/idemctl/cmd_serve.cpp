@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -18,7 +19,9 @@ namespace {
 
 constexpr const char* kUsageText =
     "[--db CONNINFO] [--policy FILE] [--listen HOST:PORT] [--allow-fault-injection] [--threads N] [--pool N] "
-    "[--access-log -|FILE|off] [--max-body BYTES] [--trace-fold N] [--prepared-statements on|off]";
+    "[--access-log -|FILE|off] [--max-body BYTES] [--trace-fold N] [--prepared-statements on|off] "
+    "[--max-header-bytes BYTES] [--max-headers N] [--max-connections N] [--header-timeout SECONDS] "
+    "[--body-timeout SECONDS] [--idle-timeout SECONDS]";
 
 int usage(const std::string& message) { return idemctl::usageError("serve", kUsageText, message); }
 
@@ -74,6 +77,37 @@ int runServe(const idemctl::Args& args) {
     int bytes = 0;
     if (!idemctl::parseInt(args.get("max-body"), 1, 1 << 30, bytes)) return usage("--max-body must be a positive byte count");
     options.maxBodyBytes = static_cast<std::size_t>(bytes);
+  }
+
+  // Limits and deadlines for slow or oversized requests (README "Limits and slow clients").
+  struct SizeFlag {
+    const char* name;
+    int min, max;
+    std::size_t& target;
+  };
+  for (const SizeFlag& f : {SizeFlag{"max-header-bytes", 1024, 1 << 20, options.maxHeaderBytes},
+                            SizeFlag{"max-headers", 8, 10000, options.maxHeaderCount}}) {
+    int value = 0;
+    if (!args.has(f.name)) continue;
+    if (!idemctl::parseInt(args.get(f.name), f.min, f.max, value))
+      return usage(std::string("--") + f.name + " must be an integer from " + std::to_string(f.min) + " to " +
+                   std::to_string(f.max));
+    f.target = static_cast<std::size_t>(value);
+  }
+  if (args.has("max-connections") && !idemctl::parseInt(args.get("max-connections"), 16, 1000000, options.maxConnections))
+    return usage("--max-connections must be an integer from 16 to 1000000");
+  struct SecondsFlag {
+    const char* name;
+    std::chrono::milliseconds& target;
+  };
+  for (const SecondsFlag& f : {SecondsFlag{"header-timeout", options.headerTimeout},
+                               SecondsFlag{"body-timeout", options.bodyTimeout},
+                               SecondsFlag{"idle-timeout", options.idleTimeout}}) {
+    int seconds = 0;
+    if (!args.has(f.name)) continue;
+    if (!idemctl::parseInt(args.get(f.name), 1, 3600, seconds))
+      return usage(std::string("--") + f.name + " must be a whole number of seconds from 1 to 3600");
+    f.target = std::chrono::seconds(seconds);
   }
 
   const std::string logTarget = args.get("access-log", "-");
@@ -133,5 +167,6 @@ int runServe(const idemctl::Args& args) {
 
 IDEMCTL_COMMAND("serve", "run the embedded test endpoint (payments, refunds, orders) over the store", kUsageText,
                 {"db", "policy", "listen", "allow-fault-injection", "threads", "pool", "access-log", "max-body", "trace-fold",
-                 "prepared-statements"},
+                 "prepared-statements", "max-header-bytes", "max-headers", "max-connections", "header-timeout",
+                 "body-timeout", "idle-timeout"},
                 runServe);

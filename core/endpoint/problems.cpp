@@ -47,8 +47,29 @@ enforce::Response problemForStatus(int status, std::string_view method, std::str
                      "The request line exceeds 8 KiB; nothing was executed or stored.", docsUrl);
     case 400:
       return problem(400, "bad-request", "Malformed HTTP request",
-                     "The request line or headers could not be parsed (a header line may be longer than 8 KiB); "
+                     "The request line or headers could not be parsed, or its framing is ambiguous (two different "
+                     "Content-Lengths, Content-Length with Transfer-Encoding); nothing was executed or stored.",
+                     docsUrl);
+    case 415:
+      return problem(415, "encoding-unsupported", "Content-Encoding not accepted",
+                     "The endpoint takes request bodies without Content-Encoding (a compressed body could inflate "
+                     "past the body limit); send it uncompressed. Nothing was executed or stored.",
+                     docsUrl);
+    case 417:
+      return problem(417, "expectation-failed", "Expectation not supported",
+                     "Only \"Expect: 100-continue\" is supported; nothing was executed or stored.", docsUrl);
+    case 431:
+      return problem(431, "headers-too-large", "Request header fields too large",
+                     "The request line and headers exceed the endpoint's limit (bytes or number of fields); "
                      "nothing was executed or stored.",
+                     docsUrl);
+    case 501:
+      return problem(501, "transfer-coding-unsupported", "Transfer-Encoding not supported",
+                     "The only transfer coding accepted is \"chunked\"; nothing was executed or stored.", docsUrl);
+    case 503:
+      return problem(503, "overloaded", "Too many connections",
+                     "The endpoint holds its maximum number of open connections; retry shortly. Nothing was "
+                     "executed or stored.",
                      docsUrl);
     default:
       break;

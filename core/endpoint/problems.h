@@ -17,7 +17,7 @@ namespace idem::endpoint {
                                         std::string_view detail, std::string_view docsUrl,
                                         std::string_view instance = {});
 
-/// The generic answer for a status httplib produced itself (parse errors, 404, 413...).
+/// The generic answer for a status the HTTP layer produced itself (parse errors, limits, 404...).
 [[nodiscard]] enforce::Response problemForStatus(int status, std::string_view method, std::string_view path,
                                                  std::string_view docsUrl);
 

@@ -1,8 +1,9 @@
 #pragma once
-// The embedded test endpoint over HTTP (cpp-httplib): `idemctl serve`, the demo and the
-// endpoint tests run it. Construction checks the store and binds the port; run() serves until
-// stop(), then lets in-flight requests finish and flushes the trace.
+// The embedded test endpoint over HTTP (Boost.Beast, asynchronous): `idemctl serve`, the demo
+// and the endpoint tests run it. Construction checks the store and binds the port; run() serves
+// until stop(), then lets in-flight requests finish and flushes the trace.
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -19,10 +20,20 @@ struct ServerOptions {
   policy::Policy policy;  // its docs_url is rewritten to this server's /idempotency
   std::string host = "127.0.0.1";
   int port = 0;       // 0: any free port
-  int threads = 64;   // HTTP worker threads (a keep-alive connection holds one)
+  /// Threads that run the handlers; a connection holds one only while its request is handled
+  /// (a slow or idle client holds none).
+  int threads = 64;
   int poolSize = 16;  // store connections
   bool allowFaultInjection = false;
-  std::size_t maxBodyBytes = 1024 * 1024;  // larger bodies are answered 413
+  // Limits (README "Limits and slow clients"); each one refused says so with a problem body.
+  std::size_t maxBodyBytes = 1024 * 1024;    // after framing, any framing: larger is 413
+  std::size_t maxHeaderBytes = 16 * 1024;    // request line + header block: larger is 431
+  std::size_t maxHeaderCount = 100;          // more header fields: 431
+  int maxConnections = 4096;                 // more open at once: 503 and close
+  std::chrono::milliseconds headerTimeout{10'000};  // whole header block, from accept or first byte
+  std::chrono::milliseconds bodyTimeout{30'000};    // whole body, after the header block
+  std::chrono::milliseconds idleTimeout{5'000};     // keep-alive: until the next request's first byte
+  std::chrono::milliseconds writeTimeout{10'000};   // the answer, to a client that does not read
   std::chrono::milliseconds traceFlushInterval{100};
   /// Identical decisions on one key kept as trace rows per batch before the rest fold into one
   /// counted row (a retry storm); 0: one row per decision, always.
@@ -72,7 +83,6 @@ class Server {
 
  private:
   class Impl;
-  void checkStop();
 
   ServerOptions m_options;
   int m_policyVersion = 0;

@@ -1,6 +1,6 @@
 #pragma once
 // The endpoint's behaviour without HTTP plumbing: routes, validation, enforcement, execution
-// with its ledger row, fault injection. server.h adapts cpp-httplib to it.
+// with its ledger row, fault injection. server.h and connection.h adapt Boost.Beast to it.
 #include <atomic>
 #include <map>
 #include <memory>

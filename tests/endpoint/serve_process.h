@@ -65,6 +65,14 @@ class ServeProcess {
     ::kill(m_pid, sig);
     if (sig == SIGKILL) wait();
   }
+  /// Still running (not exited, not killed)? Reaps it when it is gone.
+  bool alive() {
+    if (m_pid <= 0) return false;
+    int status = 0;
+    if (waitpid(m_pid, &status, WNOHANG) == 0) return true;
+    m_pid = -1;
+    return false;
+  }
   /// Waits for the exit; returns the exit status (128 + signal when killed).
   int wait() {
     int status = 0;

@@ -1,0 +1,371 @@
+#include "core/endpoint/connection.h"
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cctype>
+#include <chrono>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include "core/endpoint/accesslog.h"
+#include "core/endpoint/problems.h"
+#include "core/endpoint/target.h"
+#include "core/http/headers.h"
+
+namespace idem::endpoint {
+namespace {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using Clock = std::chrono::steady_clock;
+using Parser = bhttp::request_parser<bhttp::string_body>;
+using Reply = bhttp::response<bhttp::string_body>;
+
+std::string newRequestId() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string id = "req_";
+  for (int i = 0; i < 20; ++i) id += kHex[rng() % 16];
+  return id;
+}
+
+long long wallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string outcomeForStatus(int status) {
+  switch (status) {
+    case 400:
+      return "bad_request";
+    case 404:
+      return "not_found";
+    case 413:
+      return "payload_too_large";
+    case 415:
+      return "unsupported_encoding";
+    case 417:
+      return "expectation_failed";
+    case 431:
+      return "headers_too_large";
+    default:
+      return status >= 500 ? "error" : "rejected";
+  }
+}
+
+std::string lowerTrimmed(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  std::string out(v);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Does any `name` field hold something other than `allowed` (case and blanks aside)?
+bool anyValueBut(const bhttp::fields& fields, bhttp::field name, std::string_view allowed) {
+  for (auto [at, end] = fields.equal_range(name); at != end; ++at)
+    if (lowerTrimmed(at->value()) != allowed) return true;
+  return false;
+}
+
+// A status for a request the parser refused: the header block over its byte limit is 431,
+// a body over --max-body 413, everything else (conflicting or malformed framing) 400.
+int statusForParseError(const beast::error_code& ec) {
+  if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) return 431;
+  if (ec == bhttp::error::body_limit) return 413;
+  return 400;
+}
+
+bool quietEnd(const beast::error_code& ec) {
+  return ec == bhttp::error::end_of_stream || ec == boost::asio::error::eof || ec == beast::error::timeout ||
+         ec == boost::asio::error::operation_aborted || ec == boost::asio::error::connection_reset ||
+         ec == boost::asio::error::bad_descriptor;
+}
+
+}  // namespace
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(boost::asio::ip::tcp::socket socket, ConnectionContext& context)
+      : m_stream(std::move(socket)),
+        m_buffer(context.options.maxHeaderBytes + 4096),
+        m_context(context),
+        m_options(context.options) {
+    beast::error_code ec;
+    const auto peer = m_stream.socket().remote_endpoint(ec);
+    if (!ec) m_remote = peer.address().to_string();
+  }
+
+  void start() {
+    {
+      std::lock_guard lock(m_context.mutex);
+      m_context.connections.emplace(this, weak_from_this());
+    }
+    readHeader();
+  }
+
+  ~Connection() {
+    std::lock_guard lock(m_context.mutex);
+    m_context.connections.erase(this);
+    --m_context.open;
+  }
+
+  [[nodiscard]] auto executor() { return m_stream.get_executor(); }
+
+  // Runs on the connection's strand (posted by closeIdleConnections).
+  void closeIfWaiting() {
+    if (!m_busy) close();
+  }
+
+ private:
+  // Keep-alive: the next request's first byte must come within the idle timeout; then its
+  // whole header block within the header deadline. A fresh connection starts on the deadline.
+  void awaitNextRequest() {
+    if (m_context.stopping.load()) return close();
+    if (m_buffer.size() > 0) return readHeader();  // pipelined bytes already here
+    m_stream.expires_after(m_options.idleTimeout);
+    m_stream.async_read_some(m_buffer.prepare(4096),
+                             [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                               if (ec) return self->close();
+                               self->m_buffer.commit(n);
+                               self->readHeader();
+                             });
+  }
+
+  void readHeader() {
+    // Accepted just as the server began to stop: closeIdleConnections may have missed it.
+    if (m_context.stopping.load()) return close();
+    m_parser.emplace();
+    m_logMethod.clear();
+    m_logPath.clear();
+    m_parser->header_limit(static_cast<std::uint32_t>(m_options.maxHeaderBytes));
+    m_parser->body_limit(m_options.maxBodyBytes);
+    m_started = Clock::now();
+    m_requestId = newRequestId();
+    m_stream.expires_after(m_options.headerTimeout);
+    bhttp::async_read_header(m_stream, m_buffer, *m_parser,
+                             [self = shared_from_this()](beast::error_code ec, std::size_t) { self->onHeader(ec); });
+  }
+
+  void onHeader(beast::error_code ec) {
+    if (ec) {
+      if (quietEnd(ec)) return close();
+      return refuse(statusForParseError(ec));
+    }
+    m_busy = true;
+    const auto& head = m_parser->get();
+    if (static_cast<std::size_t>(std::distance(head.begin(), head.end())) > m_options.maxHeaderCount)
+      return refuse(431);
+    // A compressed body can inflate far past --max-body; the endpoint takes none (RFC 9110 §8.4.1).
+    if (anyValueBut(head, bhttp::field::content_encoding, "identity")) return refuse(415);
+    // Only "chunked" framing is understood; anything else cannot be delimited safely.
+    if (anyValueBut(head, bhttp::field::transfer_encoding, "chunked")) return refuse(501);
+    if (m_parser->is_done()) return dispatch();
+    if (const auto expect = head.find(bhttp::field::expect); expect != head.end()) {
+      if (lowerTrimmed(expect->value()) != "100-continue") return refuse(417);
+      return sendContinue();
+    }
+    readBody();
+  }
+
+  void sendContinue() {
+    m_continue = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_, 11);
+    m_stream.expires_after(m_options.writeTimeout);
+    bhttp::async_write(m_stream, *m_continue, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) return self->close();
+      self->readBody();
+    });
+  }
+
+  // The body must arrive within the body deadline; its size is capped by the parser for every
+  // framing (Content-Length is checked before the first body byte, chunked as chunks arrive).
+  void readBody() {
+    m_stream.expires_after(m_options.bodyTimeout);
+    bhttp::async_read(m_stream, m_buffer, *m_parser, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec) {
+        if (quietEnd(ec)) return self->close();
+        return self->refuse(statusForParseError(ec));
+      }
+      self->dispatch();
+    });
+  }
+
+  void dispatch() {
+    auto request = m_parser->release();
+    m_parser.reset();
+    ServiceRequest sr;
+    sr.method = std::string(request.method_string());
+    sr.requestId = m_requestId;
+    std::string error;
+    auto target = parseTarget(request.target(), error);
+    if (!target) {
+      m_logPath = std::string(request.target());
+      m_logMethod = sr.method;
+      return answer(problem(400, "bad-request", "Malformed request target",
+                            error + "; nothing was executed or stored.", m_context.docs),
+                    {}, request.keep_alive(), sr.method == "HEAD");
+    }
+    sr.path = std::move(target->path);
+    sr.query = std::move(target->query);
+    for (const auto& f : request) sr.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    sr.body = std::move(request.body());
+    m_logMethod = sr.method;
+    m_logPath = sr.path;
+    // The handler may block on the store (or an injected delay) for long: it runs on the
+    // handler threads, so the event loop keeps reading, writing and timing out other clients.
+    // The work guard keeps the loop alive (shutdown waits for this answer).
+    const bool keepAlive = request.keep_alive();
+    const bool head = sr.method == "HEAD";
+    boost::asio::post(m_context.handlers, [self = shared_from_this(), sr = std::move(sr), keepAlive, head,
+                                           work = boost::asio::make_work_guard(m_stream.get_executor())]() mutable {
+      Handled h = self->handle(sr);
+      boost::asio::post(self->m_stream.get_executor(), [self, h = std::move(h), keepAlive, head]() mutable {
+        const auto response = std::move(h.response);
+        self->answer(response, std::move(h), keepAlive, head);
+      });
+    });
+  }
+
+  Handled handle(const ServiceRequest& sr) {
+    try {
+      return m_context.service.handle(sr);
+    } catch (const std::exception&) {
+      Handled h;
+      h.response = problemForStatus(500, sr.method, sr.path, m_context.docs);
+      h.outcome = "error";
+      return h;
+    }
+  }
+
+  // Refuses what the limits do not allow: a problem body, then the connection closes (the
+  // rest of the request was not read, so the stream cannot be trusted for another).
+  void refuse(int status) {
+    m_busy = true;
+    if (m_parser && m_parser->is_header_done()) {
+      m_logMethod = std::string(m_parser->get().method_string());
+      m_logPath = std::string(m_parser->get().target());
+    }
+    const std::string method = m_logMethod.empty() ? std::string("-") : m_logMethod;
+    m_parser.reset();
+    m_lingering = true;
+    answer(problemForStatus(status, method, m_logPath, m_context.docs), {}, false, false);
+  }
+
+  void answer(const enforce::Response& from, Handled handled, bool keepAlive, bool head) {
+    m_busy = true;
+    m_reply = Reply{};
+    m_reply.version(11);
+    m_reply.result(static_cast<unsigned>(from.status));
+    for (const auto& [name, value] : from.headers) m_reply.insert(name, value);
+    m_reply.body() = from.body;
+    m_reply.keep_alive(keepAlive && !m_context.stopping.load());
+    m_reply.prepare_payload();
+    if (head) m_reply.body().clear();  // Content-Length stays that of the GET answer
+    log(from.status, handled, from);
+    m_stream.expires_after(m_options.writeTimeout);
+    if (head) {
+      m_headSerializer.emplace(m_reply);
+      bhttp::async_write_header(m_stream, *m_headSerializer,
+                                [self = shared_from_this()](beast::error_code ec, std::size_t) { self->afterWrite(ec); });
+      return;
+    }
+    bhttp::async_write(m_stream, m_reply,
+                       [self = shared_from_this()](beast::error_code ec, std::size_t) { self->afterWrite(ec); });
+  }
+
+  void afterWrite(beast::error_code ec) {
+    m_headSerializer.reset();
+    m_busy = false;
+    if (!ec && m_lingering) return linger();
+    if (ec || !m_reply.keep_alive()) return close();
+    awaitNextRequest();
+  }
+
+  // After a refusal the client may still be sending the request it was refused for; closing at
+  // once would reset the connection and could destroy the answer before the client reads it.
+  // So: stop sending, discard what arrives for a short, bounded while, then close.
+  void linger() {
+    beast::error_code ignored;
+    m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+    m_stream.expires_after(std::chrono::seconds(1));
+    drain();
+  }
+  void drain() {
+    m_buffer.clear();
+    m_stream.async_read_some(m_buffer.prepare(4096), [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+      self->m_drained += n;
+      if (ec || self->m_drained > kMaxDrainBytes) return self->close();
+      self->drain();
+    });
+  }
+
+  void log(int status, const Handled& h, const enforce::Response& response) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - m_started).count();
+    const std::string outcome = h.outcome.empty() ? outcomeForStatus(status) : h.outcome;
+    m_context.service.metrics().observe(h.tier, outcome, status, seconds);
+    if (!m_options.accessLog) return;
+    LogRecord rec;
+    rec.atMs = wallMs();
+    rec.method = m_logMethod;
+    rec.path = m_logPath;
+    rec.status = status;
+    rec.remote = m_remote;
+    rec.requestId = m_requestId;
+    rec.tier = h.tier;
+    rec.outcome = outcome;
+    rec.tenant = h.tenant;
+    rec.key = h.key;
+    rec.generation = h.generation;
+    rec.resource = h.resource;
+    const auto replayed = http::findHeader(response.headers, "Idempotent-Replayed");
+    rec.replayed = replayed && *replayed == "true";
+    rec.latencyMs = seconds * 1000.0;
+    m_options.accessLog(formatLogLine(rec));
+  }
+
+  void close() {
+    beast::error_code ignored;
+    m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
+    m_stream.close();
+  }
+
+  beast::tcp_stream m_stream;
+  beast::flat_buffer m_buffer;
+  ConnectionContext& m_context;
+  const ServerOptions& m_options;
+  std::optional<Parser> m_parser;
+  Reply m_reply;
+  std::optional<bhttp::response_serializer<bhttp::string_body>> m_headSerializer;
+  std::shared_ptr<bhttp::response<bhttp::empty_body>> m_continue;
+  static constexpr std::size_t kMaxDrainBytes = 4 * 1024 * 1024;
+  bool m_busy = false;  // between a request's head and the end of its answer
+  bool m_lingering = false;
+  std::size_t m_drained = 0;
+  Clock::time_point m_started;
+  std::string m_requestId;
+  std::string m_remote;
+  std::string m_logMethod;
+  std::string m_logPath;
+};
+
+void serveConnection(boost::asio::ip::tcp::socket socket, ConnectionContext& context) {
+  ++context.open;
+  std::make_shared<Connection>(std::move(socket), context)->start();
+}
+
+void closeIdleConnections(ConnectionContext& context) {
+  // Collected under the lock, posted outside it: the last reference may drop here, and the
+  // destructor takes the same lock.
+  std::vector<std::shared_ptr<Connection>> open;
+  {
+    std::lock_guard lock(context.mutex);
+    for (const auto& entry : context.connections)
+      if (auto c = entry.second.lock()) open.push_back(std::move(c));
+  }
+  for (auto& c : open) boost::asio::post(c->executor(), [c] { c->closeIfWaiting(); });
+}
+
+}  // namespace idem::endpoint

@@ -1,0 +1,41 @@
+#pragma once
+// One HTTP/1.1 connection of the endpoint (Boost.Beast, asynchronous): reads each request
+// under the server's limits and deadlines, hands it to the Service, writes the answer. A slow or
+// idle client holds a socket and a small buffer, never a thread.
+#include <atomic>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "core/endpoint/server.h"
+#include "core/endpoint/service.h"
+
+namespace idem::endpoint {
+
+class Connection;
+
+/// What every connection of one server shares.
+struct ConnectionContext {
+  ConnectionContext(const ServerOptions& o, Service& s, boost::asio::thread_pool& h, std::string docsUrl)
+      : options(o), service(s), handlers(h), docs(std::move(docsUrl)) {}
+  const ServerOptions& options;
+  Service& service;
+  boost::asio::thread_pool& handlers;  // runs Service::handle (it blocks on the store)
+  const std::string docs;
+  std::atomic<bool> stopping{false};
+  std::atomic<int> open{0};
+  std::mutex mutex;  // guards `connections`
+  std::unordered_map<const Connection*, std::weak_ptr<Connection>> connections;
+};
+
+/// Serves an accepted socket until the client leaves, a limit cuts it, or the server stops.
+void serveConnection(boost::asio::ip::tcp::socket socket, ConnectionContext& context);
+
+/// Shutdown: closes every connection that waits for a request; those handling one answer it
+/// (with Connection: close) and then close.
+void closeIdleConnections(ConnectionContext& context);
+
+}  // namespace idem::endpoint
