@@ -99,7 +99,8 @@ void LocalCluster::prepareFolders() const {
   const ServerUser user = serverUser();
   // The folders above are not ours to change (this once added o+x to every one of them): a
   // server user that cannot reach the cluster's folder is told, with the folder named.
-  if (const std::string blocked = firstUnreachable(m_root, user); !blocked.empty())
+  // The cluster's folder itself is made the server user's below: only the way to it counts.
+  if (const std::string blocked = firstUnreachable(fs::path(m_root).parent_path().string(), user); !blocked.empty())
     throw std::runtime_error("the " + user.name + " user, which runs the PostgreSQL server" +
                              (isRoot() ? " when idemctl runs as root" : "") + ", cannot enter " + blocked +
                              " on the way to the cluster folder " + m_root +

@@ -19,8 +19,8 @@ struct ServerUser {
 /// We are root: the `postgres` system user (initdb refuses root); else ourselves.
 ServerUser serverUser();
 
-/// The first folder on the way to `path` (its ancestors, then `path`) the user cannot
-/// search (enter), or "" when it can reach `path`. From the mode bits, as the kernel checks them.
+/// The first folder on the way into `path` (its ancestors, then `path` itself) the user
+/// cannot search (enter), or "" when it can. From the mode bits, as the kernel checks them.
 std::string firstUnreachable(const std::string& path, const ServerUser& user);
 
 /// Writes `text` to `path` readable by the server user alone (0600, owned by it).

@@ -3,9 +3,7 @@
 // pg_hba.conf says trust, a role without a password cannot log in, TCP (when asked for) wants a
 // password, and no folder outside the cluster's own has its permissions changed.
 #include <pwd.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <netinet/in.h>
 #include <unistd.h>
 
 #include <QtTest>
@@ -13,6 +11,7 @@
 
 #include "core/cluster/localcluster.h"
 #include "core/store/pg.h"
+#include "tests/support/testdb.h"
 
 using namespace idem;
 namespace fs = std::filesystem;
@@ -39,19 +38,6 @@ struct TempDir {
   }
   std::string path;
 };
-
-/// A loopback TCP port nothing listens on right now.
-[[maybe_unused]] int freePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 struct Running {
   explicit Running(const std::string& root, int port = 5432) : cluster(root, port) {}
@@ -146,7 +132,7 @@ class TestLocalCluster : public QObject {
   // Asked to listen on loopback TCP, the cluster wants a password there (scram), never trust.
   void loopbackTcpWantsAPassword() {
     TempDir dir;
-    const int port = freePort();
+    const int port = test::freeLoopbackPort();
     Running r(dir.path + "/c", port);
     r.cluster.listenOnLoopback();
     r.cluster.start();
