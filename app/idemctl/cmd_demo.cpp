@@ -33,6 +33,9 @@ constexpr const char* kUsageText = "[--headless] [--data DIR] [--keep] [--port N
 constexpr const char* kDatabase = "idem_demo";
 
 std::string defaultDataDir() {
+  // As root the server runs as postgres, which cannot enter root's home (and Idem opens no
+  // folder up for it): a root-owned folder it can reach.
+  if (geteuid() == 0) return "/var/lib/idem/demo";
   if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/idem/demo";
   const char* home = std::getenv("HOME");
   return std::string(home && *home ? home : "/tmp") + "/.local/share/idem/demo";

@@ -1,8 +1,6 @@
 #include "core/cluster/localcluster.h"
 
-#include <pwd.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "core/cluster/serveruser.h"
 
 namespace fs = std::filesystem;
 
@@ -89,26 +89,69 @@ std::string LocalCluster::binDir() {
   return best;
 }
 
-void LocalCluster::prepareOwnership() const {
-  fs::create_directories(m_root);
-  fs::create_directories(socketDir());
-  if (!isRoot()) return;
-  passwd* pw = getpwnam("postgres");
-  if (!pw) throw std::runtime_error("running as root needs the 'postgres' system user (apt install postgresql)");
-  for (const auto& path : {m_root, socketDir()})
-    if (chown(path.c_str(), pw->pw_uid, pw->pw_gid) != 0) throw std::runtime_error("cannot chown " + path);
-  // The postgres user must be able to reach the folder through its parents.
-  for (fs::path p = fs::path(m_root).parent_path(); p.has_relative_path(); p = p.parent_path()) {
-    struct stat st {};
-    if (stat(p.c_str(), &st) == 0 && (st.st_mode & S_IXOTH) == 0) chmod(p.c_str(), st.st_mode | S_IXOTH);
+void LocalCluster::listenOnLoopback(std::string certFile, std::string keyFile) {
+  m_tcp = true;
+  m_certFile = std::move(certFile);
+  m_keyFile = std::move(keyFile);
+}
+
+void LocalCluster::prepareFolders() const {
+  const ServerUser user = serverUser();
+  // The folders above are not ours to change (this once added o+x to every one of them): a
+  // server user that cannot reach the cluster's folder is told, with the folder named.
+  // The cluster's folder itself is made the server user's below: only the way to it counts.
+  if (const std::string blocked = firstUnreachable(fs::path(m_root).parent_path().string(), user); !blocked.empty())
+    throw std::runtime_error("the " + user.name + " user, which runs the PostgreSQL server" +
+                             (isRoot() ? " when idemctl runs as root" : "") + ", cannot enter " + blocked +
+                             " on the way to the cluster folder " + m_root +
+                             ". Choose a cluster folder it can reach (for example under /tmp or /var/lib), or give it "
+                             "access to " + blocked + " yourself; Idem changes no permissions outside the cluster's "
+                             "own folder.");
+  makePrivateFolder(m_root, user);
+  makePrivateFolder(socketDir(), user);
+}
+
+void LocalCluster::writeAccessRules() const {
+  const ServerUser user = serverUser();
+  const std::string su = kSuperuser;
+  writePrivateFile(dataDir() + "/pg_hba.conf",
+                   "# Written by Idem (core/cluster/localcluster.cpp) at every start. No rule trusts anyone.\n"
+                   "# The superuser: through the socket only, as the OS users pg_ident.conf names (peer).\n"
+                   "local all " + su + " peer map=idem\n"
+                   "# Every other role: its password, through the socket or loopback TCP (when listening).\n"
+                   "local all all scram-sha-256\n"
+                   "host all all 127.0.0.1/32 scram-sha-256\n"
+                   "host all all ::1/128 scram-sha-256\n",
+                   user);
+  // Whoever runs the cluster connects as its superuser; as root the server and the tools it
+  // starts (pgbouncer in the tests) run as postgres.
+  std::string ident = "# Written by Idem at every start: OS users who may log in as " + su + ".\n";
+  ident += "idem " + user.clientName + " " + su + "\n";
+  if (user.name != user.clientName) ident += "idem " + user.name + " " + su + "\n";
+  writePrivateFile(dataDir() + "/pg_ident.conf", ident, user);
+}
+
+void LocalCluster::installTls() const {
+  if (m_certFile.empty()) return;
+  const ServerUser user = serverUser();
+  makePrivateFolder(tlsDir(), user);
+  // Copies the server may read (its key must be its own, 0600) whoever owns the originals.
+  for (const auto& [from, to] : {std::pair{m_certFile, tlsDir() + "/server.crt"}, std::pair{m_keyFile, tlsDir() + "/server.key"}}) {
+    std::ifstream in(from);
+    if (!in) throw std::runtime_error("cannot read " + from);
+    std::stringstream text;
+    text << in.rdbuf();
+    writePrivateFile(to, text.str(), user);
   }
 }
 
 void LocalCluster::init() {
   if (fs::exists(dataDir() + "/PG_VERSION")) return;
-  prepareOwnership();
+  prepareFolders();
   std::string out;
-  int rc = runProgram({binDir() + "/initdb", "-D", dataDir(), "-U", kSuperuser, "--auth=trust", "-E", "UTF8",
+  // Not trust even for the moment until start() writes the access rules.
+  int rc = runProgram({binDir() + "/initdb", "-D", dataDir(), "-U", kSuperuser, "--auth-local=peer",
+                       "--auth-host=scram-sha-256", "-E", "UTF8",
                        "--locale=C.UTF-8", "--no-instructions"},
                       &out);
   if (rc != 0) throw std::runtime_error("initdb failed (" + std::to_string(rc) + "): " + out);
@@ -122,9 +165,14 @@ bool LocalCluster::running() const {
 void LocalCluster::start() {
   init();
   if (running()) return;
-  prepareOwnership();
-  std::string options = "-c listen_addresses='' -k " + socketDir() + " -p " + std::to_string(m_port) +
+  prepareFolders();
+  writeAccessRules();
+  installTls();
+  std::string options = std::string("-c listen_addresses='") + (m_tcp ? "127.0.0.1" : "") + "' -k " + socketDir() +
+                        " -c unix_socket_permissions=0700 -p " + std::to_string(m_port) +
                         " -c max_connections=300 -c shared_buffers=128MB";
+  if (m_tcp && !m_certFile.empty())
+    options += " -c ssl=on -c ssl_cert_file='" + tlsDir() + "/server.crt' -c ssl_key_file='" + tlsDir() + "/server.key'";
   std::string out;
   int rc = runProgram({binDir() + "/pg_ctl", "-D", dataDir(), "-l", logFile(), "-o", options, "-w", "-t", "60",
                        "start"},

@@ -1,8 +1,12 @@
 #pragma once
 // A private PostgreSQL cluster in a folder of our own: for the test suites and the demo.
-// The server listens on a Unix socket inside the folder only (no TCP), with trust
-// authentication, so only users who can enter the folder can connect. When run as root the
-// server runs as the `postgres` system user, since initdb refuses root.
+// Not an open door on the machine: the folder and its socket folder are the server user's
+// alone (0700), the socket too; no rule trusts anyone. The superuser logs in only through the
+// socket, by peer authentication, as the OS user who runs the cluster (root's server runs as
+// the `postgres` system user, since initdb refuses root; then root and postgres are let in);
+// every other role needs its password (scram-sha-256), over the socket and over loopback TCP,
+// which is off unless asked for. Folders outside the cluster's own are never changed: as root,
+// a cluster folder the postgres user cannot reach is refused with the folder named.
 #include <string>
 #include <vector>
 
@@ -13,9 +17,14 @@ class LocalCluster {
   /// dataRoot holds the data directory, the socket and the log; created when missing.
   explicit LocalCluster(std::string dataRoot, int port = 5432);
 
+  /// Also listen on 127.0.0.1:port (roles with a password only), with TLS when a certificate
+  /// and its key (PEM files) are given. Call before start().
+  void listenOnLoopback(std::string certFile = {}, std::string keyFile = {});
+
   /// Runs initdb when the data directory does not exist yet. Throws on failure with the log.
   void init();
-  /// Starts the server and waits until it accepts connections.
+  /// Starts the server and waits until it accepts connections. Rewrites pg_hba.conf and
+  /// pg_ident.conf first (a cluster made by an older Idem loses its trust rules).
   void start();
   /// Fast shutdown; waits until the server is gone. No-op when it is not running.
   void stop();
@@ -33,9 +42,15 @@ class LocalCluster {
  private:
   [[nodiscard]] std::string dataDir() const { return m_root + "/data"; }
   [[nodiscard]] std::string socketDir() const { return m_root + "/sock"; }
-  void prepareOwnership() const;
+  [[nodiscard]] std::string tlsDir() const { return m_root + "/tls"; }
+  void prepareFolders() const;
+  void writeAccessRules() const;
+  void installTls() const;
   std::string m_root;
   int m_port;
+  bool m_tcp = false;
+  std::string m_certFile;
+  std::string m_keyFile;
 };
 
 /// Runs argv (no shell), as the postgres system user when we are root and asUser is set.

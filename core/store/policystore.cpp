@@ -3,6 +3,9 @@
 namespace idem::store {
 namespace {
 
+// Arbitrary constant shared by every enforcer (idem.migrations uses 0x1de30001).
+constexpr long long kPolicyLock = 0x1de30002;
+
 constexpr const char* kColumns =
     "version, sha256, document::text AS document, source, "
     "(extract(epoch FROM effective_at) * 1000)::bigint AS effective_ms";
@@ -22,10 +25,13 @@ std::optional<RecordedPolicy> fromResult(const pg::Result& r) {
 
 int recordPolicy(pg::Connection& conn, const policy::Policy& p) {
   const std::string sha = p.sha256();
-  // Serialise concurrent enforcers starting with policies: one version per change.
+  // Serialise concurrent enforcers starting with policies: one version per change. An
+  // advisory lock, not LOCK TABLE, whose SHARE ROW EXCLUSIVE mode needs UPDATE or DELETE on
+  // the table — which idem_service, appending policies only, must not hold. Transaction-scoped:
+  // behind a pooler in transaction mode nothing may outlive the transaction.
   conn.exec("BEGIN");
   try {
-    conn.exec("LOCK TABLE idem.policies IN SHARE ROW EXCLUSIVE MODE");
+    conn.exec("SELECT pg_advisory_xact_lock($1)", {kPolicyLock});
     auto latest = conn.exec("SELECT version, sha256 FROM idem.policies ORDER BY version DESC LIMIT 1");
     int version = 0;
     if (latest.rows() == 1 && latest.str(0, "sha256") == sha) {

@@ -2,6 +2,7 @@
 // live traffic, then SIGTERM stops everything and exits 0.
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,8 @@ class TestDemo : public QObject {
     char tmpl[] = "/tmp/idem-demo-test-XXXXXX";
     QVERIFY(mkdtemp(tmpl));
     const std::string dir = tmpl;
+    // Run as root the server is postgres's, and the cluster refuses a folder it cannot enter.
+    QVERIFY(chmod(tmpl, 0755) == 0);
     std::vector<std::string> args{std::getenv("IDEMCTL"), "demo", "--headless", "--data", dir};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());

@@ -1,5 +1,7 @@
 #include "tests/support/testdb.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -59,6 +61,20 @@ PrivateCluster::~PrivateCluster() {
   }
   std::error_code ec;
   std::filesystem::remove_all(m_dir, ec);
+}
+
+int freeLoopbackPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("socket() failed");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  const bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+  close(fd);
+  if (!ok) throw std::runtime_error("no free loopback port");
+  return ntohs(a.sin_port);
 }
 
 std::string dataPath(const std::string& relative) { return std::string(IDEM_TEST_DATA_DIR) + "/" + relative; }

@@ -45,6 +45,9 @@ class PrivateCluster {
   std::unique_ptr<cluster::LocalCluster> m_cluster;
 };
 
+/// A loopback TCP port nothing listens on right now (for a cluster asked to listen on TCP).
+int freeLoopbackPort();
+
 /// Path of a file under tests/data.
 std::string dataPath(const std::string& relative);
 

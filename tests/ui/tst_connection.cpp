@@ -97,7 +97,7 @@ class TestConnection : public QObject {
                  s.contains(u"sslmode='require'"_s) && s.contains(u"password='it\\'s'"_s) &&
                  s.contains(u"application_name='idem-console'"_s),
              qPrintable(s));
-    QVERIFY(!ConnectParams::withoutPassword(u"host=x password=secret dbname=y"_s).contains(u"secret"_s));
+    QVERIFY(!ConnectParams::withoutSecrets(u"host=x password=secret dbname=y"_s).contains(u"secret"_s));
     p.conninfo = u"hots=x"_s;
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, (void)p.toLibpq());
   }

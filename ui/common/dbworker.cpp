@@ -4,6 +4,8 @@
 #include <QElapsedTimer>
 #include <QTimer>
 
+#include <memory>
+
 #include "core/store/migrations.h"
 #include "ui/common/dbsession.h"
 
@@ -61,7 +63,7 @@ void DbWorker::tryConnect() {
   try {
     conninfo = m_params.toLibpq();
   } catch (const std::invalid_argument& e) {
-    fail(classifyConnectError(QString::fromUtf8(e.what()), m_params.conninfo, false));
+    fail(classifyConnectError(QString::fromUtf8(e.what()), ConnectParams::forDisplay(m_params.conninfo), false));
     return;
   }
   ServerInfo info;
@@ -82,7 +84,7 @@ void DbWorker::tryConnect() {
   } catch (const pg::Unavailable& e) {
     QString message = QString::fromUtf8(e.what());
     message.remove(u"cannot connect to PostgreSQL: "_s);
-    fail(classifyConnectError(message, ConnectParams::withoutPassword(m_params.conninfo),
+    fail(classifyConnectError(message, ConnectParams::forDisplay(m_params.conninfo),
                               !m_params.password.isEmpty()));
     return;
   } catch (const pg::QueryError& e) {
@@ -112,6 +114,13 @@ ServerInfo DbWorker::inspect(pg::Connection& conn) {
   info.database = qs(PQdb(raw));
   info.user = qs(PQuser(raw));
   info.serverVersion = qs(PQparameterStatus(raw, "server_version"));
+  info.tls = PQsslInUse(raw) == 1;
+  if (info.tls) info.tlsProtocol = qs(PQsslAttribute(raw, "protocol"));
+  {  // the sslmode in effect: the profile's, the console's default, PGSSLMODE or libpq's
+    std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> options(PQconninfo(raw), &PQconninfoFree);
+    for (PQconninfoOption* o = options.get(); o && o->keyword; ++o)
+      if (qstrcmp(o->keyword, "sslmode") == 0) info.sslmode = qs(o->val);
+  }
   // Read-only the way jobs run (see run()): the server, not the console, says it holds.
   if (m_params.readOnly) conn.exec(kReadOnlyBegin);
   const qint64 before = QDateTime::currentMSecsSinceEpoch();

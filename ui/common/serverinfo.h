@@ -11,6 +11,9 @@ struct ServerInfo {
   QString database;
   QString user;
   QString serverVersion;
+  bool tls = false;        ///< the connection is encrypted (PQsslInUse)
+  QString tlsProtocol;     ///< "TLSv1.3"
+  QString sslmode;         ///< in effect: how far the server's certificate was checked
   bool readOnly = true;
   bool standby = false;    ///< pg_is_in_recovery(): reading from a hot standby
   int schemaVersion = 0;
@@ -21,6 +24,11 @@ struct ServerInfo {
 
   /// "10.0.3.7:5432" or "local socket:5432".
   [[nodiscard]] QString endpoint() const;
+  /// A Unix socket (no TLS there, none needed): host is a folder or an abstract name.
+  [[nodiscard]] bool localSocket() const;
+  /// "TLS on (TLSv1.3, verify-full: certificate and host name verified)", "TLS off (local
+  /// socket)", "TLS off" …
+  [[nodiscard]] QString tlsSummary() const;
 };
 
 }  // namespace idem::ui

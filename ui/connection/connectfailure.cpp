@@ -70,7 +70,10 @@ ConnectFailure classifyConnectError(const QString& raw, const QString& target, b
   if (has(message, "SSL") || has(message, "certificate"))
     return make(K::Ssl, tr("The encrypted connection could not be set up."),
                 tr("The server and the profile disagree about SSL (sslmode) or a certificate was not accepted."),
-                tr("Check sslmode in the profile (require, verify-full…) and the certificate files."), message);
+                tr("A network host is verify-full unless the profile chooses an sslmode: that needs the server's CA "
+                   "certificate in ~/.postgresql/root.crt (or sslrootcert=… in the profile). sslmode=require encrypts "
+                   "without checking who answers."),
+                message);
   if (has(message, "could not translate host name") || has(message, "Connection refused") ||
       has(message, "No such file or directory") || has(message, "timeout expired") ||
       has(message, "No route to host") || has(message, "Network is unreachable") ||

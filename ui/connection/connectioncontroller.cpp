@@ -2,6 +2,8 @@
 
 #include <QSettings>
 
+#include <stdexcept>
+
 #include "ui/common/dbsession.h"
 #include "ui/connection/connectiondialog.h"
 
@@ -74,11 +76,14 @@ void ConnectionController::open() {
 bool ConnectionController::editProfiles(QWidget* parent) {
   ProfileStore store(m_settings);
   ConnectionDialog dialog(store.load(), m_profile.name.isEmpty() ? store.lastUsed() : m_profile.name, parent);
-  if (dialog.exec() != QDialog::Accepted) {
+  const bool accepted = dialog.exec() == QDialog::Accepted;
+  try {
     store.save(dialog.profiles());
-    return false;
+  } catch (const std::invalid_argument&) {
+    // Unreachable: the dialog does not close on a profile that cannot be saved. save() wrote
+    // nothing, so the settings keep the profiles as they were.
   }
-  store.save(dialog.profiles());
+  if (!accepted) return false;
   const ConnectionProfile chosen = dialog.chosen();
   store.setLastUsed(chosen.name);
   connectProfile(chosen);

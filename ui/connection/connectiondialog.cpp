@@ -21,11 +21,16 @@ ConnectionDialog::ConnectionDialog(QList<ConnectionProfile> profiles, const QStr
       m_kind(new QComboBox(this)), m_pages(new QStackedWidget(this)), m_host(new QLineEdit(this)),
       m_port(new QSpinBox(this)), m_database(new QLineEdit(this)), m_user(new QLineEdit(this)),
       m_sslmode(new QComboBox(this)), m_conninfo(new QLineEdit(this)), m_service(new QLineEdit(this)),
-      m_readOnly(new QCheckBox(tr("Read-only session (recommended)"), this)) {
+      m_readOnly(new QCheckBox(tr("Read-only session (recommended)"), this)), m_error(new QLabel(this)) {
   setWindowTitle(tr("Connect to an Idem store"));
   m_kind->addItems({tr("Host and database"), tr("Connection string or URI"), tr("Service (pg_service.conf)")});
   m_port->setRange(1, 65535);
   m_sslmode->addItems({QString(), u"disable"_s, u"prefer"_s, u"require"_s, u"verify-ca"_s, u"verify-full"_s});
+  m_sslmode->setToolTip(tr("Empty: verify-full for a network host (TLS, the server's certificate and name checked "
+                           "against ~/.postgresql/root.crt or sslrootcert); a Unix socket needs none."));
+  m_error->setWordWrap(true);
+  m_error->setStyleSheet(u"color: #d0312d"_s);
+  m_error->hide();
   m_host->setPlaceholderText(tr("db.example.com, or a socket folder"));
   m_database->setPlaceholderText(u"idem"_s);
   m_conninfo->setPlaceholderText(u"host=… dbname=idem user=support_ro   or   postgresql://support_ro@host/idem"_s);
@@ -48,7 +53,7 @@ ConnectionDialog::ConnectionDialog(QList<ConnectionProfile> profiles, const QStr
   m_pages->addWidget(conn);
   m_pages->addWidget(svc);
 
-  auto* note = new QLabel(tr("Passwords are never saved in the console's settings. The console uses ~/.pgpass (or "
+  auto* note = new QLabel(tr("Passwords (and sslpassword) are never saved in the console's settings. The console uses ~/.pgpass (or "
                              "PGPASSWORD), then the system keyring, and otherwise asks; a typed password stays in "
                              "memory unless you tick \"Remember in the system keyring\"."),
                           this);
@@ -61,6 +66,7 @@ ConnectionDialog::ConnectionDialog(QList<ConnectionProfile> profiles, const QStr
   right->addWidget(m_pages);
   right->addWidget(m_readOnly);
   right->addWidget(note);
+  right->addWidget(m_error);
   right->addStretch(1);
 
   auto* add = new QPushButton(tr("&New"), this);
@@ -107,6 +113,21 @@ ConnectionDialog::ConnectionDialog(QList<ConnectionProfile> profiles, const QStr
 
 ConnectionProfile ConnectionDialog::chosen() const {
   return (m_row >= 0 && m_row < m_profiles.size()) ? m_profiles[m_row] : ConnectionProfile{};
+}
+
+void ConnectionDialog::done(int result) {
+  storeForm();
+  for (int i = 0; i < m_profiles.size(); ++i) {
+    const QString problem = profileProblem(m_profiles[i]);
+    if (problem.isEmpty()) continue;
+    m_error->setText(problem);
+    m_error->show();
+    m_list->setCurrentRow(i);
+    m_conninfo->setFocus();
+    return;
+  }
+  m_error->hide();
+  QDialog::done(result);
 }
 
 void ConnectionDialog::storeForm() {

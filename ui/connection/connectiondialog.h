@@ -7,6 +7,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QLabel;
 class QLineEdit;
 class QListWidget;
 class QSpinBox;
@@ -24,6 +25,10 @@ class ConnectionDialog final : public QDialog {
   [[nodiscard]] QList<ConnectionProfile> profiles() const { return m_profiles; }
   /// The profile chosen with Connect.
   [[nodiscard]] ConnectionProfile chosen() const;
+
+  /// Closes only when every profile can be saved: a connection string libpq cannot read is
+  /// shown with the reason and kept open for correcting (it is never saved as it is).
+  void done(int result) override;
 
  private:
   void showProfile(int row);
@@ -45,6 +50,7 @@ class ConnectionDialog final : public QDialog {
   QLineEdit* m_conninfo;
   QLineEdit* m_service;
   QCheckBox* m_readOnly;
+  QLabel* m_error;
 };
 
 }  // namespace idem::ui

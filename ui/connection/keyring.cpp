@@ -28,7 +28,7 @@ QString errorOf(const QKeychain::Job& job) {
 
 Keyring::Keyring(QObject* parent) : QObject(parent) {}
 
-QString Keyring::accountFor(const QString& conninfo) { return ConnectParams::withoutPassword(conninfo); }
+QString Keyring::accountFor(const QString& conninfo) { return ConnectParams::forDisplay(conninfo); }
 
 void Keyring::lookup(const QString& account) {
   auto* job = newJob<QKeychain::ReadPasswordJob>(this, account);

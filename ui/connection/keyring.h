@@ -15,8 +15,8 @@ class Keyring final : public QObject {
  public:
   explicit Keyring(QObject* parent = nullptr);
 
-  /// The keyring entry of a connection: its conninfo without any password, so one entry
-  /// stands for one server, database and user.
+  /// The keyring entry of a connection: its conninfo without any secret, so one entry stands
+  /// for one server, database and user (the Secret Service keeps account names in clear).
   [[nodiscard]] static QString accountFor(const QString& conninfo);
 
   void lookup(const QString& account);

@@ -3,6 +3,8 @@
 #include <QSettings>
 #include <QStringList>
 
+#include <stdexcept>
+
 #include "ui/common/connectparams.h"
 
 using namespace Qt::StringLiterals;
@@ -11,7 +13,7 @@ namespace idem::ui {
 
 QString ConnectionProfile::toConninfo() const {
   switch (kind) {
-    case Kind::Conninfo: return conninfo;  // in memory as typed; ProfileStore::save strips passwords
+    case Kind::Conninfo: return conninfo;  // in memory as typed; ProfileStore::save strips secrets
     case Kind::Service: return u"service="_s % quoteConninfoValue(service);
     case Kind::Fields: break;
   }
@@ -35,6 +37,32 @@ ConnectionProfile ConnectionProfile::fromConninfo(const QString& conninfo) {
   p.name = QObject::tr("command line");
   return p;
 }
+
+QString profileProblem(const ConnectionProfile& p) {
+  if (p.kind != ConnectionProfile::Kind::Conninfo || p.conninfo.isEmpty()) return {};
+  try {
+    (void)ConnectParams::withoutSecrets(p.conninfo);
+    return {};
+  } catch (const std::invalid_argument& e) {
+    return QObject::tr("The connection string of profile \"%1\" cannot be read (%2). It was not saved: it may hold "
+                       "a password, and a string libpq cannot read cannot be cleaned of one. Correct it, or clear it.")
+        .arg(p.name, QString::fromUtf8(e.what()));
+  }
+}
+
+namespace {
+// What is stored of a profile's connection string: every secret removed. Of a profile of
+// another kind it is only a leftover of the form: kept when it reads, dropped when not.
+QString storedConninfo(const ConnectionProfile& p) {
+  if (p.conninfo.isEmpty()) return {};
+  try {
+    return ConnectParams::withoutSecrets(p.conninfo);
+  } catch (const std::invalid_argument&) {
+    if (p.kind == ConnectionProfile::Kind::Conninfo) throw std::invalid_argument(profileProblem(p).toStdString());
+    return {};
+  }
+}
+}  // namespace
 
 QList<ConnectionProfile> ProfileStore::load() const {
   QList<ConnectionProfile> out;
@@ -62,6 +90,8 @@ QList<ConnectionProfile> ProfileStore::load() const {
 }
 
 void ProfileStore::save(const QList<ConnectionProfile>& profiles) {
+  QStringList conninfos;  // every profile checked before anything is written
+  for (const ConnectionProfile& p : profiles) conninfos << storedConninfo(p);
   m_settings.remove(u"profiles"_s);
   m_settings.beginWriteArray(u"profiles"_s, static_cast<int>(profiles.size()));
   for (int i = 0; i < profiles.size(); ++i) {
@@ -76,8 +106,8 @@ void ProfileStore::save(const QList<ConnectionProfile>& profiles) {
     m_settings.setValue(u"database"_s, p.database);
     m_settings.setValue(u"user"_s, p.user);
     m_settings.setValue(u"sslmode"_s, p.sslmode);
-    // A pasted conninfo may carry a password: settings never get it.
-    m_settings.setValue(u"conninfo"_s, p.conninfo.isEmpty() ? QString() : ConnectParams::withoutPassword(p.conninfo));
+    // A pasted conninfo may carry a password or sslpassword: settings never get them.
+    m_settings.setValue(u"conninfo"_s, conninfos[i]);
     m_settings.setValue(u"service"_s, p.service);
     m_settings.setValue(u"readOnly"_s, p.readOnly);
   }

@@ -44,6 +44,10 @@ void StatusWidget::refresh() {
   parts << tr("schema v%1").arg(i.schemaVersion);
   parts << (i.policyVersion ? tr("policy v%1").arg(i.policyVersion) : tr("no policy recorded"));
   parts << tr("PostgreSQL %1").arg(i.serverVersion.toHtmlEscaped());
+  // Plain text over a network, or a certificate nobody checked, is worth seeing at a glance.
+  const bool weak = !i.localSocket() && (!i.tls || (i.sslmode != u"verify-full"_s && i.sslmode != u"verify-ca"_s));
+  const QString tls = i.tlsSummary().toHtmlEscaped();
+  parts << (weak ? QString(u"<b style='color:#d0312d'>"_s % tls % u"</b>"_s) : tls);
   setText(dot("#2e9e44") % parts.join(u" · "_s));
   setToolTip(m_session->failure().kind == ConnectFailure::Kind::SchemaNewer ? m_session->failure().toPlainText()
                                                                            : QString());

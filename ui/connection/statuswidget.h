@@ -1,6 +1,7 @@
 #pragma once
 // The status bar's connection line: "● connected 10.0.3.7:5432 idem · user support_ro ·
-// read-only · 3 ms · schema v4 · policy v7", or what is wrong.
+// read-only · 3 ms · schema v4 · policy v7 · PostgreSQL 15 · TLS on (TLSv1.3, verify-full: …)",
+// or what is wrong.
 #include <QLabel>
 
 class QCheckBox;
