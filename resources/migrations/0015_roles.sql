@@ -68,10 +68,14 @@ BEGIN
   FOR f IN SELECT p.oid::regprocedure AS fn, p.proname FROM pg_proc p
             WHERE p.pronamespace = 'idem'::regnamespace LOOP
     EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM idem_service, idem_console, idem_admin', f.fn);
-    IF f.proname IN ('claim', 'complete', 'complete_strict', 'complete_or_abort', 'release') THEN
+    IF f.proname IN ('claim', 'complete', 'complete_strict', 'complete_or_abort', 'release', 'renew_leases') THEN
       EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO idem_service', f.fn);
     ELSIF f.proname IN ('sweep_archive', 'purge_archive', 'purge_events', 'drop_archived_bodies') THEN
       EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO idem_admin', f.fn);
+    ELSIF f.proname = 'unarchivable_keys' THEN  -- read-only: what the sweeper had to leave live
+      EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO idem_admin, idem_console', f.fn);
     END IF;
+    -- keys_generation_after_archive is a trigger function: it fires for whoever writes a key,
+    -- without an EXECUTE grant, and reads the archive with the writer's SELECT.
   END LOOP;
 END $$;

@@ -177,6 +177,8 @@ class TestRoles : public QObject {
     QCOMPARE(sqlstateOf(s, "SELECT idem.purge_archive(10)"), std::string(kDenied));
     QCOMPARE(sqlstateOf(s, "SELECT idem.purge_events(10, '0 s')"), std::string(kDenied));
     QCOMPARE(sqlstateOf(s, "SELECT idem.drop_archived_bodies(10, 'payments', '0 s')"), std::string(kDenied));
+    // It renews the leases of the requests it runs (a request longer than a third of its lease).
+    QCOMPARE(sqlstateOf(s, "SELECT * FROM idem.renew_leases('{}', '{}', '{}', '{}', '{}')"), std::string());
   }
 
   void adminIsRefusedWhatItMustNotDo() {
@@ -206,9 +208,11 @@ class TestRoles : public QObject {
              std::string(kDenied));
     QCOMPARE(sqlstateOf(a, "SELECT idem.release('', 'POST /x', 'k', gen_random_uuid(), 500, 'r', 'x')"),
              std::string(kDenied));
-    // It reads what explain and the sweeper read.
+    QCOMPARE(sqlstateOf(a, "SELECT * FROM idem.renew_leases('{}', '{}', '{}', '{}', '{}')"), std::string(kDenied));
+    // It reads what explain and the sweeper read, and what the sweeper had to leave live.
     QCOMPARE(sqlstateOf(a, "SELECT count(*) FROM idem.keys, idem.key_archive, idem.events, idem.policies"),
              std::string());
+    QCOMPARE(sqlstateOf(a, "SELECT * FROM idem.unarchivable_keys(10)"), std::string());
   }
 
   void consoleOnlyReads() {
