@@ -106,6 +106,10 @@ json parseJsonText(std::string_view text, const std::string& source) {
     const std::size_t column = lastNewline == std::string_view::npos ? offset + 1 : offset - lastNewline;
     throw PolicyError(source + ": line " + std::to_string(line) + ", column " + std::to_string(column) +
                       ": not valid JSON: " + syntaxDetail(e.what()));
+  } catch (const json::exception& e) {
+    // Valid syntax the library still refuses, without a position: a number beyond a double
+    // (out_of_range.406). Any json::exception, so no kind of it escapes as a non-PolicyError.
+    throw PolicyError(source + ": not valid JSON: " + syntaxDetail(e.what()) + " (numbers must fit a double)");
   }
 }
 

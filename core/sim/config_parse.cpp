@@ -380,7 +380,7 @@ SimConfig parseConfigText(std::string_view text) {
   json doc;
   try {
     doc = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number beyond a double
     throw ConfigError("", std::string("the config is not valid JSON: ") + e.what());
   }
   return parseConfig(doc);

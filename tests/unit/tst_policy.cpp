@@ -374,6 +374,14 @@ class TestPolicy : public QObject {
     QVERIFY2(error.contains(QStringLiteral("written twice")), qPrintable(error));
   }
 
+  // Found by tests/fuzz/fuzz_policy: a number beyond a double is valid JSON syntax that the
+  // JSON library refuses with an exception of another kind, which escaped parsePolicy.
+  void numberBeyondADoubleIsAPolicyError() {
+    const QString error = errorOf(q("{'docs_url': '/a', 'tiers': [{'name': 'a', 'routes': ['POST /a'], 'x': 1e400}]}"));
+    QVERIFY2(error.startsWith(QStringLiteral("bad-policy.json: ")), qPrintable(error));
+    QVERIFY2(error.contains(QStringLiteral("1e400")), qPrintable(error));
+  }
+
   void topLevelMustBeAnObject() {
     const QString error = errorOf("[]");
     QVERIFY2(error.startsWith(QStringLiteral("bad-policy.json: a policy is a JSON object")), qPrintable(error));

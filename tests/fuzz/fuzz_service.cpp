@@ -1,0 +1,136 @@
+// One request through the endpoint's service layer in-process (core/endpoint/service.h), on a
+// real PostgreSQL: $IDEM_FUZZ_CONNINFO names a cluster (tests/fuzz/fuzz.sh starts a throwaway
+// one); a fresh database in it is migrated and given the demo policy.
+//
+// Input: an HTTP/1.1-like request, "METHOD /path?query\r\nName: value\r\n...\r\n\r\nbody".
+// Every request gets an answer, never an exception; the answer is well-formed (status, a JSON
+// body where the Content-Type says so, its Request-Id); an executed keyed request is replayed,
+// byte for byte, when sent again.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <unistd.h>
+
+#include "core/endpoint/service.h"
+#include "core/store/migrations.h"
+#include "core/store/pg.h"
+#include "core/store/policystore.h"
+#include "resources/embedded_resources.h"
+#include "tests/fuzz/fuzz_check.h"
+
+using idem::fuzz::check;
+namespace endpoint = idem::endpoint;
+using nlohmann::json;
+
+namespace {
+
+std::unique_ptr<endpoint::Service> g_service;
+
+std::string_view nextLine(std::string_view& rest) {
+  const auto end = rest.find('\n');
+  std::string_view line = rest.substr(0, end);
+  rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+endpoint::ServiceRequest decode(std::string_view input) {
+  endpoint::ServiceRequest r;
+  std::string_view rest = input;
+  const std::string_view requestLine = nextLine(rest);
+  const auto space = requestLine.find(' ');
+  r.method = std::string(requestLine.substr(0, space));
+  std::string_view target = space == std::string_view::npos ? "/" : requestLine.substr(space + 1);
+  const auto q = target.find('?');
+  r.path = std::string(target.substr(0, q));
+  if (q != std::string_view::npos) {
+    std::string_view query = target.substr(q + 1);
+    while (!query.empty()) {
+      const auto amp = query.find('&');
+      const std::string_view pair = query.substr(0, amp);
+      const auto eq = pair.find('=');
+      r.query.emplace(std::string(pair.substr(0, eq)),
+                      eq == std::string_view::npos ? std::string() : std::string(pair.substr(eq + 1)));
+      query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    }
+  }
+  while (!rest.empty()) {
+    const std::string_view line = nextLine(rest);
+    if (line.empty()) break;
+    const auto colon = line.find(':');
+    std::string_view value = colon == std::string_view::npos ? std::string_view() : line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    r.headers.emplace_back(std::string(line.substr(0, colon)), std::string(value));
+  }
+  r.body = std::string(rest);
+  return r;
+}
+
+std::string headerValue(const endpoint::Handled& h, std::string_view name) {
+  for (const auto& [n, v] : h.response.headers)
+    if (idem::http::equalsIgnoreCase(n, name)) return v;
+  return {};
+}
+
+void checkWellFormed(const endpoint::ServiceRequest& request, const endpoint::Handled& h) {
+  const int status = h.response.status;
+  check(status >= 100 && status <= 599, "a status is 100..599", std::to_string(status));
+  check(headerValue(h, "Request-Id") == request.requestId, "every answer carries its Request-Id");
+  const std::string type = headerValue(h, "Content-Type");
+  if (type.starts_with("application/problem+json")) {
+    const json problem = json::parse(h.response.body, nullptr, false);
+    check(problem.is_object(), "a problem body is a JSON object", h.response.body);
+    check(problem.value("status", 0) == status, "a problem's status is the response's", h.response.body);
+  } else if (type.starts_with("application/json")) {
+    check(!json::parse(h.response.body, nullptr, false).is_discarded(), "a JSON body is JSON", h.response.body);
+  }
+  // The catch-all answers 500 "internal" only when an exception escaped the handlers: any
+  // input that gets there is a bug (and its text would leak internals to the client).
+  check(h.outcome != "error", "no request reaches the catch-all", h.response.body);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  const char* admin = std::getenv("IDEM_FUZZ_CONNINFO");
+  if (!admin || !*admin) {
+    std::fprintf(stderr, "fuzz_service: set IDEM_FUZZ_CONNINFO to a PostgreSQL cluster (./run fuzz does)\n");
+    std::exit(2);
+  }
+  const std::string db = "fuzz_service_" + std::to_string(getpid());
+  idem::pg::Connection(admin).exec("CREATE DATABASE " + idem::pg::quoteIdentifier(db));
+  const std::string conninfo = std::string(admin) + " dbname=" + db;
+  idem::pg::Connection conn(conninfo);
+  idem::store::migrate(conn);
+  auto policy = idem::policy::parsePolicy(*idem::resources::find("policy/demo-policy.json"), "demo-policy.json");
+  const int version = idem::store::recordPolicy(conn, policy);
+  // Fault injection stays off: its delays would only slow the run down.
+  g_service = std::make_unique<endpoint::Service>(conninfo, std::move(policy), version,
+                                                  endpoint::ServiceOptions{false, 2});
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  static unsigned long long counter = 0;
+  endpoint::ServiceRequest request = decode(std::string_view(reinterpret_cast<const char*>(data), size));
+  request.requestId = "fuzz-" + std::to_string(++counter);
+  const endpoint::Handled first = g_service->handle(request);
+  checkWellFormed(request, first);
+
+  // Never twice: an executed, successful keyed request sent again is answered from the store.
+  if (first.generation > 0 && first.response.status / 100 == 2) {
+    request.requestId = "fuzz-" + std::to_string(++counter);
+    const endpoint::Handled again = g_service->handle(request);
+    checkWellFormed(request, again);
+    check(again.response.status == first.response.status && again.response.body == first.response.body,
+          "the same keyed request sent again gets the stored answer",
+          std::to_string(first.response.status) + " " + first.response.body + "\n  then " +
+              std::to_string(again.response.status) + " " + again.response.body);
+    check(headerValue(again, "Idempotent-Replayed") == "true", "a replay says so", again.outcome);
+  }
+  return 0;
+}
