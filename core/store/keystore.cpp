@@ -23,6 +23,11 @@ constexpr const char* kLeaseLostSql =
     "INSERT INTO idem.events (tenant, endpoint, idem_key, outcome, status, latency_ms, request_id, detail) "
     "VALUES ($1, $2, $3, 'lease_lost', $4, $5, $6, $7)";
 
+constexpr const char* kRenewLeaseSql =
+    "UPDATE idem.keys SET lease_until = now() + $5::interval WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3 "
+    "AND state = 'processing' AND lease_token = $4::uuid "
+    "RETURNING (extract(epoch FROM lease_until) * 1000)::bigint AS until_ms";
+
 constexpr const char* kReleaseSql = "SELECT idem.release($1, $2, $3, $4::uuid, $5, $6, $7) AS released";
 
 Decision parseDecision(std::string_view s) {
@@ -211,6 +216,14 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
     throw;
   }
   return out;
+}
+
+std::optional<DbTime> KeyStore::renewLease(const Scope& scope, const std::string& leaseToken, Millis lease) {
+  auto r = m_pool.withRetry([&](pg::Connection& c) {
+    return c.exec(kRenewLeaseSql, {scope.tenant, scope.endpoint, scope.key, leaseToken, policy::toInterval(lease)});
+  });
+  if (r.rows() != 1) return std::nullopt;
+  return r.integer(0, "until_ms");
 }
 
 bool KeyStore::release(const Scope& scope, const std::string& leaseToken, int status, const std::string& requestId,

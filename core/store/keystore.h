@@ -91,6 +91,9 @@ class KeyStore {
   /// trace row for the execution: the caller queues it (the enforcer does).
   [[nodiscard]] CompleteResult complete(const CompleteRequest& request,
                                         const std::vector<SideStatement>& sameTransaction = {});
+  /// Moves the end of a lease this token still holds to now + `lease` (a completion being
+  /// retried keeps its key). The new lease end, or nullopt when the lease is no longer ours.
+  std::optional<DbTime> renewLease(const Scope& scope, const std::string& leaseToken, Millis lease);
   /// Gives the claim back (failure before execution): nothing is stored.
   bool release(const Scope& scope, const std::string& leaseToken, int status, const std::string& requestId,
                const std::string& reason);
