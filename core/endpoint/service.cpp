@@ -140,11 +140,13 @@ Handled Service::handle(const ServiceRequest& req) {
     }
   }
   const std::string& path = routedReq->path;
-  const bool tenantData = kindForRoute(path) != nullptr ||
-                          (req.method != "POST" && [&] {
-                            const auto slash = path.rfind('/');
-                            return slash != std::string::npos && slash > 0 && kindForCollection(path.substr(0, slash));
-                          }());
+  // Routes that read or write a tenant's data need one (a 405 or 404 needs none).
+  const bool reads = req.method == "GET" || req.method == "HEAD";
+  const bool tenantData = (req.method == "POST" && kindForRoute(path)) ||
+                          (reads && (kindForCollection(path) || [&] {
+                             const auto slash = path.rfind('/');
+                             return slash != std::string::npos && slash > 0 && kindForCollection(path.substr(0, slash));
+                           }()));
   try {
     if (auto bad = tenantProblem(req.headers, tenantData)) {
       h.response = std::move(*bad);

@@ -40,7 +40,7 @@ class TestOutage : public QObject {
     auto health = c.get("/healthz");
     QCOMPARE(health.status, 503);
     QVERIFY(!health.header("Retry-After").empty());
-    QCOMPARE(c.get("/v1/payments?idempotency_key=k-before").status, 503);
+    QCOMPARE(c.get("/v1/payments?idempotency_key=k-before", test::jsonHeaders("")).status, 503);
     QCOMPARE(c.get("/metrics").status, 200);  // metrics do not need the store
 
     pc.cluster().start();
