@@ -76,6 +76,41 @@ class TestRouteMatch : public QObject {
     const policy::Tier* found = p.tierFor(method.toStdString(), path.toStdString());
     QCOMPARE(found ? QString::fromStdString(found->name) : QString(), tier);
   }
+
+  void policyRoutesAreKeptCanonical() {
+    const auto p = policy::parsePolicy(
+        "{\"docs_url\": \"/i\", \"tiers\": [{\"name\": \"t\", \"routes\": [\"POST /V1//Pay%6dents/\"], "
+        "\"ttl\": \"1h\"}]}",
+        "c.json");
+    QCOMPARE(p.tiers[0].routes, std::vector<std::string>{"POST /v1/payments"});
+    const auto m = p.match("POST", "/v1/payments");
+    QCOMPARE(std::string(m.route), std::string("POST /v1/payments"));  // the key scope's endpoint
+    // Two spellings of one route in two tiers are one route listed twice.
+    QVERIFY_THROWS_EXCEPTION(policy::PolicyError,
+                             (void)policy::parsePolicy("{\"docs_url\": \"/i\", \"tiers\": ["
+                                                       "{\"name\": \"a\", \"routes\": [\"POST /v1/x\"], \"ttl\": \"1h\"},"
+                                                       "{\"name\": \"b\", \"routes\": [\"POST /V1/x/\"], \"ttl\": \"1h\"}]}",
+                                                       "d.json"));
+    QVERIFY_THROWS_EXCEPTION(policy::PolicyError,
+                             (void)policy::parsePolicy("{\"docs_url\": \"/i\", \"tiers\": [{\"name\": \"a\", "
+                                                       "\"routes\": [\"POST /v1/%zz\"], \"ttl\": \"1h\"}]}",
+                                                       "e.json"));
+  }
+
+  void missingTenantIsAnExplicitChoice() {
+    const std::string tiers = ", \"tiers\": [{\"name\": \"a\", \"routes\": [\"POST /x\"], \"ttl\": \"1h\"}]}";
+    QVERIFY(policy::parsePolicy("{\"docs_url\": \"/i\", \"tenant_header\": \"Account-Id\"" + tiers, "a").tenantRequired);
+    QVERIFY(!policy::parsePolicy("{\"docs_url\": \"/i\"" + tiers, "b").tenantRequired);
+    const auto named = policy::parsePolicy(
+        "{\"docs_url\": \"/i\", \"tenant_header\": \"Account-Id\", \"tenant_required\": false, "
+        "\"default_tenant\": \"acct_shared\"" + tiers, "c");
+    QVERIFY(!named.tenantRequired);
+    QCOMPARE(named.defaultTenant, std::string("acct_shared"));
+    // A default tenant that can never apply is a mistake in the file.
+    QVERIFY_THROWS_EXCEPTION(policy::PolicyError,
+                             (void)policy::parsePolicy("{\"docs_url\": \"/i\", \"tenant_header\": \"Account-Id\", "
+                                                       "\"default_tenant\": \"x\"" + tiers, "d"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRouteMatch)
