@@ -48,7 +48,8 @@ idem::enforce::Request request(const std::string& key) {
   idem::enforce::Request r;
   r.method = "POST";
   r.path = "/v1/payments";
-  r.headers = {{"Content-Type", "application/json"}, {"Account-Id", "bench"}, {"Idempotency-Key", key}};
+  r.headers = {{"Content-Type", "application/json"}, {"Idempotency-Key", key}};
+  r.tenant = "bench";
   r.body = kBody;
   return r;
 }

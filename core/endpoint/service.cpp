@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <optional>
 #include <thread>
 
 #include "core/endpoint/accesslog.h"
@@ -11,6 +12,7 @@
 #include "core/endpoint/problems.h"
 #include "core/endpoint/resources.h"
 #include "core/http/keyheader.h"
+#include "core/policy/route.h"
 #include "core/text/json_text.h"
 
 namespace idem::endpoint {
@@ -111,10 +113,37 @@ Gauges Service::gauges() const {
   return g;
 }
 
-std::string Service::tenantOf(const http::Headers& headers) const {
-  if (m_policy.tenantHeader.empty()) return {};
+std::optional<std::string> Service::tenantHeaderValue(const http::Headers& headers) const {
+  if (m_policy.tenantHeader.empty()) return std::nullopt;
   auto t = http::findHeader(headers, m_policy.tenantHeader);
-  return t ? std::string(*t) : std::string();
+  return t ? std::optional<std::string>(std::string(*t)) : std::nullopt;
+}
+
+std::string Service::tenantOf(const http::Headers& headers) const {
+  return tenantHeaderValue(headers).value_or(m_policy.defaultTenant);
+}
+
+std::optional<enforce::Response> Service::tenantProblem(const http::Headers& headers, bool needed) const {
+  if (m_policy.tenantHeader.empty()) return std::nullopt;
+  const std::string& name = m_policy.tenantHeader;
+  const std::string& docs = m_policy.docsUrl;
+  // The gateway sets the tenant; a second copy means a client sent one too, and which of the
+  // two a layer reads first is not ours to guess.
+  if (http::countHeader(headers, name) > 1)
+    return enforce::makeProblem(enforce::Problem::TenantMalformed, docs,
+                                "Send exactly one " + name + " header; nothing was executed or stored.");
+  const auto value = tenantHeaderValue(headers);
+  if (!value) {
+    if (!needed || !m_policy.tenantRequired) return std::nullopt;
+    return enforce::makeProblem(enforce::Problem::TenantMissing, docs,
+                                "This route needs the " + name + " header; nothing was executed or stored.");
+  }
+  const bool visible =
+      std::all_of(value->begin(), value->end(), [](char c) { return c > 0x20 && c < 0x7f; });
+  if (value->empty() || value->size() > 128 || !visible)
+    return enforce::makeProblem(enforce::Problem::TenantMalformed, docs,
+                                name + " must be 1 to 128 visible ASCII characters; nothing was executed or stored.");
+  return std::nullopt;
 }
 
 Handled Service::handle(const ServiceRequest& req) {
@@ -127,8 +156,32 @@ Handled Service::handle(const ServiceRequest& req) {
   Handled h;
   bool routed = true;
   const std::string& docs = m_policy.docsUrl;
+  // A POST's path is matched in canonical form (core/policy/route.h), as the enforcer matches
+  // it: every spelling of an enforced route reaches its handler under one key scope. GETs keep
+  // the path as sent: resource ids are case-sensitive.
+  const ServiceRequest* routedReq = &req;
+  std::optional<ServiceRequest> canonicalReq;
+  if (req.method == "POST") {
+    if (auto canonical = policy::canonicalPath(req.path); canonical && *canonical != req.path) {
+      canonicalReq = req;
+      canonicalReq->path = std::move(*canonical);
+      routedReq = &*canonicalReq;
+    }
+  }
+  const std::string& path = routedReq->path;
+  // Routes that read or write a tenant's data need one (a 405 or 404 needs none).
+  const bool reads = req.method == "GET" || req.method == "HEAD";
+  const bool tenantData = (req.method == "POST" && kindForRoute(path)) ||
+                          (reads && (kindForCollection(path) || [&] {
+                             const auto slash = path.rfind('/');
+                             return slash != std::string::npos && slash > 0 && kindForCollection(path.substr(0, slash));
+                           }()));
   try {
-    if (req.method == "GET" || req.method == "HEAD") {
+    if (auto bad = tenantProblem(req.headers, tenantData)) {
+      h.response = std::move(*bad);
+      h.outcome = "tenant_rejected";
+      routed = true;
+    } else if (req.method == "GET" || req.method == "HEAD") {
       if (req.path == "/idempotency") {
         h = publishedPolicy(req);
       } else if (req.path == "/metrics") {
@@ -144,10 +197,10 @@ Handled Service::handle(const ServiceRequest& req) {
         routed = false;
       }
     } else if (req.method == "POST") {
-      if (req.path == kEchoRoute) {
-        h = echo(req);
-      } else if (kindForRoute(req.path)) {
-        h = postResource(req);
+      if (path == kEchoRoute) {
+        h = echo(*routedReq);
+      } else if (kindForRoute(path)) {
+        h = postResource(*routedReq);
       } else {
         routed = false;
       }
@@ -155,7 +208,7 @@ Handled Service::handle(const ServiceRequest& req) {
       routed = false;
     }
     if (!routed) {
-      const bool known = req.path == kEchoRoute || kindForRoute(req.path) || req.path == "/idempotency" ||
+      const bool known = path == kEchoRoute || kindForRoute(path) || req.path == "/idempotency" ||
                          req.path == "/metrics" || req.path == "/healthz";
       h.response = problemForStatus(known ? 405 : 404, req.method, req.path, docs);
       h.outcome = known ? "method_not_allowed" : "not_found";
@@ -203,7 +256,9 @@ Handled Service::postResource(const ServiceRequest& req) {
     return h;
   }
 
-  enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId};
+  // The tenant comes from the header the gateway sets (vetted in handle()), never parsed by
+  // the enforcer itself.
+  enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId, tenantHeaderValue(req.headers)};
   enforce::Decision d = m_enforcer.begin(er);
   if (!d.tier.empty()) h.tier = d.tier;
   h.outcome = d.outcome;
@@ -260,7 +315,10 @@ Handled Service::postResource(const ServiceRequest& req) {
       auto lease = m_pool.acquire();
       const auto insert = insertStatement(row);
       lease.conn().exec(insert.sql, insert.params);
-    } catch (const pg::Unavailable&) {
+    } catch (const pg::Error& e) {
+      // The insert is the execution: when the store refused it for now, nothing ran.
+      const auto* q = dynamic_cast<const pg::QueryError*>(&e);
+      if (q && !q->transient()) throw;
       h.response = storeUnavailable(docs);
       h.outcome = "unavailable";
       h.resource.clear();

@@ -71,7 +71,13 @@ class Service {
   /// A malformed tenant header on a route the enforcer does not see: sets the 400; true if so.
   bool refuseTenant(Handled& h) const;
   Handled metricsPage() const;
+  /// The tenant header's value; nullopt when absent (tenantProblem() has vetted it).
+  [[nodiscard]] std::optional<std::string> tenantHeaderValue(const http::Headers& headers) const;
+  /// The tenant a request's data belongs to: the header's, or the policy's default.
   [[nodiscard]] std::string tenantOf(const http::Headers& headers) const;
+  /// 400 when the tenant header is repeated or malformed, or missing on a route that reads or
+  /// writes a tenant's data (`needed`) while the policy requires one.
+  [[nodiscard]] std::optional<enforce::Response> tenantProblem(const http::Headers& headers, bool needed) const;
 
   policy::Policy m_policy;  // before the enforcer, which keeps a reference
   int m_policyVersion;

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iostream>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "core/fingerprint/fingerprint.h"
 #include "core/http/keyheader.h"
+#include "core/policy/route.h"
 
 namespace idem::enforce {
 namespace {
@@ -21,6 +24,8 @@ std::string newRequestId() {
   return id;
 }
 
+// The tenant is part of every key's scope and every ledger query: visible ASCII only, so no
+// encoding question can make two spellings of one tenant or reach the store as invalid text.
 bool validTenant(std::string_view t) {
   if (t.size() > 128) return false;
   for (char c : t)
@@ -50,11 +55,55 @@ std::string conflictRetryAfter(const store::ClaimResult& r) {
   return std::to_string(seconds);
 }
 
+std::string describe(const std::exception& e) {
+  if (const auto* q = dynamic_cast<const pg::QueryError*>(&e)) return "SQLSTATE " + q->sqlstate() + ": " + q->what();
+  return e.what();
+}
+
 }  // namespace
+
+Ticket::Ticket(Ticket&& other) noexcept { *this = std::move(other); }
+
+Ticket& Ticket::operator=(Ticket&& other) noexcept {
+  if (this == &other) return *this;
+  abandon();  // an open ticket being overwritten is dropped on the floor too
+  m_owner = other.m_owner;
+  m_scope = std::move(other.m_scope);
+  m_leaseToken = std::move(other.m_leaseToken);
+  m_requestId = std::move(other.m_requestId);
+  m_fingerprint = std::move(other.m_fingerprint);
+  m_tier = other.m_tier;
+  m_generation = other.m_generation;
+  m_afterExpiry = other.m_afterExpiry;
+  m_takeover = other.m_takeover;
+  m_expiresAt = other.m_expiresAt;
+  m_started = other.m_started;
+  m_open = other.m_open;
+  m_abandoned = other.m_abandoned;
+  other.m_open = false;  // the moved-from ticket ends nothing
+  return *this;
+}
+
+Ticket::~Ticket() { abandon(); }
+
+void Ticket::abandon() noexcept {
+  if (m_open && m_owner) m_owner->abandon(*this);
+  m_open = false;
+}
 
 Enforcer::Enforcer(const policy::Policy& policy, int policyVersion, store::KeyStore& store,
                    trace::TraceWriter& trace)
-    : m_policy(policy), m_policyVersion(policyVersion), m_store(store), m_trace(trace) {}
+    : m_policy(policy),
+      m_policyVersion(policyVersion),
+      m_store(store),
+      m_trace(trace),
+      m_log([](const std::string& line) { std::cerr << "idem: " << line << std::endl; }) {}
+
+Response Enforcer::storeTrouble(const std::string& key, std::string_view what) const {
+  Response r = makeProblem(Problem::StoreUnavailable, m_policy.docsUrl, what, key);
+  r.headers.emplace_back("Retry-After", "2");
+  return r;
+}
 
 void Enforcer::addKeyHeaders(Response& r, const std::string& key, std::optional<long long> expiresAtMs) const {
   if (auto quoted = http::serializeSfString(key)) r.headers.emplace_back(kKeyHeader, *quoted);
@@ -92,10 +141,21 @@ void Enforcer::trace(const store::Scope& scope, const policy::Tier& tier, const 
 Decision Enforcer::begin(const Request& req) {
   const auto started = Clock::now();
   const std::string& docs = m_policy.docsUrl;
-  const policy::Tier* tier = m_policy.tierFor(req.method, req.path);
-  if (!tier) return Decision{};  // Bypass: no tier covers this route
-
+  const policy::Policy::Match match = m_policy.match(req.method, req.path);
+  const policy::Tier* tier = match.tier;
   const auto rawKey = http::findHeader(req.headers, kKeyHeader);
+  if (!tier) {
+    // Fail closed: a client that sent a key expects a retry not to run twice. On a route no
+    // tier covers (another spelling this matcher does not know, a framework alias) that
+    // promise cannot be kept, so the request is refused before anything runs.
+    if (!rawKey || policy::isSafeMethod(req.method)) return Decision{};  // Bypass
+    return respond(makeProblem(Problem::KeyNotHonoured, docs,
+                               req.method + " on this path is not covered by the idempotency policy, so its "
+                                            "Idempotency-Key cannot be honoured; nothing was executed. Send it to a "
+                                            "route the published policy lists, or without the key."),
+                   "key_not_honoured", "");
+  }
+
   if (!rawKey) {
     if (!tier->keyRequired) {
       Decision d;
@@ -114,14 +174,21 @@ Decision Enforcer::begin(const Request& req) {
   if (!parsed.key) return respond(makeProblem(Problem::KeyMalformed, docs, parsed.rule), "key_malformed", tier->name);
   const std::string& key = *parsed.key;
 
-  std::string tenant;
-  if (!m_policy.tenantHeader.empty()) {
-    if (auto t = http::findHeader(req.headers, m_policy.tenantHeader)) tenant = std::string(*t);
-    if (!validTenant(tenant))
-      return respond(makeProblem(Problem::TenantMalformed, docs,
-                                 m_policy.tenantHeader + " must be at most 128 visible ASCII characters.", key),
-                     "tenant_malformed", tier->name);
-  }
+  if (!req.tenant && m_policy.tenantRequired)
+    return respond(makeProblem(Problem::TenantMissing, docs,
+                               "This request carries no tenant" +
+                                   (m_policy.tenantHeader.empty() ? std::string()
+                                                                  : " (" + m_policy.tenantHeader + " header)") +
+                                   "; nothing was executed or stored.",
+                               key),
+                   "tenant_missing", tier->name);
+  const std::string& tenant = req.tenant ? *req.tenant : m_policy.defaultTenant;
+  if (!validTenant(tenant))
+    return respond(makeProblem(Problem::TenantMalformed, docs,
+                               "The tenant must be at most 128 visible ASCII characters; nothing was executed or "
+                               "stored.",
+                               key),
+                   "tenant_malformed", tier->name);
 
   std::string fingerprint;
   try {
@@ -133,7 +200,7 @@ Decision Enforcer::begin(const Request& req) {
   }
 
   store::ClaimRequest claim;
-  claim.scope = {tenant, req.method + " " + req.path, key};
+  claim.scope = {tenant, std::string(match.route), key};  // every spelling shares one scope
   claim.fingerprint = fingerprint;
   claim.tier = tier->name;
   claim.policyVersion = m_policyVersion;
@@ -146,16 +213,22 @@ Decision Enforcer::begin(const Request& req) {
   const auto waitUntil = started + tier->onConflict.waitFor;
   auto poll = std::chrono::milliseconds(25);
   store::ClaimResult result;
+  int conflictsRetried = 0;
   for (;;) {
     try {
       result = m_store.claim(claim);
-    } catch (const pg::Unavailable&) {
-      Response r = makeProblem(Problem::StoreUnavailable, docs,
-                               "The idempotency store cannot be reached, so the request was not executed. "
-                               "Retry with the same key later.",
-                               key);
-      r.headers.emplace_back("Retry-After", "2");
-      return respond(std::move(r), "unavailable", tier->name);
+    } catch (const pg::Error& e) {
+      // The claim's own serialization failure or deadlock: nothing committed, resending is safe.
+      const auto* q = dynamic_cast<const pg::QueryError*>(&e);
+      if (q && q->sqlstate().starts_with("40") && ++conflictsRetried <= 3) continue;
+      // Whatever the store said (unreachable, read-only, timeout, out of resources, a bug),
+      // nothing ran: 503 with Retry-After. Its words go to the operator's log, not the client.
+      Decision d = respond(storeTrouble(key,
+                                        "The idempotency store could not decide this request, so it was not "
+                                        "executed. Retry with the same key later."),
+                           "unavailable", tier->name);
+      d.detail = describe(e);
+      return d;
     }
     // on_conflict wait:<d>: poll until the original finishes, then replay it.
     if (result.decision != store::Decision::Conflict || !tier->onConflict.wait || Clock::now() >= waitUntil) break;
@@ -185,6 +258,7 @@ Decision Enforcer::begin(const Request& req) {
                   : result.decision == D::Takeover         ? "lease_takeover"
                                                            : "executed";
       Ticket t;
+      t.m_owner = this;
       t.m_scope = claim.scope;
       t.m_leaseToken = result.leaseToken;
       t.m_requestId = claim.requestId;
@@ -229,10 +303,36 @@ Decision Enforcer::begin(const Request& req) {
   return Decision{};
 }
 
+std::optional<store::CompleteResult> Enforcer::completeWithRetry(Ticket& ticket, const store::CompleteRequest& q,
+                                                                 const CompleteOptions& options, int& attempts,
+                                                                 std::string& failure) {
+  const bool sideStatements = !options.sameTransaction.empty();
+  const auto giveUpAt = Clock::now() + m_retry.total;
+  auto backoff = m_retry.firstBackoff;
+  for (attempts = 1;; ++attempts) {
+    try {
+      return m_store.complete(q, options.sameTransaction);
+    } catch (const pg::QueryError& e) {
+      // A side statement's own error (a constraint) repeats on every attempt: the caller's.
+      if (sideStatements && !e.transient()) throw;
+      failure = describe(e);
+    } catch (const pg::Unavailable& e) {
+      failure = e.what();
+    }
+    const auto now = Clock::now();
+    if (now + backoff > giveUpAt) return std::nullopt;
+    // The lease keeper goes on renewing the lease meanwhile (the ticket is held until this
+    // returns), so no retry takes the key over while this process holds a response to record.
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, m_retry.maxBackoff);
+  }
+}
+
 Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOptions& options) {
-  ticket.m_open = false;
+  if (!ticket.m_open) throw std::logic_error("Enforcer::complete: the ticket has already ended");
   const bool success = response.status >= 200 && response.status < 300;
   if (ticket.tier().cache == policy::CacheRule::SuccessOnly && !success) {
+    ticket.m_open = true;
     return release(ticket, std::move(response), "not stored: the tier caches 2xx responses only");
   }
   store::CompleteRequest q;
@@ -245,32 +345,49 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
   q.resourceRef = options.resourceRef;
   q.latencyMs = msSince(ticket.m_started);
   q.requestId = ticket.m_requestId;
-  std::optional<store::CompleteResult> done;  // empty: the store failed while committing
-  try {
-    done = m_store.complete(q, options.sameTransaction);
-  } catch (const pg::Unavailable&) {
-  }
+  int attempts = 0;
+  std::string failure;
+  // Empty: the store failed on every attempt.
+  // Throws only what the caller's side statements caused; the ticket stays open for release().
+  const std::optional<store::CompleteResult> done = completeWithRetry(ticket, q, options, attempts, failure);
+  ticket.m_open = false;
   m_leases.drop(ticket.m_leaseToken);
   const std::string& key = ticket.m_scope.key;
+  const std::string where = ticket.m_scope.endpoint + " key " + key + " (tenant \"" + ticket.m_scope.tenant + "\")";
   if (done && done->stored) {
-    traceExecution(ticket, *done, response.status, q.latencyMs, q.resourceRef);
+    std::string note;
+    if (attempts > 1) {
+      note = "stored after " + std::to_string(attempts) + " attempts (" + failure + ")";
+      m_log("completion of " + where + " " + note);
+    }
+    traceExecution(ticket, *done, response.status, q.latencyMs, q.resourceRef, note);
     addKeyHeaders(response, key, done->expiresAt);
     return response;
   }
   if (options.sameTransaction.empty()) {
-    // The work happened but its record did not (lease taken over, or the store failed): pass
-    // the handler's answer on; the key stays processing until its lease runs out.
+    if (!done) {
+      // The work ran and its record could not be written: say so loudly. The key stays
+      // processing until its lease ends; a retry after that would run the work again.
+      const std::string note = "response not stored after " + std::to_string(attempts) + " attempts (" + failure +
+                               "); the key stays processing until its lease ends";
+      m_log("completion of " + where + " failed: " + note);
+      store::CompleteResult unknown;
+      unknown.generation = ticket.m_generation;
+      traceExecution(ticket, unknown, response.status, q.latencyMs, q.resourceRef, note);
+    }
+    // Lease taken over (traced as lease_lost by the store), or the store failed: pass the
+    // handler's answer on.
     addKeyHeaders(response, key, ticket.m_expiresAt);
     return response;
   }
   // The side effects rolled back with the completion: nothing was executed.
   if (!done) {
-    Response r = makeProblem(Problem::StoreUnavailable, m_policy.docsUrl,
-                             "The idempotency store failed while committing; nothing was executed. Retry with "
-                             "the same key later.",
-                             key);
-    r.headers.emplace_back("Retry-After", "2");
-    return r;
+    m_log("completion of " + where + " with its side statements failed after " + std::to_string(attempts) +
+          " attempts (" + failure + "); rolled back, nothing executed");
+    freeKey(ticket, 503, "store failed while committing; rolled back");
+    return storeTrouble(key,
+                        "The idempotency store failed while committing; nothing was executed. Retry with the same "
+                        "key later.");
   }
   Response r = makeProblem(Problem::RequestInProgress, m_policy.docsUrl,
                            "This request's lease on the key expired and a retry took it over; its result was not "
@@ -281,8 +398,47 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
   return r;
 }
 
+void Enforcer::freeKey(const Ticket& ticket, int status, const std::string& reason) {
+  try {
+    m_store.release(ticket.m_scope, ticket.m_leaseToken, status, ticket.m_requestId, reason);
+  } catch (const pg::Error& e) {
+    // The processing row stays until its lease expires; a retry then takes it over. Nothing
+    // ran, so that is safe; the operator hears why the key was not freed at once.
+    m_log("release of " + ticket.m_scope.endpoint + " key " + ticket.m_scope.key + " failed: " + describe(e));
+  }
+}
+
+void Enforcer::abandon(Ticket& ticket) noexcept {
+  ticket.m_abandoned = true;
+  const std::string where = ticket.m_scope.endpoint + " key " + ticket.m_scope.key;
+  try {
+    if (ticket.tier().cache == policy::CacheRule::SuccessOnly) {
+      // Only successes are stored on this tier, and this is none: the key is free again.
+      (void)release(ticket, Response{500, {}, ""}, "abandoned: the ticket was dropped without complete or release");
+    } else {
+      // Execution may have started (Stripe's rule stores a 500 then): a retry replays this
+      // answer instead of running the work a second time.
+      (void)complete(ticket, makeProblem(Problem::ExecutionAbandoned, m_policy.docsUrl,
+                                         "Processing stopped after execution started, so the operation may have "
+                                         "taken effect. This answer is stored: retries with this key get it. Check "
+                                         "the operation's outcome before using a new key.",
+                                         ticket.m_scope.key));
+    }
+    m_log("abandoned ticket for " + where + " ended by the " +
+          std::string(policy::cacheRuleName(ticket.tier().cache)) + " rule");
+  } catch (const std::exception& e) {
+    try {
+      m_log("abandoned ticket for " + where + " could not be ended: " + e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+  }
+  ticket.m_open = false;
+  m_leases.drop(ticket.m_leaseToken);  // whatever happened above: nothing keeps this key alive now
+}
+
 void Enforcer::traceExecution(const Ticket& ticket, const store::CompleteResult& done, int status, double latencyMs,
-                              const std::optional<std::string>& resourceRef) {
+                              const std::optional<std::string>& resourceRef, const std::string& note) {
   trace::Event e;
   e.atMs = done.now;
   e.tenant = ticket.m_scope.tenant;
@@ -295,19 +451,20 @@ void Enforcer::traceExecution(const Ticket& ticket, const store::CompleteResult&
   e.status = status;
   e.latencyMs = latencyMs;
   e.requestId = ticket.m_requestId;
-  if (resourceRef) e.detail = *resourceRef;  // support starts from the id the customer quotes
+  // Support starts from the id the customer quotes; what went wrong on the way follows it.
+  std::string detail = resourceRef.value_or("");
+  if (ticket.m_abandoned) detail = "abandoned: stored a 500 after execution started";
+  if (!note.empty()) detail += (detail.empty() ? "" : "; ") + note;
+  e.detail = detail;
   e.execution = true;
   m_trace.record(e);
 }
 
 Response Enforcer::release(Ticket& ticket, Response response, const std::string& reason) {
+  if (!ticket.m_open) throw std::logic_error("Enforcer::release: the ticket has already ended");
   ticket.m_open = false;
   m_leases.drop(ticket.m_leaseToken);
-  try {
-    m_store.release(ticket.m_scope, ticket.m_leaseToken, response.status, ticket.m_requestId, reason);
-  } catch (const pg::Unavailable&) {
-    // The processing row stays until its lease expires; a retry then takes it over.
-  }
+  freeKey(ticket, response.status, reason);
   addKeyHeaders(response, ticket.m_scope.key, std::nullopt);
   return response;
 }

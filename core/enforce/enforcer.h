@@ -1,11 +1,13 @@
 #pragma once
 // Framework-agnostic enforcement of Idempotency-Key semantics (DESIGN §2):
-//   auto d = enforcer.begin(request);
+//   auto d = enforcer.begin(request);                                   // after authorising it
 //   if (d.kind == Decision::Kind::Respond) send(d.response);            // replay, 400/409/422/503
 //   else if (d.kind == Decision::Kind::Bypass) send(handler(request));  // route not enforced
 //   else send(enforcer.complete(*d.ticket, handler(request)));          // or release() on a
 //                                                                        // failure before execution
+// A ticket dropped without either ends itself (see Ticket).
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -19,20 +21,28 @@ namespace idem::enforce {
 
 struct Request {
   std::string method;
-  std::string path;  // without the query string
+  std::string path;  // as received (any spelling); matched after normalisation
   http::Headers headers;
   std::string body;
   std::string requestId;  // empty: one is generated
+  /// The tenant the caller authenticated. Never read from a header here: a client could send
+  /// any. Absent: the policy decides (tenant_required → 400, else its default_tenant).
+  std::optional<std::string> tenant;
 };
 
+class Enforcer;
+
 /// The right to execute one request under one key. Move-only; complete() or release() it.
+/// A ticket destroyed while open (an exception between begin() and complete()) ends itself:
+/// under `after-start` the execution may have begun, so a 500 problem is stored and retries
+/// replay it; under `2xx-only` the claim is released. The enforcer must outlive its tickets.
 class Ticket {
  public:
-  Ticket(Ticket&&) noexcept = default;
-  Ticket& operator=(Ticket&&) noexcept = default;
+  Ticket(Ticket&& other) noexcept;
+  Ticket& operator=(Ticket&& other) noexcept;
   Ticket(const Ticket&) = delete;
   Ticket& operator=(const Ticket&) = delete;
-  ~Ticket() = default;
+  ~Ticket();
 
   [[nodiscard]] const store::Scope& scope() const { return m_scope; }
   [[nodiscard]] int generation() const { return m_generation; }
@@ -46,6 +56,9 @@ class Ticket {
  private:
   friend class Enforcer;
   Ticket() = default;
+  void abandon() noexcept;
+
+  Enforcer* m_owner = nullptr;
   store::Scope m_scope;
   std::string m_leaseToken;
   std::string m_requestId;
@@ -57,6 +70,7 @@ class Ticket {
   long long m_expiresAt = 0;
   std::chrono::steady_clock::time_point m_started;
   bool m_open = true;
+  bool m_abandoned = false;
 };
 
 struct Decision {
@@ -70,11 +84,21 @@ struct Decision {
   Response response;
   std::string outcome;  // for logs and metrics: executed, replayed, conflict, key_missing, ...
   std::string tier;     // empty when no tier covers the route
+  std::string detail;   // for the operator's log only (e.g. the store's error); never sent
 };
 
 struct CompleteOptions {
   std::optional<std::string> resourceRef;             // e.g. "pay_123", so support can search by it
   std::vector<store::SideStatement> sameTransaction;  // committed with the key or not at all
+};
+
+/// How long complete() keeps trying to record a response when the store fails after the work
+/// ran. Attempts back off from `firstBackoff`, doubling up to `maxBackoff`, for at most `total`;
+/// the key's lease is renewed while it lasts, so no retry takes the key over meanwhile.
+struct CompletionRetry {
+  std::chrono::milliseconds total{10'000};
+  std::chrono::milliseconds firstBackoff{25};
+  std::chrono::milliseconds maxBackoff{1'000};
 };
 
 class Enforcer {
@@ -85,16 +109,25 @@ class Enforcer {
 
   Enforcer(const policy::Policy& policy, int policyVersion, store::KeyStore& store, trace::TraceWriter& trace);
 
+  /// Where the enforcer reports what the operator must know (a completion it could not record,
+  /// an abandoned ticket). Default: standard error.
+  using Log = std::function<void(const std::string&)>;
+  void setLog(Log log) { m_log = std::move(log); }
+  void setCompletionRetry(CompletionRetry r) { m_retry = r; }
+
   /// Decides what to do with a request. Never throws for store trouble: answers 503.
   [[nodiscard]] Decision begin(const Request& request);
 
   /// Stores the handler's response per the tier's cache rule and returns what to send: the
-  /// response plus the key echo and the expiry header. A lost lease or a store failure while
-  /// committing side statements turns into a 409/503 (the side effects did not commit).
+  /// response plus the key echo and the expiry header. A store failure is retried (see
+  /// CompletionRetry); one that outlasts the retries is logged and traced, never hidden. A
+  /// lost lease, or a store failure while committing side statements, turns into a 409/503
+  /// (the side effects did not commit).
   [[nodiscard]] Response complete(Ticket& ticket, Response response, const CompleteOptions& options = {});
 
   /// The handler failed before execution started (validation, auth, rate limit): nothing is
-  /// stored and a retry runs normally. Returns the response with the key echo added.
+  /// stored and a retry runs normally. Returns the response with the key echo added. Never
+  /// throws for store trouble (the key then stays processing until its lease ends).
   Response release(Ticket& ticket, Response response, const std::string& reason);
 
   [[nodiscard]] const policy::Policy& policy() const { return m_policy; }
@@ -103,6 +136,16 @@ class Enforcer {
   [[nodiscard]] const LeaseKeeper& leases() const { return m_leases; }
 
  private:
+  friend class Ticket;
+  void abandon(Ticket& ticket) noexcept;
+  /// The store's completion, retried with backoff while the lease is kept alive. Empty when
+  /// every attempt failed; `failure` then says why. Rethrows what retrying cannot help.
+  std::optional<store::CompleteResult> completeWithRetry(Ticket& ticket, const store::CompleteRequest& q,
+                                                         const CompleteOptions& options, int& attempts,
+                                                         std::string& failure);
+  Response storeTrouble(const std::string& key, std::string_view what) const;
+  /// Gives the claim back in the store; a store failure is logged (the lease then runs out).
+  void freeKey(const Ticket& ticket, int status, const std::string& reason);
   void addKeyHeaders(Response& r, const std::string& key, std::optional<long long> expiresAtMs) const;
   Decision respond(Response r, std::string outcome, const std::string& tier) const;
   void trace(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& claim,
@@ -110,13 +153,15 @@ class Enforcer {
              const std::string& requestId, std::string_view detail);
   /// The execution's row, queued once its key says done (after the commit, never before).
   void traceExecution(const Ticket& ticket, const store::CompleteResult& done, int status, double latencyMs,
-                      const std::optional<std::string>& resourceRef);
+                      const std::optional<std::string>& resourceRef, const std::string& note);
 
   const policy::Policy& m_policy;
   int m_policyVersion;
   store::KeyStore& m_store;
   trace::TraceWriter& m_trace;
   LeaseKeeper m_leases{m_store};
+  Log m_log;
+  CompletionRetry m_retry;
 };
 
 }  // namespace idem::enforce

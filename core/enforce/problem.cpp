@@ -17,7 +17,9 @@ Info info(Problem p) {
   switch (p) {
     case Problem::KeyMissing: return {400, "key-missing", "Idempotency-Key is missing"};
     case Problem::KeyMalformed: return {400, "key-malformed", "Idempotency-Key is malformed"};
-    case Problem::TenantMalformed: return {400, "tenant-malformed", "Tenant header is malformed"};
+    case Problem::TenantMalformed: return {400, "tenant-malformed", "Tenant is malformed"};
+    case Problem::TenantMissing: return {400, "tenant-missing", "Tenant is missing"};
+    case Problem::KeyNotHonoured: return {400, "key-not-honoured", "Idempotency-Key is not honoured on this route"};
     case Problem::BodyInvalid: return {400, "body-invalid", "Request body is not valid JSON"};
     case Problem::BodyTooDeep: return {400, "body-too-deep", "Request body is nested too deeply"};
     case Problem::PayloadMismatch:
@@ -25,6 +27,8 @@ Info info(Problem p) {
     case Problem::KeyExpired: return {422, "key-expired", "Idempotency-Key expired"};
     case Problem::RequestInProgress: return {409, "request-in-progress", "Server processing previous request"};
     case Problem::StoreUnavailable: return {503, "store-unavailable", "Idempotency store unavailable"};
+    case Problem::ExecutionAbandoned:
+      return {500, "execution-abandoned", "Execution ended without a response"};
   }
   return {500, "internal", "Internal error"};
 }

@@ -18,12 +18,15 @@ enum class Problem {
   KeyMissing,         // 400
   KeyMalformed,       // 400
   TenantMalformed,    // 400
+  TenantMissing,      // 400
+  KeyNotHonoured,     // 400: a keyed request on a route no tier covers
   BodyInvalid,        // 400
   BodyTooDeep,        // 400: nested deeper than text::kMaxJsonDepth
   PayloadMismatch,    // 422
   KeyExpired,         // 422
   RequestInProgress,  // 409
   StoreUnavailable,   // 503
+  ExecutionAbandoned, // 500: the handler never answered after execution started (stored)
 };
 
 [[nodiscard]] int problemStatus(Problem p);

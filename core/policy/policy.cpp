@@ -2,6 +2,8 @@
 // published forms in policy_publish.cpp and policy_html.cpp.
 #include "core/policy/policy.h"
 
+#include "core/policy/route.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -24,16 +26,15 @@ std::string_view cacheRuleName(CacheRule c) { return c == CacheRule::SuccessOnly
 
 std::string onConflictName(const OnConflict& c) { return c.wait ? "wait:" + formatDuration(c.waitFor) : "409"; }
 
-const Tier* Policy::tierFor(std::string_view method, std::string_view route) const {
-  // Routes are stored as "METHOD /path"; compare in place so the hot path allocates nothing.
-  for (const auto& tier : tiers) {
-    for (const std::string_view r : tier.routes) {
-      if (r.size() == method.size() + 1 + route.size() && r.starts_with(method) && r[method.size()] == ' ' &&
-          r.ends_with(route))
-        return &tier;
-    }
-  }
-  return nullptr;
+Policy::Match Policy::match(std::string_view method, std::string_view path) const {
+  // A parsed policy's routes are canonical already (policy_parse.cpp), so one normalisation of
+  // the request's path and byte comparisons decide.
+  const auto canonical = canonicalRoute(method, path);
+  if (!canonical) return {};
+  for (const auto& tier : tiers)
+    for (const std::string_view r : tier.routes)
+      if (r == *canonical) return {&tier, r};
+  return {};
 }
 
 const Tier* Policy::tierNamed(std::string_view name) const {

@@ -53,13 +53,28 @@ struct Tier {
 
 struct Policy {
   std::string docsUrl;
-  std::string tenantHeader;  // empty: every request is tenant ""
+  /// The header a gateway sets to the authenticated tenant (serve and proxy read it; a library
+  /// caller passes the tenant itself). Empty: a single-tenant deployment.
+  std::string tenantHeader;
+  /// A request without a tenant: refused with 400 (true; the default when tenantHeader is set),
+  /// or scoped to defaultTenant (false; the default without tenantHeader).
+  bool tenantRequired = false;
+  std::string defaultTenant;
   std::vector<Tier> tiers;
   std::string source;        // the file it came from, for messages
   nlohmann::json document;   // as written (comments stripped)
 
-  /// The tier covering "METHOD /path", or nullptr.
-  [[nodiscard]] const Tier* tierFor(std::string_view method, std::string_view route) const;
+  /// The tier covering a request and the route it matched (the policy's canonical spelling,
+  /// which is the key scope's endpoint). The path is normalised first (core/policy/route.h).
+  struct Match {
+    const Tier* tier = nullptr;
+    std::string_view route;  // "POST /v1/payments"; empty when no tier matched
+  };
+  [[nodiscard]] Match match(std::string_view method, std::string_view path) const;
+  /// The tier covering "METHOD /path" (any spelling of it), or nullptr.
+  [[nodiscard]] const Tier* tierFor(std::string_view method, std::string_view path) const {
+    return match(method, path).tier;
+  }
   [[nodiscard]] const Tier* tierNamed(std::string_view name) const;
   /// Hex SHA-256 of the canonical document: identifies this policy in the store.
   [[nodiscard]] std::string sha256() const;

@@ -6,6 +6,7 @@
 #include "core/http/headers.h"
 #include "core/policy/policy.h"
 #include "core/policy/policy_json.h"
+#include "core/policy/route.h"
 
 namespace idem::policy {
 namespace {
@@ -47,12 +48,14 @@ class Reader {
   Policy read(const json& doc) {
     if (!doc.is_object())
       fail("", "a policy is a JSON object with \"docs_url\" and \"tiers\", not " + std::string(typeName(doc)));
-    internal::rejectUnknown(doc, m_source, "", {"docs_url", "tenant_header", "tiers"});
+    internal::rejectUnknown(doc, m_source, "",
+                            {"docs_url", "tenant_header", "tenant_required", "default_tenant", "tiers"});
     Policy p;
     p.source = m_source;
     p.document = doc;
     p.docsUrl = docsUrl(required(doc, "", "docs_url", "the page that explains this policy to clients"));
     if (const json* v = optional(doc, "tenant_header")) p.tenantHeader = tenantHeader(*v, "tenant_header");
+    tenantChoice(doc, p);
 
     const json& tiers = required(doc, "", "tiers", "a list of tiers, each with its routes and TTL");
     if (!tiers.is_array()) fail("tiers", "must be an array of tiers, not " + std::string(typeName(tiers)));
@@ -134,6 +137,26 @@ class Reader {
                      " is not an HTTP header name (letters, digits and -, no spaces); leave it out for a "
                      "single tenant");
     return name;
+  }
+
+  // What a request without a tenant gets is a choice the file makes: with a tenant header
+  // such a request is refused unless tenant_required is false; default_tenant names the
+  // tenant it then gets ("" unless set).
+  void tenantChoice(const json& doc, Policy& p) const {
+    p.tenantRequired = !p.tenantHeader.empty();
+    if (const json* v = optional(doc, "tenant_required"))
+      p.tenantRequired = expect(*v, "tenant_required", json::value_t::boolean, "true or false").get<bool>();
+    if (const json* v = optional(doc, "default_tenant")) {
+      if (p.tenantRequired)
+        fail("default_tenant",
+             "is never used while tenant_required is true (requests without a tenant are refused); set "
+             "\"tenant_required\": false to give them this tenant");
+      p.defaultTenant = str(*v, "default_tenant");
+      const bool visible = std::all_of(p.defaultTenant.begin(), p.defaultTenant.end(),
+                                       [](char c) { return c > 0x20 && c < 0x7f; });
+      if (!visible || p.defaultTenant.size() > 128)
+        fail("default_tenant", shown(*v) + " is not a tenant (at most 128 visible ASCII characters)");
+    }
   }
 
   Tier tier(const json& v, const std::string& path) const {
@@ -221,7 +244,11 @@ class Reader {
     if (std::any_of(target.begin(), target.end(),
                     [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; }))
       fail(path, shown(v) + ": the path may not contain spaces or control characters");
-    return r;
+    // Kept in canonical form, the form requests are matched in (core/policy/route.h): two
+    // spellings of one route are one route, and the canonical one is the keys' endpoint.
+    const auto canonical = canonicalPath(target);
+    if (!canonical) fail(path, shown(v) + ": the path has a malformed %-escape or an encoded control character");
+    return std::string(method) + " " + *canonical;
   }
 
   OnExpired onExpired(const json& v, const std::string& path) const {

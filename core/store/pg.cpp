@@ -38,6 +38,13 @@ std::string trimmed(const char* message) {
 
 }  // namespace
 
+bool QueryError::isTransientSqlstate(std::string_view state) {
+  if (state.size() != 5) return false;
+  const std::string_view cls = state.substr(0, 2);
+  return cls == "25" || cls == "40" || cls == "53" || cls == "57" || cls == "58" || state == "55P03" ||
+         cls == "08";
+}
+
 Param::Param(double v) {
   char buf[64];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);

@@ -11,19 +11,30 @@
 
 namespace idem::pg {
 
-/// The server could not be reached or the connection broke: callers answer 503 and retry later.
-class Unavailable : public std::runtime_error {
+/// Any failure of the store: one of the two below.
+class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
-/// The server answered with an error (bad SQL, constraint, permission...). sqlstate is the
-/// five-character SQLSTATE code.
-class QueryError : public std::runtime_error {
+/// The server could not be reached or the connection broke: callers answer 503 and retry later.
+class Unavailable : public Error {
  public:
-  QueryError(const std::string& message, std::string sqlstate)
-      : std::runtime_error(message), m_sqlstate(std::move(sqlstate)) {}
+  using Error::Error;
+};
+
+/// The server answered with an error (bad SQL, constraint, permission, read-only, timeout...).
+/// sqlstate is the five-character SQLSTATE code.
+class QueryError : public Error {
+ public:
+  QueryError(const std::string& message, std::string sqlstate) : Error(message), m_sqlstate(std::move(sqlstate)) {}
   [[nodiscard]] const std::string& sqlstate() const { return m_sqlstate; }
+  /// The store refused for now, not the statement for good: a read-only server after a
+  /// failover (25006), a serialization failure or deadlock (40xxx), out of resources (53xxx),
+  /// a lock not available (55P03), a statement timeout or cancel (57014), an I/O error (58xxx).
+  /// The same statement may succeed later; nothing it did committed.
+  [[nodiscard]] bool transient() const { return isTransientSqlstate(m_sqlstate); }
+  [[nodiscard]] static bool isTransientSqlstate(std::string_view state);
 
  private:
   std::string m_sqlstate;

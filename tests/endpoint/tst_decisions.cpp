@@ -16,7 +16,7 @@ using test::parse;
 namespace {
 const std::string kProblem = "application/problem+json";
 // moc cannot parse a raw string spanning lines inside a class: keep policies out here.
-const char* const kShortLeasePolicy = R"({"docs_url":"https://d/i","tenant_header":"Account-Id","tiers":[)"
+const char* const kShortLeasePolicy = R"({"docs_url":"https://d/i","tenant_header":"Account-Id","tenant_required":false,"tiers":[)"
                                       R"({"name":"payments","routes":["POST /v1/payments"],"ttl":"1h","lease":"1s"}]})";
 
 // Idempotency-Expires is an IMF-fixdate; parse it back to epoch seconds.

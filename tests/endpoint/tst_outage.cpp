@@ -45,7 +45,7 @@ class TestOutage : public QObject {
     QCOMPARE(test::parse(health)["store"], nlohmann::json("unreachable"));
     for (const char* internal : {"socket", "/sock", "user", "postgres", "connection to server"})
       QVERIFY2(health.body.find(internal) == std::string::npos, health.body.c_str());
-    QCOMPARE(c.get("/v1/payments?idempotency_key=k-before").status, 503);
+    QCOMPARE(c.get("/v1/payments?idempotency_key=k-before", test::jsonHeaders("")).status, 503);
     QCOMPARE(c.get("/metrics").status, 200);  // metrics do not need the store
 
     pc.cluster().start();

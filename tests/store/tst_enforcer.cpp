@@ -254,9 +254,11 @@ class TestEnforcer : public QObject {
     auto d = m_h->enforcer.begin(test::Harness::post("/v1/optional", "", "{}"));
     QVERIFY(d.kind == Kind::Bypass);
     QCOMPARE(d.tier, std::string("optional"));
-    auto unrouted = m_h->enforcer.begin(test::Harness::post("/v1/unknown", "k", "{}"));
+    auto unrouted = m_h->enforcer.begin(test::Harness::post("/v1/unknown", "", "{}"));
     QVERIFY(unrouted.kind == Kind::Bypass);
     QVERIFY(unrouted.tier.empty());
+    // With a key, an unmatched route fails closed (tst_enforcer_failures has the details).
+    QCOMPARE(m_h->enforcer.begin(test::Harness::post("/v1/unknown", "k", "{}")).response.status, 400);
   }
 
   void sideStatementsCommitWithTheKeyOnly() {

@@ -35,7 +35,7 @@ enforce::Request Harness::post(const std::string& path, const std::string& key, 
   r.body = body;
   r.headers.emplace_back("Content-Type", "application/json");
   if (!key.empty()) r.headers.emplace_back("Idempotency-Key", key);
-  if (!tenant.empty()) r.headers.emplace_back("Account-Id", tenant);
+  if (!tenant.empty()) r.tenant = tenant;  // as authenticated by the caller, not a header
   return r;
 }
 

@@ -24,7 +24,7 @@ struct Harness {
   trace::TraceWriter trace;
   enforce::Enforcer enforcer;
 
-  /// A POST with an optional key (sent bare) and tenant.
+  /// A POST with an optional key (sent bare) and the caller's tenant (none when empty).
   static enforce::Request post(const std::string& path, const std::string& key, const std::string& body,
                                const std::string& tenant = "acct_1");
   /// begin(); on Execute, completes with `status` and a body naming the generation.

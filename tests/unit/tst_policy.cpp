@@ -420,7 +420,7 @@ class TestPolicy : public QObject {
                                        << "";
     QTest::newRow("trailing slash") << "POST"
                                     << "/v1/payments/"
-                                    << "";
+                                    << "payments";  // spellings match: tst_routematch
     QTest::newRow("prefix") << "POST"
                             << "/v1/pay"
                             << "";
@@ -429,7 +429,7 @@ class TestPolicy : public QObject {
                                  << "";
     QTest::newRow("query string") << "POST"
                                   << "/v1/payments?x=1"
-                                  << "";
+                                  << "payments";
     QTest::newRow("empty") << ""
                            << ""
                            << "";
