@@ -303,7 +303,7 @@ Decision Enforcer::begin(const Request& req) {
   return Decision{};
 }
 
-std::optional<store::CompleteResult> Enforcer::completeWithRetry(Ticket& ticket, const store::CompleteRequest& q,
+std::optional<store::CompleteResult> Enforcer::completeWithRetry(const store::CompleteRequest& q,
                                                                  const CompleteOptions& options, int& attempts,
                                                                  std::string& failure) {
   const bool sideStatements = !options.sameTransaction.empty();
@@ -349,7 +349,7 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
   std::string failure;
   // Empty: the store failed on every attempt.
   // Throws only what the caller's side statements caused; the ticket stays open for release().
-  const std::optional<store::CompleteResult> done = completeWithRetry(ticket, q, options, attempts, failure);
+  const std::optional<store::CompleteResult> done = completeWithRetry(q, options, attempts, failure);
   ticket.m_open = false;
   m_leases.drop(ticket.m_leaseToken);
   const std::string& key = ticket.m_scope.key;

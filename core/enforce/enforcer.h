@@ -140,7 +140,7 @@ class Enforcer {
   void abandon(Ticket& ticket) noexcept;
   /// The store's completion, retried with backoff while the lease is kept alive. Empty when
   /// every attempt failed; `failure` then says why. Rethrows what retrying cannot help.
-  std::optional<store::CompleteResult> completeWithRetry(Ticket& ticket, const store::CompleteRequest& q,
+  std::optional<store::CompleteResult> completeWithRetry(const store::CompleteRequest& q,
                                                          const CompleteOptions& options, int& attempts,
                                                          std::string& failure);
   Response storeTrouble(const std::string& key, std::string_view what) const;

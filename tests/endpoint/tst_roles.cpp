@@ -19,9 +19,9 @@ namespace {
 const char* const kRolesPolicy =
     R"({"docs_url":"https://d/i","tenant_header":"Account-Id","tiers":[)"
     R"({"name":"payments","routes":["POST /v1/payments"],"ttl":"1h","lease":"30s"},)"
-    R"({"name":"refunds","routes":["POST /v1/refunds"],"ttl":"1s","lease":"1s","on_expired":"execute",)"
+    R"({"name":"refunds","routes":["POST /v1/refunds"],"ttl":"1s","lease":"200ms","on_expired":"execute",)"
     R"("archive_retention":"1s"},)"
-    R"({"name":"webhooks","routes":["POST /v1/webhooks/ack"],"ttl":"1s","lease":"1s","on_expired":"reject",)"
+    R"({"name":"webhooks","routes":["POST /v1/webhooks/ack"],"ttl":"1s","lease":"200ms","on_expired":"reject",)"
     R"("archive_retention":"1s"}]})";
 
 std::string writePolicy() {

@@ -22,7 +22,7 @@ store::ClaimRequest request(const std::string& key, const std::string& fingerpri
   q.fingerprint = fingerprint;
   q.tier = "payments";
   q.ttl = ttl;
-  q.lease = 30s;
+  q.lease = std::min<store::Millis>(30s, ttl / 5);  // a lease ends well inside the key's life, as policies require
   q.archiveRetention = 24h * 400;
   q.requestId = "req_" + key;
   return q;
