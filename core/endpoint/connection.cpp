@@ -260,6 +260,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     m_reply.version(11);
     m_reply.result(static_cast<unsigned>(from.status));
     for (const auto& [name, value] : from.headers) m_reply.insert(name, value);
+    // Every answer, the HTTP layer's own refusals included, names the request for the log.
+    if (m_reply.find("Request-Id") == m_reply.end()) m_reply.insert("Request-Id", m_requestId);
     m_reply.body() = from.body;
     m_reply.keep_alive(keepAlive && !m_context.stopping.load());
     m_reply.prepare_payload();

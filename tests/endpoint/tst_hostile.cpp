@@ -71,6 +71,8 @@ class TestHostile : public QObject {
     QVERIFY2(statusOf(response) == status, ("expected " + std::to_string(status) + ", got: " + response.substr(0, 600)).c_str());
     QVERIFY2(response.find("application/problem+json") != std::string::npos, response.substr(0, 600).c_str());
     QVERIFY2(!nlohmann::json::parse(bodyOf(response), nullptr, false).is_discarded(), response.c_str());
+    // Refusals of the HTTP layer too carry the id an operator finds in the log.
+    QVERIFY2(response.find("\r\nRequest-Id: req_") != std::string::npos, response.substr(0, 600).c_str());
   }
   long long keyRows(const std::string& key) {
     auto c = m_db->connect();
