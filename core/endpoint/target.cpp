@@ -1,14 +1,11 @@
 #include "core/endpoint/target.h"
 
+#include "core/text/hex.h"
+
 namespace idem::endpoint {
 namespace {
 
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
+using text::hexValue;
 
 // Decodes %XX (and '+' as a space in a query component). A '%' without two hex digits, or a
 // decoded control character (NUL, CR, LF... which no route or key may contain), is an error.
