@@ -293,7 +293,8 @@ class TestTraceWriter : public QObject {
     auto c = db.connect();
     trace::TraceWriter writer(pool, {1h, 100000, 100000, true, 3});
     for (int i = 0; i < 1000; ++i) {
-      auto e = replay("k-" + std::to_string(i));
+      const std::string key = "k-" + std::to_string(i);  // an Event holds views: keep the key alive
+      auto e = replay(key);
       if (i == 337 || i == 338 || i == 901) e.outcome = "not-an-outcome";
       if (i % 100 == 0) {
         e.outcome = "executed";
