@@ -69,7 +69,6 @@ class Service {
   Handled publishedPolicy(const ServiceRequest& request) const;
   Handled health(const std::string& requestId);
   /// A malformed tenant header on a route the enforcer does not see: sets the 400; true if so.
-  bool refuseTenant(Handled& h) const;
   Handled metricsPage() const;
   /// The tenant header's value; nullopt when absent (tenantProblem() has vetted it).
   [[nodiscard]] std::optional<std::string> tenantHeaderValue(const http::Headers& headers) const;
