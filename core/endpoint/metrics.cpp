@@ -145,6 +145,16 @@ std::string Metrics::render(const Gauges& g) const {
         "balancer), so such keys are read before they are claimed; 0: claimed first.",
         "", g.readUnseenFirst ? 1 : 0);
   gauge("idem_http_requests_in_flight", "Requests being handled now.", "", g.inFlight);
+  gauge("idem_completion_backlog",
+        "Responses whose work ran while the store refused their record; each is stored when the store "
+        "returns (above 0: the store is failing writes, and a restart now would lose these records).",
+        "", g.completionBacklog);
+  out +=
+      "# HELP idem_completions_stored_late_total Records the completion backlog stored after the store "
+      "came back.\n"
+      "# TYPE idem_completions_stored_late_total counter\n"
+      "idem_completions_stored_late_total " +
+      std::to_string(g.completionsStoredLate) + "\n";
   return out;
 }
 

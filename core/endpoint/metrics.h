@@ -25,6 +25,8 @@ struct Gauges {
   bool readUnseenFirst = false;   // keys new to the process are read first (a retry storm)
   long long leasesRenewed = 0;     // leases of running executions renewed
   long long leaseRenewalFailures = 0;
+  long long completionBacklog = 0;   // executed responses waiting for the store to take their record
+  long long completionsStoredLate = 0;
   int inFlight = 0;
 };
 

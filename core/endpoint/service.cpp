@@ -109,6 +109,8 @@ Gauges Service::gauges() const {
   g.readUnseenFirst = m_store.readsUnseenKeysFirst();
   g.leasesRenewed = m_enforcer.leases().renewals();
   g.leaseRenewalFailures = m_enforcer.leases().failures();
+  g.completionBacklog = static_cast<long long>(m_enforcer.backlog().size());
+  g.completionsStoredLate = m_enforcer.backlog().storedLate();
   g.inFlight = m_inFlight.load();
   return g;
 }

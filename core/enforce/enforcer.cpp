@@ -97,7 +97,14 @@ Enforcer::Enforcer(const policy::Policy& policy, int policyVersion, store::KeySt
       m_policyVersion(policyVersion),
       m_store(store),
       m_trace(trace),
-      m_log([](const std::string& line) { std::cerr << "idem: " << line << std::endl; }) {}
+      m_log([](const std::string& line) { std::cerr << "idem: " << line << std::endl; }),
+      m_backlog(
+          m_store, m_leases,
+          [this](const PendingCompletion& p, const store::CompleteResult& done, const std::string& note) {
+            m_log("completion of " + p.request.scope.endpoint + " key " + p.request.scope.key + " " + note);
+            traceExecution(p, done, note);
+          },
+          [this](const std::string& line) { m_log(line); }) {}
 
 Response Enforcer::storeTrouble(const std::string& key, std::string_view what) const {
   Response r = makeProblem(Problem::StoreUnavailable, m_policy.docsUrl, what, key);
@@ -214,7 +221,11 @@ Decision Enforcer::begin(const Request& req) {
   auto poll = std::chrono::milliseconds(25);
   store::ClaimResult result;
   int conflictsRetried = 0;
-  for (;;) {
+  // The work of this key ran here and its record waits for the store: answer from it (the store
+  // would say 409, or 503 while it is away, and after the lease a takeover would run it again).
+  const std::optional<PendingCompletion> pending = m_backlog.find(claim.scope);
+  if (pending) result = fromBacklog(*pending, fingerprint);
+  for (; !pending;) {
     try {
       result = m_store.claim(claim);
     } catch (const pg::Error& e) {
@@ -351,29 +362,42 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
   // Throws only what the caller's side statements caused; the ticket stays open for release().
   const std::optional<store::CompleteResult> done = completeWithRetry(q, options, attempts, failure);
   ticket.m_open = false;
-  m_leases.drop(ticket.m_leaseToken);
   const std::string& key = ticket.m_scope.key;
   const std::string where = ticket.m_scope.endpoint + " key " + key + " (tenant \"" + ticket.m_scope.tenant + "\")";
+  PendingCompletion execution{std::move(q),         ticket.m_fingerprint, ticket.m_generation,
+                              ticket.m_expiresAt,   ticket.m_started,     ticket.tier().name,
+                              ticket.m_afterExpiry, ticket.m_abandoned};
+  if (!done && options.sameTransaction.empty()) {
+    // The work ran and its record could not be written yet: the backlog keeps it (and the
+    // lease) until the store takes it. Only a full backlog loses it, and says so loudly.
+    if (m_backlog.adopt(execution)) {
+      m_log("completion of " + where + " not stored after " + std::to_string(attempts) + " attempts (" + failure +
+            "); kept in the completion backlog until the store takes it");
+      addKeyHeaders(response, key, ticket.m_expiresAt);
+      return response;
+    }
+  }
+  m_leases.drop(ticket.m_leaseToken);
   if (done && done->stored) {
     std::string note;
     if (attempts > 1) {
       note = "stored after " + std::to_string(attempts) + " attempts (" + failure + ")";
       m_log("completion of " + where + " " + note);
     }
-    traceExecution(ticket, *done, response.status, q.latencyMs, q.resourceRef, note);
+    traceExecution(execution, *done, note);
     addKeyHeaders(response, key, done->expiresAt);
     return response;
   }
   if (options.sameTransaction.empty()) {
     if (!done) {
-      // The work ran and its record could not be written: say so loudly. The key stays
-      // processing until its lease ends; a retry after that would run the work again.
+      // The backlog is full: the work ran and its record is lost. The key stays processing
+      // until its lease ends; a retry after that would run the work again.
       const std::string note = "response not stored after " + std::to_string(attempts) + " attempts (" + failure +
-                               "); the key stays processing until its lease ends";
+                               ") and the completion backlog is full; the key stays processing until its lease ends";
       m_log("completion of " + where + " failed: " + note);
       store::CompleteResult unknown;
       unknown.generation = ticket.m_generation;
-      traceExecution(ticket, unknown, response.status, q.latencyMs, q.resourceRef, note);
+      traceExecution(execution, unknown, note);
     }
     // Lease taken over (traced as lease_lost by the store), or the store failed: pass the
     // handler's answer on.
@@ -434,30 +458,50 @@ void Enforcer::abandon(Ticket& ticket) noexcept {
   } catch (...) {
   }
   ticket.m_open = false;
-  m_leases.drop(ticket.m_leaseToken);  // whatever happened above: nothing keeps this key alive now
+  // Whatever happened above, nothing keeps this key alive now — unless its record waits in the
+  // backlog, which needs the lease until the store takes it.
+  const auto waiting = m_backlog.find(ticket.m_scope);
+  if (!waiting || waiting->request.leaseToken != ticket.m_leaseToken) m_leases.drop(ticket.m_leaseToken);
 }
 
-void Enforcer::traceExecution(const Ticket& ticket, const store::CompleteResult& done, int status, double latencyMs,
-                              const std::optional<std::string>& resourceRef, const std::string& note) {
+void Enforcer::traceExecution(const PendingCompletion& execution, const store::CompleteResult& done,
+                              const std::string& note) {
+  const store::CompleteRequest& q = execution.request;
   trace::Event e;
   e.atMs = done.now;
-  e.tenant = ticket.m_scope.tenant;
-  e.endpoint = ticket.m_scope.endpoint;
-  e.key = ticket.m_scope.key;
+  e.tenant = q.scope.tenant;
+  e.endpoint = q.scope.endpoint;
+  e.key = q.scope.key;
   e.generation = done.generation;
-  e.tier = ticket.tier().name;
-  e.outcome = ticket.m_afterExpiry ? "executed_after_expiry" : "executed";
-  e.fingerprint = ticket.m_fingerprint;
-  e.status = status;
-  e.latencyMs = latencyMs;
-  e.requestId = ticket.m_requestId;
+  e.tier = execution.tier;
+  e.outcome = execution.afterExpiry ? "executed_after_expiry" : "executed";
+  e.fingerprint = execution.fingerprint;
+  e.status = q.response.status;
+  e.latencyMs = q.latencyMs;
+  e.requestId = q.requestId;
   // Support starts from the id the customer quotes; what went wrong on the way follows it.
-  std::string detail = resourceRef.value_or("");
-  if (ticket.m_abandoned) detail = "abandoned: stored a 500 after execution started";
+  std::string detail = q.resourceRef.value_or("");
+  if (execution.abandoned) detail = "abandoned: stored a 500 after execution started";
   if (!note.empty()) detail += (detail.empty() ? "" : "; ") + note;
   e.detail = detail;
   e.execution = true;
   m_trace.record(e);
+}
+
+store::ClaimResult Enforcer::fromBacklog(const PendingCompletion& pending, const std::string& fingerprint) const {
+  store::ClaimResult r;
+  r.generation = pending.generation;
+  r.expiresAt = pending.expiresAtMs;
+  r.now = std::chrono::duration_cast<std::chrono::milliseconds>(
+              std::chrono::system_clock::now().time_since_epoch())
+              .count();
+  if (pending.fingerprint != fingerprint) {
+    r.decision = store::Decision::Mismatch;
+  } else {
+    r.decision = store::Decision::Replay;
+    r.stored = pending.request.response;
+  }
+  return r;
 }
 
 Response Enforcer::release(Ticket& ticket, Response response, const std::string& reason) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "core/enforce/completionbacklog.h"
 #include "core/enforce/leasekeeper.h"
 #include "core/enforce/problem.h"
 #include "core/policy/policy.h"
@@ -120,7 +121,8 @@ class Enforcer {
 
   /// Stores the handler's response per the tier's cache rule and returns what to send: the
   /// response plus the key echo and the expiry header. A store failure is retried (see
-  /// CompletionRetry); one that outlasts the retries is logged and traced, never hidden. A
+  /// CompletionRetry); one that outlasts the retries moves to the backlog, which stores it when
+  /// the store returns and answers retries in this process meanwhile (logged, never hidden). A
   /// lost lease, or a store failure while committing side statements, turns into a 409/503
   /// (the side effects did not commit).
   [[nodiscard]] Response complete(Ticket& ticket, Response response, const CompleteOptions& options = {});
@@ -134,6 +136,8 @@ class Enforcer {
   /// Renews the leases of executions this enforcer started while they run.
   [[nodiscard]] LeaseKeeper& leases() { return m_leases; }
   [[nodiscard]] const LeaseKeeper& leases() const { return m_leases; }
+  /// Responses whose work ran while the store refused their record, waiting for it to return.
+  [[nodiscard]] const CompletionBacklog& backlog() const { return m_backlog; }
 
  private:
   friend class Ticket;
@@ -152,8 +156,9 @@ class Enforcer {
              std::string_view outcome, const std::string& fingerprint, int status, double latencyMs,
              const std::string& requestId, std::string_view detail);
   /// The execution's row, queued once its key says done (after the commit, never before).
-  void traceExecution(const Ticket& ticket, const store::CompleteResult& done, int status, double latencyMs,
-                      const std::optional<std::string>& resourceRef, const std::string& note);
+  void traceExecution(const PendingCompletion& execution, const store::CompleteResult& done, const std::string& note);
+  /// A retry of a key whose record waits in the backlog: its replay (or a payload mismatch).
+  store::ClaimResult fromBacklog(const PendingCompletion& pending, const std::string& fingerprint) const;
 
   const policy::Policy& m_policy;
   int m_policyVersion;
@@ -162,6 +167,8 @@ class Enforcer {
   LeaseKeeper m_leases{m_store};
   Log m_log;
   CompletionRetry m_retry;
+  // After m_leases and m_log, so it stops (and logs what it could not store) before they go.
+  CompletionBacklog m_backlog;
 };
 
 }  // namespace idem::enforce

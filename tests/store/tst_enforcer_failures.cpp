@@ -87,6 +87,50 @@ class TestEnforcerFailures : public QObject {
              1LL);
   }
 
+  // The work ran, then the store stayed away longer than complete()'s retries and the key's
+  // lease: the response waits in the process's backlog instead of being dropped. A retry in this
+  // process gets it at once; once the store is back it is stored, so a retry anywhere replays
+  // it instead of taking the lapsed lease over and running the work again.
+  void completionOutlivingItsRetriesIsKeptUntilStored() {
+    alterDatabase("SET statement_timeout = '200ms'");
+    test::Harness h(m_db->conninfo());
+    h.enforcer.setCompletionRetry({std::chrono::milliseconds(300), std::chrono::milliseconds(25),
+                                   std::chrono::milliseconds(100)});
+    auto d = h.enforcer.begin(post("/v1/lease", "k-outage"));  // lease 1 s
+    QVERIFY(d.kind == Kind::Execute);
+    auto locker = m_db->connect();
+    locker.exec("BEGIN");
+    locker.exec("SELECT 1 FROM idem.keys WHERE idem_key = 'k-outage' FOR UPDATE");
+    std::thread unlock([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // past the lease
+      locker.exec("COMMIT");
+    });
+    auto joinUnlock = qScopeGuard([&] { if (unlock.joinable()) unlock.join(); });
+    const auto r = h.enforcer.complete(*d.ticket, enforce::Response{201, {{"Content-Type", "application/json"}},
+                                                                    R"({"id":"pay_1"})"});
+    QCOMPARE(r.status, 201);
+    // While the store is still away, a retry in this process is answered from the backlog.
+    auto during = h.enforcer.begin(post("/v1/lease", "k-outage"));
+    QVERIFY(during.kind == Kind::Respond);
+    QCOMPARE(during.response.status, 201);
+    QCOMPARE(header(during.response, "Idempotent-Replayed"), std::string("true"));
+    QCOMPARE(during.response.body, std::string(R"({"id":"pay_1"})"));
+    // A different payload under the key is still a mismatch, not a replay.
+    QCOMPARE(h.enforcer.begin(post("/v1/lease", "k-outage", R"({"a":2})")).response.status, 422);
+    unlock.join();
+    QTRY_COMPARE_WITH_TIMEOUT(count("SELECT count(*) AS n FROM idem.keys WHERE idem_key = 'k-outage' "
+                                    "AND state = 'done' AND resp_status = 201"),
+                              1LL, 5000);
+    // Another process (another enforcer on the same store) replays; nothing runs twice.
+    test::Harness other(m_db->conninfo());
+    auto retry = other.enforcer.begin(post("/v1/lease", "k-outage"));
+    QVERIFY(retry.kind == Kind::Respond);
+    QCOMPARE(retry.response.status, 201);
+    QCOMPARE(header(retry.response, "Idempotent-Replayed"), std::string("true"));
+    QVERIFY(h.trace.flush());
+    QCOMPARE(count("SELECT count(*) AS n FROM idem.events WHERE idem_key = 'k-outage' AND outcome = 'executed'"), 1LL);
+  }
+
   void abandonedTicketUnderAfterStartStoresA500() {
     test::Harness h(m_db->conninfo());
     try {
