@@ -118,6 +118,8 @@ void LocalCluster::writeAccessRules() const {
                    "# Written by Idem (core/cluster/localcluster.cpp) at every start. No rule trusts anyone.\n"
                    "# The superuser: through the socket only, as the OS users pg_ident.conf names (peer).\n"
                    "local all " + su + " peer map=idem\n"
+                   "# Streaming replication (pg_basebackup -R, a hot standby): the same superuser, same way.\n"
+                   "local replication " + su + " peer map=idem\n"
                    "# Every other role: its password, through the socket or loopback TCP (when listening).\n"
                    "local all all scram-sha-256\n"
                    "host all all 127.0.0.1/32 scram-sha-256\n"

@@ -2,8 +2,9 @@
 // A private PostgreSQL cluster in a folder of our own: for the test suites and the demo.
 // Not an open door on the machine: the folder and its socket folder are the server user's
 // alone (0700), the socket too; no rule trusts anyone. The superuser logs in only through the
-// socket, by peer authentication, as the OS user who runs the cluster (root's server runs as
-// the `postgres` system user, since initdb refuses root; then root and postgres are let in);
+// socket, by peer authentication (also for streaming replication: pg_basebackup, a standby),
+// as the OS user who runs the cluster (root's server runs as the `postgres` system user, since
+// initdb refuses root; then root and postgres are let in);
 // every other role needs its password (scram-sha-256), over the socket and over loopback TCP,
 // which is off unless asked for. Folders outside the cluster's own are never changed: as root,
 // a cluster folder the postgres user cannot reach is refused with the folder named.

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""The fault campaign (issue 17): real `idemctl serve` processes on real PostgreSQL (a primary
+with a streaming hot standby), SDK-like clients paying through them, and the faults a payments
+store meets — endpoint kill -9, PostgreSQL stopped fast and immediately, a connection storm, the
+path to PostgreSQL cut, a failover — then the verdict from the database and from the clients.
+
+    campaign.py --idemctl PATH [--seconds N] [--format text|json] [--replication sync|async]
+
+Exit 0 when every check holds and every fault kind was injected, 1 otherwise. How and why:
+tests/faults/README.md."""
+import argparse
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import threading
+import time
+
+from checks import checks_see_planted_faults, max_gap, verdict
+from endpoints import Endpoint, RelayProcess
+from injectors import KINDS, Rig
+from pgnodes import Node
+from sdkclient import Operation, run_operation
+
+TENANT = "acct_faults"
+POLICY = """{
+  "docs_url": "http://127.0.0.1/idempotency",
+  "tenant_header": "Account-Id",
+  "tiers": [{
+    "name": "payments", "routes": ["POST /v1/payments"], "key_required": true,
+    // A short lease: a key held by a killed endpoint is taken over within seconds.
+    "ttl": "1h", "lease": "3s", "on_expired": "execute", "on_conflict": "409",
+    "cache": "after-start", "fingerprint": { "mode": "json" }
+  }]
+}
+"""
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--idemctl", required=True)
+    p.add_argument("--seconds", type=int, default=120, help="how long faults are injected (default 120)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--replication", choices=("sync", "async"), default="sync",
+                   help="sync: synchronous_standby_names='*' (commits wait for the standby); async: they do not")
+    p.add_argument("--clients", type=int, default=6, help="steady clients (default 6)")
+    p.add_argument("--storm", type=int, default=120, help="payments fired at once by a pool storm (default 120)")
+    p.add_argument("--pool", type=int, default=8, help="each endpoint's store pool (default 8)")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--keep", action="store_true", help="keep the work folder (logs, clusters)")
+    return p.parse_args()
+
+
+def log(args, msg):
+    if args.format == "text":
+        print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def build_store(args, workdir):
+    a = Node(args.idemctl, f"{workdir}/a", 5432)
+    b = Node(args.idemctl, f"{workdir}/b", 5433)
+    a.start()
+    a.migrate()
+    if args.replication == "sync":
+        a.psql("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        a.psql("SELECT pg_reload_conf()")
+    b.rebuild_as_standby_of(a)
+    a.wait_streaming()
+    # Each endpoint reaches each node through a relay of its own: a cut can isolate one endpoint.
+    for node, name in ((a, "a"), (b, "b")):
+        node.relays = [RelayProcess(f"{node.sock}/.s.PGSQL.{node.port}", workdir, f"relay-{i}{name}") for i in (1, 2)]
+    return a, b
+
+
+def main():
+    args = parse_args()
+    random.seed(args.seed)
+    workdir = tempfile.mkdtemp(prefix="idem-faults-", dir="/tmp")
+    os.chmod(workdir, 0o755)  # the postgres user (server runs as it under root) must reach a/ and b/
+    ops, ops_lock = [], threading.Lock()
+    nodes, endpoints, ok = (), [], False
+    try:
+        log(args, f"work folder {workdir}; {args.replication} replication")
+        nodes = build_store(args, workdir)
+        a, b = nodes
+        policy = f"{workdir}/policy.json"
+        with open(policy, "w") as f:
+            f.write(POLICY)
+        # The multi-host conninfo an operator gives a service in front of a primary and a standby:
+        # libpq tries each in turn and keeps the one that takes writes.
+        endpoints = [Endpoint(args.idemctl, f"serve-{i + 1}",
+                              f"host=127.0.0.1,127.0.0.1 port={a.relays[i].port},{b.relays[i].port} user=idem "
+                              "dbname=postgres target_session_attrs=read-write connect_timeout=2",
+                              policy, workdir, args.pool) for i in (0, 1)]
+        for e in endpoints:
+            e.start()
+
+        def record(batch):
+            with ops_lock:
+                ops.extend(batch)
+
+        stop = threading.Event()
+
+        def client():
+            while not stop.is_set():
+                op = Operation(TENANT)
+                record([op])
+                run_operation(op, lambda: random.choice(endpoints).address)
+
+        clients = [threading.Thread(target=client, daemon=True) for _ in range(args.clients)]
+        for t in clients:
+            t.start()
+
+        rig = Rig(list(nodes), endpoints, record, TENANT, args.storm)
+        counts = {kind: 0 for kind in KINDS}
+        injected = []
+        t0 = time.time()
+        time.sleep(2)
+        # The schedule: rounds in which every kind comes once, in random order, at random gaps.
+        while time.time() - t0 < args.seconds or min(counts.values()) == 0:
+            round_ = list(KINDS)
+            random.shuffle(round_)
+            for kind in round_:
+                if time.time() - t0 >= args.seconds and min(counts.values()) > 0:
+                    break
+                at = time.time() - t0
+                what = KINDS[kind](rig)
+                counts[kind] += 1
+                injected.append({"kind": kind, "start": t0 + at, "end": time.time(), "what": what})
+                log(args, f"{kind}: {what}")
+                time.sleep(random.uniform(1.0, 4.0))
+        seconds = time.time() - t0
+        stop.set()
+        for t in clients:
+            t.join(timeout=60)
+        log(args, "faults over; every client's last operation finished; checking the store")
+        with ops_lock:
+            done = list(ops)
+        figures, findings = verdict(done, rig.primary, TENANT)
+        result = {"seconds": round(seconds, 1), "operations": len(done),
+                  "attempts": sum(len(op.attempts) for op in done), "faults": counts, **figures}
+        write_attempts(f"{workdir}/attempts.jsonl", done, t0)
+        blind = checks_see_planted_faults(done, rig.primary, TENANT)
+        if blind:
+            findings.append(blind)
+        ok = figures["duplicates"] == 0 and figures["lost_acknowledged"] == 0 and figures["unexpected_5xx"] == 0 \
+            and min(counts.values()) > 0 and not blind
+        report(args, result, done, injected, findings, ok, t0)
+    finally:
+        for e in endpoints:
+            e.stop()
+        for node in nodes:
+            for relay in node.relays:
+                relay.stop()
+            node.stop("fast")
+        if (ok and not args.keep) and os.path.isdir(workdir):
+            shutil.rmtree(workdir, ignore_errors=True)
+        elif os.path.isdir(workdir):
+            print(f"work folder kept: {workdir}", file=sys.stderr)
+    return 0 if ok else 1
+
+
+def write_attempts(path, ops, t0):
+    """Every attempt, one JSON line each (seconds from the first fault's schedule start)."""
+    with open(path, "w") as f:
+        for op in ops:
+            for a in op.attempts:
+                f.write(json.dumps({"key": op.key, "start": round(a.start - t0, 3), "end": round(a.end - t0, 3),
+                                    "endpoint": a.endpoint[1], "status": a.status, "error": a.error,
+                                    "replayed": a.replayed}) + "\n")
+
+
+def report(args, result, ops, injected, findings, ok, t0):
+    if args.format == "json":
+        print(json.dumps(result))
+        return
+    acknowledged = sum(1 for op in ops if op.acknowledged)
+    print(f"\n{result['operations']} payments ({acknowledged} acknowledged), {result['attempts']} attempts "
+          f"in {result['seconds']} s; faults {result['faults']}")
+    successes = [a.end for op in ops for a in op.attempts if a.status is not None and 200 <= a.status < 300]
+    print("  at (s)  fault       longest stretch without a 2xx, from its start until the next fault (10 s at most)")
+    for f, after in zip(injected, injected[1:] + [None]):
+        until = min(f["end"] + 10, after["start"]) if after else f["end"] + 10
+        window = [f["start"]] + [t for t in successes if f["start"] <= t <= until]
+        gap = f"{max_gap(window):5.1f} s" if len(window) > 1 else "  none "
+        print(f"  {f['start'] - t0:6.1f}  {f['kind']:<10}  {gap}   {f['what']}")
+    statuses = {}
+    for op in ops:
+        for a in op.attempts:
+            statuses[a.status or a.error] = statuses.get(a.status or a.error, 0) + 1
+    print("answers: " + ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items(), key=lambda kv: -kv[1])))
+    for name in ("duplicates", "lost_acknowledged", "unexpected_5xx", "max_unavailable_s"):
+        print(f"{name:>18}: {result[name]}")
+    for line in findings:
+        print("  " + line)
+    print("PASS" if ok else "FAIL")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

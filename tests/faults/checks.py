@@ -1,0 +1,80 @@
+"""The campaign's verdict: what the clients saw, held against what the database holds.
+
+- duplicates: keys with more than one execution (ledger rows, or a generation past the first,
+  which the campaign's policy — a 1 h TTL — never allows), plus keys whose answers carried two
+  different payment ids.
+- lost_acknowledged: payments a client saw succeed whose key or ledger row is not in the store,
+  or is there with another payment id.
+- unexpected_5xx: answers 500–599 other than 503.
+- max_unavailable_s: the longest stretch in which no client got a payment answered (2xx)."""
+
+
+def ledger_rows(node, tenant):
+    rows = node.psql("SELECT idem_key, id, generation FROM idem_demo.ledger "
+                     f"WHERE tenant = '{tenant}' AND endpoint = 'POST /v1/payments'")
+    by_key = {}
+    for key, pid, gen in rows:
+        by_key.setdefault(key, []).append((pid, int(gen or 0)))
+    return by_key
+
+
+def key_rows(node, tenant):
+    rows = node.psql("SELECT idem_key, generation, state, coalesce(resource_ref, '') FROM idem.keys "
+                     f"WHERE tenant = '{tenant}' AND endpoint = 'POST /v1/payments'")
+    return {key: (int(gen), state, ref) for key, gen, state, ref in rows}
+
+
+def archived_keys(node, tenant):
+    return {row[0] for row in node.psql(f"SELECT idem_key FROM idem.key_archive WHERE tenant = '{tenant}'")}
+
+
+def max_gap(times):
+    times = sorted(times)
+    return max((b - a for a, b in zip(times, times[1:])), default=0.0)
+
+
+def verdict(ops, node, tenant):
+    """The figures and, for the text report, each finding named."""
+    ledger, keys, archived = ledger_rows(node, tenant), key_rows(node, tenant), archived_keys(node, tenant)
+    findings = []
+    duplicates = lost = 0
+    for op in ops:
+        rows = ledger.get(op.key, [])
+        key = keys.get(op.key)
+        twice = len(rows) > 1 or (key and key[0] > 1) or op.key in archived or len(op.ids_seen) > 1
+        if twice:
+            duplicates += 1
+            findings.append(f"duplicate: key {op.key}: ledger {rows}, key row {key}, ids seen {sorted(op.ids_seen)}")
+        if op.acknowledged:
+            held = key is not None and key[1] == "done" and key[2] == op.acknowledged_id
+            in_ledger = [pid for pid, _ in rows] == [op.acknowledged_id]
+            if not (held and in_ledger) and not twice:
+                lost += 1
+                findings.append(f"lost acknowledged: key {op.key} answered {op.acknowledged_id}: "
+                                f"ledger {rows}, key row {key}")
+    attempts = [a for op in ops for a in op.attempts]
+    bad = [a for a in attempts if a.status is not None and 500 <= a.status < 600 and a.status != 503]
+    for a in bad[:20]:
+        findings.append(f"unexpected {a.status} from {a.endpoint} at {a.start:.3f}")
+    gap = max_gap([a.end for a in attempts if a.status is not None and 200 <= a.status < 300])
+    return {"duplicates": duplicates, "lost_acknowledged": lost, "unexpected_5xx": len(bad),
+            "max_unavailable_s": round(gap, 1)}, findings
+
+
+def checks_see_planted_faults(ops, node, tenant):
+    """Proof that the checks can fail: after the verdict, one acknowledged payment's ledger row is
+    deleted and another acknowledged payment gets a second ledger row; the verdict must then count
+    exactly one more lost key and one more duplicate. Returns an error text, or None."""
+    before, _ = verdict(ops, node, tenant)
+    acked = [op for op in ops if op.acknowledged]
+    if len(acked) < 2:
+        return "fewer than two acknowledged payments: nothing to plant"
+    lost, doubled = acked[0], acked[1]
+    node.psql(f"DELETE FROM idem_demo.ledger WHERE tenant = '{tenant}' AND idem_key = '{lost.key}'")
+    node.psql("INSERT INTO idem_demo.ledger (id, kind, tenant, endpoint, idem_key, generation, status, payload) "
+              f"SELECT id || '_planted', kind, tenant, endpoint, idem_key, generation, status, payload "
+              f"FROM idem_demo.ledger WHERE tenant = '{tenant}' AND idem_key = '{doubled.key}'")
+    after, _ = verdict(ops, node, tenant)
+    if after["lost_acknowledged"] != before["lost_acknowledged"] + 1 or after["duplicates"] != before["duplicates"] + 1:
+        return f"the checks missed planted faults: before {before}, after {after}"
+    return None
