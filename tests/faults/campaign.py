@@ -45,6 +45,8 @@ def parse_args():
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--replication", choices=("sync", "async"), default="sync",
                    help="sync: synchronous_standby_names='*' (commits wait for the standby); async: they do not")
+    p.add_argument("--standby-delay-ms", type=float, default=0,
+                   help="latency each way between the primary and its standby (default 0: same host)")
     p.add_argument("--clients", type=int, default=6, help="steady clients (default 6)")
     p.add_argument("--storm", type=int, default=120, help="payments fired at once by a pool storm (default 120)")
     p.add_argument("--pool", type=int, default=8, help="each endpoint's store pool (default 8)")
@@ -66,6 +68,9 @@ def build_store(args, workdir):
     if args.replication == "sync":
         a.psql("ALTER SYSTEM SET synchronous_standby_names = '*'")
         a.psql("SELECT pg_reload_conf()")
+    for node, name in ((a, "a"), (b, "b")):
+        node.replication_relay = RelayProcess(f"{node.sock}/.s.PGSQL.{node.port}", workdir, f"relay-repl-{name}",
+                                              args.standby_delay_ms)
     b.rebuild_as_standby_of(a)
     a.wait_streaming()
     # Each endpoint reaches each node through a relay of its own: a cut can isolate one endpoint.
@@ -82,7 +87,7 @@ def main():
     ops, ops_lock = [], threading.Lock()
     nodes, endpoints, ok = (), [], False
     try:
-        log(args, f"work folder {workdir}; {args.replication} replication")
+        log(args, f"work folder {workdir}; {args.replication} replication, standby {args.standby_delay_ms:g} ms away")
         nodes = build_store(args, workdir)
         a, b = nodes
         policy = f"{workdir}/policy.json"
@@ -152,8 +157,9 @@ def main():
         for e in endpoints:
             e.stop()
         for node in nodes:
-            for relay in node.relays:
-                relay.stop()
+            for relay in node.relays + [node.replication_relay]:
+                if relay:
+                    relay.stop()
             node.stop("fast")
         if (ok and not args.keep) and os.path.isdir(workdir):
             shutil.rmtree(workdir, ignore_errors=True)
@@ -175,6 +181,8 @@ def write_attempts(path, ops, t0):
 def report(args, result, ops, injected, findings, ok, t0):
     if args.format == "json":
         print(json.dumps(result))
+        for line in findings:  # stdout stays one JSON document; what went wrong goes to stderr
+            print(line, file=sys.stderr)
         return
     acknowledged = sum(1 for op in ops if op.acknowledged)
     print(f"\n{result['operations']} payments ({acknowledged} acknowledged), {result['attempts']} attempts "

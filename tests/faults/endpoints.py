@@ -78,10 +78,11 @@ class Endpoint:
 class RelayProcess:
     """relay.py in front of one node's Unix socket; pause/heal/reset by signal."""
 
-    def __init__(self, socket_path, workdir, name):
+    def __init__(self, socket_path, workdir, name, delay_ms=0):
         self.port = free_port()
         log = open(f"{workdir}/{name}.log", "w")
-        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "relay.py"), str(self.port), socket_path],
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "relay.py"), str(self.port), socket_path,
+                                      str(delay_ms)],
                                      stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True)
         if self.proc.stdout.readline().strip() != "relay ready":
             raise RuntimeError(f"relay {name} did not start")

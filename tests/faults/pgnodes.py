@@ -1,5 +1,6 @@
 """The campaign's PostgreSQL: two private clusters (`idemctl cluster`), one primary and one hot
-standby made with `pg_basebackup -R`, each behind its own loopback TCP relay (relay.py).
+standby made with `pg_basebackup -R`, each behind loopback TCP relays (relay.py): one per endpoint,
+and one its standby streams through (with a latency, for a standby in another zone or region).
 
 Killing a node means what a dead machine means: every process of that server gets SIGKILL at
 once (postmaster stopped first so it cannot fork a replacement), by the ids in its
@@ -39,6 +40,7 @@ class Node:
         self.root = root
         self.port = port
         self.relays = []  # the relay processes in front of this node, one per endpoint
+        self.replication_relay = None  # what a standby of this node streams through
 
     @property
     def data(self):
@@ -91,8 +93,9 @@ class Node:
         os.makedirs(self.root, mode=0o700)
         if os.geteuid() == 0:
             shutil.chown(self.root, "postgres", "postgres")
+        # Through the primary's replication relay: -R writes that address into primary_conninfo.
         run(as_server_user([pg_bin() + "/pg_basebackup", "-D", self.data, "-R", "-X", "stream", "-c", "fast",
-                            "-h", primary.sock, "-p", str(primary.port), "-U", "idem"]))
+                            "-h", "127.0.0.1", "-p", str(primary.replication_relay.port), "-U", "idem"]))
         self.start()
 
     def psql(self, sql):

@@ -2,7 +2,10 @@
 """A TCP relay on loopback between `idemctl serve` and one PostgreSQL (its Unix socket): the
 network path the fault campaign cuts.
 
-    relay.py LISTEN_PORT UNIX_SOCKET_PATH
+    relay.py LISTEN_PORT UNIX_SOCKET_PATH [DELAY_MS]
+
+DELAY_MS adds that much latency each way (bytes are held, not throttled): a standby in another
+zone or region, whose replication then lags the primary by about that much.
 
 Signals (sent by the campaign to this process's id):
   SIGUSR1  pause: bytes stop moving both ways and new connections wait, as when packets are
@@ -18,8 +21,9 @@ import sys
 
 
 class Relay:
-    def __init__(self, socket_path):
+    def __init__(self, socket_path, delay_s):
         self.socket_path = socket_path
+        self.delay_s = delay_s
         self.flowing = asyncio.Event()
         self.flowing.set()
         self.refusing = False
@@ -40,6 +44,8 @@ class Relay:
         self.writers.clear()
 
     async def pipe(self, reader, writer):
+        if self.delay_s > 0:
+            return await self.delayed_pipe(reader, writer)
         try:
             while True:
                 data = await reader.read(65536)
@@ -52,6 +58,33 @@ class Relay:
             pass
         finally:
             writer.close()
+
+    async def delayed_pipe(self, reader, writer):
+        """Each chunk leaves delay_s after it arrived; reading goes on meanwhile (latency, not a
+        bandwidth limit)."""
+        loop = asyncio.get_running_loop()
+        queue = asyncio.Queue()
+
+        async def send():
+            try:
+                while (item := await queue.get()) is not None:
+                    due, data = item
+                    await asyncio.sleep(max(0.0, due - loop.time()))
+                    writer.write(data)
+                    await writer.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                writer.close()
+
+        sender = asyncio.create_task(send())
+        try:
+            while data := await reader.read(65536):
+                queue.put_nowait((loop.time() + self.delay_s, data))
+        except (ConnectionError, OSError):
+            pass
+        queue.put_nowait(None)
+        await sender
 
     async def serve(self, client_reader, client_writer):
         await self.flowing.wait()
@@ -71,8 +104,8 @@ class Relay:
             self.writers.discard(server_writer)
 
 
-async def main(port, socket_path):
-    relay = Relay(socket_path)
+async def main(port, socket_path, delay_ms):
+    relay = Relay(socket_path, delay_ms / 1000.0)
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGUSR1, relay.pause)
     loop.add_signal_handler(signal.SIGUSR2, relay.heal)
@@ -84,6 +117,6 @@ async def main(port, socket_path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: relay.py LISTEN_PORT UNIX_SOCKET_PATH")
-    asyncio.run(main(int(sys.argv[1]), sys.argv[2]))
+    if len(sys.argv) not in (3, 4):
+        sys.exit("usage: relay.py LISTEN_PORT UNIX_SOCKET_PATH [DELAY_MS]")
+    asyncio.run(main(int(sys.argv[1]), sys.argv[2], float(sys.argv[3]) if len(sys.argv) == 4 else 0.0))
