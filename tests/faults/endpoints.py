@@ -87,14 +87,18 @@ class RelayProcess:
         if self.proc.stdout.readline().strip() != "relay ready":
             raise RuntimeError(f"relay {name} did not start")
 
+    def signal(self, number):
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, number)
+
     def pause(self):
-        os.kill(self.proc.pid, signal.SIGUSR1)
+        self.signal(signal.SIGUSR1)
 
     def heal(self):
-        os.kill(self.proc.pid, signal.SIGUSR2)
+        self.signal(signal.SIGUSR2)
 
     def reset(self):
-        os.kill(self.proc.pid, signal.SIGHUP)
+        self.signal(signal.SIGHUP)
 
     def stop(self):
         if self.proc.poll() is None:

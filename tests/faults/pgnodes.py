@@ -50,20 +50,32 @@ class Node:
     def sock(self):
         return self.root + "/sock"
 
+    def all_relays(self):
+        return [r for r in self.relays + [self.replication_relay] if r]
+
     def start(self):
         run([self.idemctl, "cluster", "start", "--dir", self.root, "--port", str(self.port)])
+        for relay in self.all_relays():
+            relay.heal()
+
+    def refuse(self):
+        """A host whose PostgreSQL is down refuses connections (RST), it does not accept them."""
+        for relay in self.all_relays():
+            relay.reset()
 
     def migrate(self):
         run([self.idemctl, "migrate", "--db", f"host={self.sock} port={self.port} user=idem dbname=postgres"])
 
     def stop(self, mode):
         run(as_server_user([pg_bin() + "/pg_ctl", "-D", self.data, "-m", mode, "-w", "-t", "60", "stop"]), check=False)
+        self.refuse()
 
     def running(self):
         return run(as_server_user([pg_bin() + "/pg_ctl", "-D", self.data, "status"]), check=False).returncode == 0
 
     def kill(self):
         """SIGKILL to the postmaster and every child it has, as a machine losing power would."""
+        self.refuse()
         try:
             with open(self.data + "/postmaster.pid") as f:
                 pid = int(f.readline())

@@ -11,8 +11,11 @@ Signals (sent by the campaign to this process's id):
   SIGUSR1  pause: bytes stop moving both ways and new connections wait, as when packets are
            lost on a cut link; nothing is closed, so TCP would carry on once the link heals.
   SIGUSR2  heal: everything held moves again; new connections go through.
-  SIGHUP   reset: every connection is closed (as a firewall or a rebooted switch would reset
-           them), and until SIGUSR2 new ones are closed as soon as they are accepted.
+  SIGHUP   reset: every connection is reset (as a firewall or a rebooted switch would) and
+           the port stops listening until SIGUSR2, so new connections are refused — what a
+           client sees of a host whose PostgreSQL is down. (Not accepted and then closed: that
+           is a TCP proxy in front of a dead server, and libpq then gives up on a multi-host
+           conninfo instead of trying the next host; see tests/faults/README.md.)
 The first line on stdout is "relay ready" once the port listens.
 """
 import asyncio
@@ -21,47 +24,38 @@ import sys
 
 
 class Relay:
-    def __init__(self, socket_path, delay_s):
+    def __init__(self, port, socket_path, delay_s):
+        self.port = port
         self.socket_path = socket_path
         self.delay_s = delay_s
         self.flowing = asyncio.Event()
         self.flowing.set()
-        self.refusing = False
         self.writers = set()
+        self.server = None
+
+    async def listen(self):
+        self.server = await asyncio.start_server(self.serve, "127.0.0.1", self.port, backlog=512)
 
     def pause(self):
         self.flowing.clear()
 
     def heal(self):
-        self.refusing = False
         self.flowing.set()
+        if self.server is None:
+            asyncio.ensure_future(self.listen())
 
     def reset(self):
-        self.refusing = True
+        if self.server is not None:
+            self.server.close()
+            self.server = None
         self.flowing.set()  # held connections are closed below, not left waiting
         for writer in list(self.writers):
             writer.transport.abort()  # RST, not FIN: the peer sees a broken connection
         self.writers.clear()
 
     async def pipe(self, reader, writer):
-        if self.delay_s > 0:
-            return await self.delayed_pipe(reader, writer)
-        try:
-            while True:
-                data = await reader.read(65536)
-                if not data:
-                    break
-                await self.flowing.wait()
-                writer.write(data)
-                await writer.drain()
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            writer.close()
-
-    async def delayed_pipe(self, reader, writer):
-        """Each chunk leaves delay_s after it arrived; reading goes on meanwhile (latency, not a
-        bandwidth limit)."""
+        """Moves bytes one way. A chunk waits while the link is cut, and leaves delay_s after it
+        arrived; reading goes on meanwhile (latency, not a bandwidth limit)."""
         loop = asyncio.get_running_loop()
         queue = asyncio.Queue()
 
@@ -69,7 +63,8 @@ class Relay:
             try:
                 while (item := await queue.get()) is not None:
                     due, data = item
-                    await asyncio.sleep(max(0.0, due - loop.time()))
+                    if due > loop.time():
+                        await asyncio.sleep(due - loop.time())
                     writer.write(data)
                     await writer.drain()
             except (ConnectionError, OSError):
@@ -80,6 +75,7 @@ class Relay:
         sender = asyncio.create_task(send())
         try:
             while data := await reader.read(65536):
+                await self.flowing.wait()
                 queue.put_nowait((loop.time() + self.delay_s, data))
         except (ConnectionError, OSError):
             pass
@@ -88,7 +84,7 @@ class Relay:
 
     async def serve(self, client_reader, client_writer):
         await self.flowing.wait()
-        if self.refusing:
+        if self.server is None:
             client_writer.transport.abort()
             return
         try:
@@ -105,15 +101,14 @@ class Relay:
 
 
 async def main(port, socket_path, delay_ms):
-    relay = Relay(socket_path, delay_ms / 1000.0)
+    relay = Relay(port, socket_path, delay_ms / 1000.0)
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGUSR1, relay.pause)
     loop.add_signal_handler(signal.SIGUSR2, relay.heal)
     loop.add_signal_handler(signal.SIGHUP, relay.reset)
-    server = await asyncio.start_server(relay.serve, "127.0.0.1", port, backlog=512)
+    await relay.listen()
     print("relay ready", flush=True)
-    async with server:
-        await server.serve_forever()
+    await asyncio.Event().wait()  # until terminated
 
 
 if __name__ == "__main__":
