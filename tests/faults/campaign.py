@@ -88,7 +88,6 @@ def build_store(args, workdir):
 
 def main():
     args = parse_args()
-    random.seed(args.seed)
     workdir = tempfile.mkdtemp(prefix="idem-faults-", dir="/tmp")
     os.chmod(workdir, 0o755)  # the postgres user (server runs as it under root) must reach a/ and b/
     ops, ops_lock = [], threading.Lock()
@@ -125,25 +124,9 @@ def main():
         for t in clients:
             t.start()
 
-        rig = Rig(list(nodes), endpoints, record, TENANT, args.storm)
-        counts = {kind: 0 for kind in KINDS}  # every field in the output, injected or not
-        wanted = lambda: min(counts[kind] for kind in args.faults)
-        injected = []
+        rig = Rig(list(nodes), endpoints, record, TENANT, args.storm, random.Random(args.seed))
         t0 = time.time()
-        time.sleep(2)
-        # The schedule: rounds in which every kind comes once, in random order, at random gaps.
-        while time.time() - t0 < args.seconds or wanted() == 0:
-            round_ = list(args.faults)
-            random.shuffle(round_)
-            for kind in round_:
-                if time.time() - t0 >= args.seconds and wanted() > 0:
-                    break
-                at = time.time() - t0
-                what = KINDS[kind](rig)
-                counts[kind] += 1
-                injected.append({"kind": kind, "start": t0 + at, "end": time.time(), "what": what})
-                log(args, f"{kind}: {what}")
-                time.sleep(random.uniform(1.0, 4.0))
+        counts, injected = run_schedule(args, rig, t0)
         seconds = time.time() - t0
         stop.set()
         for t in clients:
@@ -159,7 +142,7 @@ def main():
         if blind:
             findings.append(blind)
         ok = figures["duplicates"] == 0 and figures["lost_acknowledged"] == 0 and figures["unexpected_5xx"] == 0 \
-            and wanted() > 0 and not blind
+            and all(counts[kind] > 0 for kind in args.faults) and not blind
         report(args, result, done, injected, findings, ok, t0)
     finally:
         for e in endpoints:
@@ -174,6 +157,31 @@ def main():
         elif os.path.isdir(workdir):
             print(f"work folder kept: {workdir}", file=sys.stderr)
     return 0 if ok else 1
+
+
+def run_schedule(args, rig, t0):
+    """Rounds in which every chosen kind comes once, in random order, 1–4 s apart, until
+    args.seconds have passed and every kind has come at least once."""
+    counts = {kind: 0 for kind in KINDS}  # every kind is a field of the output, injected or not
+    injected = []
+
+    def covered():
+        return all(counts[kind] > 0 for kind in args.faults)
+
+    time.sleep(2)
+    while time.time() - t0 < args.seconds or not covered():
+        round_ = list(args.faults)
+        rig.rng.shuffle(round_)
+        for kind in round_:
+            if time.time() - t0 >= args.seconds and covered():
+                break
+            start = time.time()
+            what = KINDS[kind](rig)
+            counts[kind] += 1
+            injected.append({"kind": kind, "start": start, "end": time.time(), "what": what})
+            log(args, f"{kind}: {what}")
+            time.sleep(rig.rng.uniform(1.0, 4.0))
+    return counts, injected
 
 
 def write_attempts(path, ops, t0):

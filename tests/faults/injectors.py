@@ -1,6 +1,5 @@
 """The five fault kinds. Each injects its fault, waits, and puts things back as an operator (or
 the orchestration) would; each returns a short description for the report."""
-import random
 import threading
 import time
 
@@ -10,45 +9,46 @@ from sdkclient import Operation, run_operation
 class Rig:
     """What the faults act on: the two nodes (primary first), their relays, the endpoints."""
 
-    def __init__(self, nodes, endpoints, record_ops, tenant, storm_size):
+    def __init__(self, nodes, endpoints, record_ops, tenant, storm_size, rng):
         self.primary, self.standby = nodes
         self.endpoints = endpoints
         self.record_ops = record_ops  # callback: operations run by a storm join the checks
         self.tenant = tenant
         self.storm_size = storm_size
+        self.rng = rng  # the schedule's own generator: --seed repeats it (clients draw from another)
         self.pg_restarts = 0
         self.partitions = 0
 
 
 def kill9(rig):
-    victim = random.choice(rig.endpoints)
+    victim = rig.rng.choice(rig.endpoints)
     victim.kill9()
-    down = random.uniform(0.2, 2.0)
+    down = rig.rng.uniform(0.2, 2.0)
     time.sleep(down)
     victim.start()
     return f"{victim.name} killed, restarted after {down:.1f} s"
 
 
 def pg_restart(rig):
-    mode = ("fast", "immediate")[rig.pg_restarts % 2] if rig.pg_restarts < 2 else random.choice(("fast", "immediate"))
+    mode = ("fast", "immediate")[rig.pg_restarts % 2] if rig.pg_restarts < 2 else rig.rng.choice(("fast", "immediate"))
     rig.pg_restarts += 1
     rig.primary.stop(mode)
-    down = random.uniform(0.5, 3.0)
+    down = rig.rng.uniform(0.5, 3.0)
     time.sleep(down)
     rig.primary.start()
     return f"primary stopped -m {mode}, started after {down:.1f} s"
 
 
 def partition(rig):
-    how = ("pause", "reset")[rig.partitions % 2] if rig.partitions < 2 else random.choice(("pause", "reset"))
+    how = ("pause", "reset")[rig.partitions % 2] if rig.partitions < 2 else rig.rng.choice(("pause", "reset"))
     rig.partitions += 1
     # One endpoint's path (its clients time out and retry on the other), or every path.
     relays = rig.primary.relays
-    which = random.randrange(len(relays) + 1)
+    which = rig.rng.randrange(len(relays) + 1)
     cut_off = relays if which == len(relays) else [relays[which]]
     for relay in cut_off:
         relay.pause() if how == "pause" else relay.reset()
-    cut = random.uniform(2.0, 6.0)
+    cut = rig.rng.uniform(2.0, 6.0)
     time.sleep(cut)
     for relay in cut_off:
         relay.heal()
@@ -71,7 +71,7 @@ def failover(rig):
 
 def pool_storm(rig):
     """storm_size payments at once at one endpoint: far more than its store pool."""
-    target = random.choice(rig.endpoints)
+    target = rig.rng.choice(rig.endpoints)
     ops = [Operation(rig.tenant) for _ in range(rig.storm_size)]
     start = threading.Barrier(len(ops))
 
