@@ -18,6 +18,8 @@ import tempfile
 import threading
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+
 from checks import checks_see_planted_faults, max_gap, verdict
 from endpoints import Endpoint, RelayProcess
 from injectors import KINDS, Rig
