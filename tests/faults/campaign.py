@@ -54,6 +54,8 @@ def parse_args():
     p.add_argument("--pool", type=int, default=8, help="each endpoint's store pool (default 8)")
     p.add_argument("--faults", default=",".join(KINDS),
                    help="the kinds to inject, comma-separated (default all; e.g. failover to measure replication)")
+    p.add_argument("--random-kill-every", type=float, default=20.0,
+                   help="mean seconds between endpoint kills at random moments, over the schedule (0: none)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--keep", action="store_true", help="keep the work folder (logs, clusters)")
     args = p.parse_args()
@@ -163,13 +165,44 @@ def main():
 
 def run_schedule(args, rig, t0):
     """Rounds in which every chosen kind comes once, in random order, 1–4 s apart, until
-    args.seconds have passed and every kind has come at least once."""
+    args.seconds have passed and every kind has come at least once; and, over them, endpoint
+    kills at random moments (on average every --random-kill-every seconds), which may fall in
+    the middle of another fault."""
     counts = {kind: 0 for kind in KINDS}  # every kind is a field of the output, injected or not
     injected = []
+    lock = threading.Lock()
+    over = threading.Event()
 
     def covered():
         return all(counts[kind] > 0 for kind in args.faults)
 
+    def note(kind, start, what):
+        with lock:
+            counts[kind] += 1
+            injected.append({"kind": kind, "start": start, "end": time.time(), "what": what})
+        log(args, f"{kind}: {what}")
+
+    def random_kills():
+        rng = random.Random(None if args.seed is None else args.seed + 1)
+        while not over.wait(rng.expovariate(1.0 / args.random_kill_every)):
+            start = time.time()
+            note("kill9", start, KINDS["kill9"](rig, rng) + " (at random)")
+
+    killer = None
+    if "kill9" in args.faults and args.random_kill_every > 0:
+        killer = threading.Thread(target=random_kills, daemon=True)
+        killer.start()
+    try:
+        scheduled_rounds(args, rig, t0, covered, note)
+    finally:
+        over.set()
+        if killer:
+            killer.join()
+    injected.sort(key=lambda f: f["start"])
+    return counts, injected
+
+
+def scheduled_rounds(args, rig, t0, covered, note):
     time.sleep(2)
     while time.time() - t0 < args.seconds or not covered():
         round_ = list(args.faults)
@@ -178,12 +211,8 @@ def run_schedule(args, rig, t0):
             if time.time() - t0 >= args.seconds and covered():
                 break
             start = time.time()
-            what = KINDS[kind](rig)
-            counts[kind] += 1
-            injected.append({"kind": kind, "start": start, "end": time.time(), "what": what})
-            log(args, f"{kind}: {what}")
+            note(kind, start, KINDS[kind](rig))
             time.sleep(rig.rng.uniform(1.0, 4.0))
-    return counts, injected
 
 
 def write_attempts(path, ops, t0):

@@ -5,6 +5,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,6 +39,7 @@ class Endpoint:
         self.port = free_port()
         self.proc = None
         self.starts = 0
+        self.lock = threading.Lock()  # one fault at a time kills and restarts this endpoint
 
     @property
     def address(self):

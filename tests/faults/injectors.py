@@ -20,12 +20,14 @@ class Rig:
         self.partitions = 0
 
 
-def kill9(rig):
-    victim = rig.rng.choice(rig.endpoints)
-    victim.kill9()
-    down = rig.rng.uniform(0.2, 2.0)
-    time.sleep(down)
-    victim.start()
+def kill9(rig, rng=None):
+    rng = rng or rig.rng
+    victim = rng.choice(rig.endpoints)
+    with victim.lock:
+        victim.kill9()
+        down = rng.uniform(0.2, 2.0)
+        time.sleep(down)
+        victim.start()
     return f"{victim.name} killed, restarted after {down:.1f} s"
 
 
