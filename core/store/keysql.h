@@ -34,12 +34,22 @@ inline constexpr const char* kFreshClaimSql =
 // was taken over. Its `executed` trace row goes through the trace writer's batches like every
 // other decision (measured: writing it in this statement cost ~10 % of new keys); the key
 // itself is the durable record that the operation ran.
+// The done row keeps the completing execution's lease token: a retried completion whose first
+// COMMIT succeeded unseen finds its own record (kCompletedBySql) instead of a "takeover".
 inline constexpr const char* kCompleteSql =
     "UPDATE idem.keys k SET state = 'done', resp_status = $5::integer, resp_headers = $6::jsonb, "
-    "resp_body = $7::bytea, resource_ref = $8::text, completed_at = now(), lease_token = NULL, lease_until = NULL "
+    "resp_body = $7::bytea, resource_ref = $8::text, completed_at = now(), lease_until = NULL "
     "WHERE k.tenant = $1::text AND k.endpoint = $2::text AND k.idem_key = $3::text AND k.state = 'processing' "
     "AND k.lease_token = $4::uuid "
     "RETURNING k.generation, (extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms, "
     "(extract(epoch FROM now()) * 1000)::bigint AS now_ms";
+
+// Whether the execution holding `lease_token` already stored its completion (a COMMIT whose
+// answer was lost on the way back).
+inline constexpr const char* kCompletedBySql =
+    "SELECT k.generation, (extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms, "
+    "(extract(epoch FROM now()) * 1000)::bigint AS now_ms FROM idem.keys k "
+    "WHERE k.tenant = $1::text AND k.endpoint = $2::text AND k.idem_key = $3::text AND k.state = 'done' "
+    "AND k.lease_token = $4::uuid";
 
 }  // namespace idem::store::sql

@@ -8,6 +8,7 @@ namespace idem::store {
 namespace {
 
 using sql::kCompleteSql;
+using sql::kCompletedBySql;
 using sql::kFreshClaimSql;
 using sql::kReplaySql;
 
@@ -40,6 +41,16 @@ Decision parseDecision(std::string_view s) {
   if (s == "conflict") return Decision::Conflict;
   if (s == "mismatch") return Decision::Mismatch;
   return Decision::RejectedExpired;
+}
+
+// A stored completion as the store reports it (the UPDATE's RETURNING, or kCompletedBySql).
+CompleteResult completed(const pg::Result& r) {
+  CompleteResult out;
+  out.stored = true;
+  out.generation = static_cast<int>(r.integer(0, "generation"));
+  out.expiresAt = r.integer(0, "expires_ms");
+  out.now = r.integer(0, "now_ms");
+  return out;
 }
 
 std::vector<pg::Param> completeParams(const CompleteRequest& r) {
@@ -195,6 +206,10 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
     if (sameTransaction.empty()) {
       result.emplace(conn.execPrepared("idem_complete", kCompleteSql, completeParams(q)));
       if (result->rows() == 0) {
+        // Not processing under our token: stored by our own earlier attempt, or taken over.
+        if (auto ours = conn.exec(kCompletedBySql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.leaseToken});
+            ours.rows() > 0)
+          return completed(ours);
         conn.exec(kLeaseLostSql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.response.status, q.latencyMs,
                                   q.requestId, "completed after the lease was taken over; response not stored"});
         return out;
@@ -213,16 +228,17 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
       } catch (const pg::QueryError& e) {
         if (e.sqlstate() != "IDL01") throw;
         conn.exec("ROLLBACK");
+        // Our own earlier attempt committed (its side statements with it): nothing to redo.
+        if (auto ours = conn.exec(kCompletedBySql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.leaseToken});
+            ours.rows() > 0)
+          return completed(ours);
         conn.exec(kLeaseLostSql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.response.status, q.latencyMs,
                                   q.requestId, "completed after the lease was taken over; rolled back"});
         return out;
       }
     }
     if (result->rows() == 0) return out;
-    out.stored = true;
-    out.generation = static_cast<int>(result->integer(0, "generation"));
-    out.expiresAt = result->integer(0, "expires_ms");
-    out.now = result->integer(0, "now_ms");
+    out = completed(*result);
   } catch (const pg::Unavailable&) {
     lease.discard();
     m_pool.dropIdle();

@@ -82,14 +82,11 @@ class TestCommitOutcome : public QObject {
     if (sideStatement) QCOMPARE(admin.exec("SELECT count(*) AS n FROM ledger").integer(0, "n"), 1LL);
     // So the caller is told what happened — not 409 "its result was not committed" — and the
     // trace records no lost lease for it.
-    // Open finding (issue 17, fault campaign): KeyStore::complete's retry takes the refusal of
-    // its own committed completion (IDL01 / no row) for a takeover. Remove these two marks
-    // with the fix; until then they keep the suite green and the defect on record.
-    QEXPECT_FAIL("ledger row", "retry after a committed completion answers 409 'result was not committed'", Abort);
+    // Found by the fault campaign: the retry took the refusal of its own committed completion
+    // (IDL01 / no row) for a takeover. A done row now keeps its lease token (migration 0016).
     QCOMPARE(answer.status, 201);
     QCOMPARE(answer.body, std::string(R"({"id":"pay_1"})"));
     h.trace.flush();
-    QEXPECT_FAIL("alone", "retry after a committed completion traces lease_lost", Abort);
     QCOMPARE(admin.exec("SELECT count(*) AS n FROM idem.events WHERE idem_key = 'k-commit-lost' AND outcome = 'lease_lost'")
                  .integer(0, "n"),
              0LL);
