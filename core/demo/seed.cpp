@@ -9,6 +9,7 @@
 #include "core/endpoint/client.h"
 #include "core/fingerprint/fingerprint.h"
 #include "core/store/keystore.h"
+#include "core/trace/outcome.h"
 
 namespace idem::demo {
 namespace {
@@ -234,8 +235,8 @@ void Seeder::incident() {
   backdateKey(conn, tenant, kPayments, key, shift);
   auto ids = conn.exec(
       "SELECT id FROM idem.events WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3 AND "
-      "outcome = 'replayed' ORDER BY id",
-      {tenant, kPayments, key});
+      "outcome = $4 ORDER BY id",
+      {tenant, kPayments, key, std::string(trace::sqlName(trace::Outcome::Replayed))});
   const long long offsets[] = {30, 150};
   for (int i = 0; i < ids.rows() && i < 2; ++i)
     conn.exec("UPDATE idem.events SET at = at + make_interval(secs => $2) WHERE id = $1",

@@ -282,7 +282,7 @@ Handled Service::postResource(const ServiceRequest& req) {
     r.headers.emplace_back("Retry-After", "1");
     h.response = ticket ? m_enforcer.release(*ticket, std::move(r), "simulated failure before execution (Sim-Fail)")
                         : std::move(r);
-    h.outcome = "released";
+    h.outcome = trace::sqlName(trace::Outcome::Released);
     return h;
   }
 
@@ -344,12 +344,21 @@ Handled Service::postResource(const ServiceRequest& req) {
     h.resource.clear();
     return h;
   }
-  if (h.response.status == 503) {
-    h.outcome = "unavailable";
-    h.resource.clear();
-  } else if (h.response.status == 409) {
-    h.outcome = "lease_lost";
-    h.resource.clear();
+  switch (ticket->end()) {
+    case enforce::Ticket::End::Open:
+    case enforce::Ticket::End::Stored:
+    case enforce::Ticket::End::Pending:
+    case enforce::Ticket::End::Unrecorded:
+    case enforce::Ticket::End::Released:
+      break;
+    case enforce::Ticket::End::LeaseLost:
+      h.outcome = trace::sqlName(trace::Outcome::LeaseLost);
+      h.resource.clear();
+      break;
+    case enforce::Ticket::End::RolledBack:
+      h.outcome = "unavailable";  // nothing ran: the store failed while committing
+      h.resource.clear();
+      break;
   }
   return h;
 }

@@ -80,6 +80,7 @@ Ticket& Ticket::operator=(Ticket&& other) noexcept {
   m_started = other.m_started;
   m_open = other.m_open;
   m_abandoned = other.m_abandoned;
+  m_end = other.m_end;
   other.m_open = false;  // the moved-from ticket ends nothing
   return *this;
 }
@@ -127,7 +128,7 @@ Decision Enforcer::respond(Response r, std::string outcome, const std::string& t
 }
 
 void Enforcer::trace(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& claim,
-                     std::string_view outcome, const std::string& fingerprint, int status, double latencyMs,
+                     trace::Outcome outcome, const std::string& fingerprint, int status, double latencyMs,
                      const std::string& requestId, std::string_view detail) {
   trace::Event e;
   e.atMs = claim.now;
@@ -248,13 +249,13 @@ Decision Enforcer::begin(const Request& req) {
   }
 
   // A refusal that the store decided (409/422): problem+json with the key headers, traced.
-  auto refuse = [&](Problem problem, const char* outcome, std::string_view detail,
+  auto refuse = [&](Problem problem, trace::Outcome outcome, std::string_view detail,
                     const std::string& retryAfter = {}) {
     Response r = makeProblem(problem, docs, detail, key);
     if (!retryAfter.empty()) r.headers.emplace_back("Retry-After", retryAfter);
     addKeyHeaders(r, key, result.expiresAt);
     trace(claim.scope, *tier, result, outcome, fingerprint, r.status, msSince(started), claim.requestId, "");
-    return respond(std::move(r), outcome, tier->name);
+    return respond(std::move(r), std::string(trace::sqlName(outcome)), tier->name);
   };
 
   using D = store::Decision;
@@ -265,9 +266,9 @@ Decision Enforcer::begin(const Request& req) {
       Decision d;
       d.kind = Decision::Kind::Execute;
       d.tier = tier->name;
-      d.outcome = result.decision == D::ExecuteAfterExpiry ? "executed_after_expiry"
-                  : result.decision == D::Takeover         ? "lease_takeover"
-                                                           : "executed";
+      d.outcome = trace::sqlName(result.decision == D::ExecuteAfterExpiry ? trace::Outcome::ExecutedAfterExpiry
+                                 : result.decision == D::Takeover         ? trace::Outcome::LeaseTakeover
+                                                                          : trace::Outcome::Executed);
       Ticket t;
       t.m_owner = this;
       t.m_scope = claim.scope;
@@ -293,21 +294,23 @@ Decision Enforcer::begin(const Request& req) {
       r.body = std::move(result.stored->body);
       addKeyHeaders(r, key, result.expiresAt);
       const double waited = msSince(started);
-      trace(claim.scope, *tier, result, "replayed", fingerprint, r.status, waited, claim.requestId,
+      // A request that waited for the original is a replay like any other (it got the stored
+      // answer, nothing ran); its latency and this detail say that it waited.
+      trace(claim.scope, *tier, result, trace::Outcome::Replayed, fingerprint, r.status, waited, claim.requestId,
             tier->onConflict.wait && waited > 20 ? "replayed after waiting for the original" : "");
-      return respond(std::move(r), "replayed", tier->name);
+      return respond(std::move(r), std::string(trace::sqlName(trace::Outcome::Replayed)), tier->name);
     }
     case D::Conflict:
-      return refuse(Problem::RequestInProgress, "conflict",
+      return refuse(Problem::RequestInProgress, trace::Outcome::Conflict,
                     "A request with the same key is still being processed. Retry after the Retry-After delay "
                     "with the same key and the same payload.",
                     conflictRetryAfter(result));
     case D::Mismatch:
-      return refuse(Problem::PayloadMismatch, "mismatch",
+      return refuse(Problem::PayloadMismatch, trace::Outcome::Mismatch,
                     "This key was first used with a different request payload. Check the outcome of the original "
                     "request; to make a different request, use a new key.");
     case D::RejectedExpired:
-      return refuse(Problem::KeyExpired, "rejected_expired",
+      return refuse(Problem::KeyExpired, trace::Outcome::RejectedExpired,
                     "key expired — reconcile, then use a new key. This key is past its validity window, so the "
                     "original outcome can no longer be replayed.");
   }
@@ -373,6 +376,7 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
     if (m_backlog.adopt(execution)) {
       m_log("completion of " + where + " not stored after " + std::to_string(attempts) + " attempts (" + failure +
             "); kept in the completion backlog until the store takes it");
+      ticket.m_end = Ticket::End::Pending;
       addKeyHeaders(response, key, ticket.m_expiresAt);
       return response;
     }
@@ -385,6 +389,7 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
       m_log("completion of " + where + " " + note);
     }
     traceExecution(execution, *done, note);
+    ticket.m_end = Ticket::End::Stored;
     addKeyHeaders(response, key, done->expiresAt);
     return response;
   }
@@ -401,6 +406,7 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
     }
     // Lease taken over (traced as lease_lost by the store), or the store failed: pass the
     // handler's answer on.
+    ticket.m_end = done ? Ticket::End::LeaseLost : Ticket::End::Unrecorded;
     addKeyHeaders(response, key, ticket.m_expiresAt);
     return response;
   }
@@ -409,10 +415,12 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
     m_log("completion of " + where + " with its side statements failed after " + std::to_string(attempts) +
           " attempts (" + failure + "); rolled back, nothing executed");
     freeKey(ticket, 503, "store failed while committing; rolled back");
+    ticket.m_end = Ticket::End::RolledBack;
     return storeTrouble(key,
                         "The idempotency store failed while committing; nothing was executed. Retry with the same "
                         "key later.");
   }
+  ticket.m_end = Ticket::End::LeaseLost;
   Response r = makeProblem(Problem::RequestInProgress, m_policy.docsUrl,
                            "This request's lease on the key expired and a retry took it over; its result was not "
                            "committed. Retry with the same key to get the outcome.",
@@ -474,7 +482,7 @@ void Enforcer::traceExecution(const PendingCompletion& execution, const store::C
   e.key = q.scope.key;
   e.generation = done.generation;
   e.tier = execution.tier;
-  e.outcome = execution.afterExpiry ? "executed_after_expiry" : "executed";
+  e.outcome = execution.afterExpiry ? trace::Outcome::ExecutedAfterExpiry : trace::Outcome::Executed;
   e.fingerprint = execution.fingerprint;
   e.status = q.response.status;
   e.latencyMs = q.latencyMs;
@@ -507,6 +515,7 @@ store::ClaimResult Enforcer::fromBacklog(const PendingCompletion& pending, const
 Response Enforcer::release(Ticket& ticket, Response response, const std::string& reason) {
   if (!ticket.m_open) throw std::logic_error("Enforcer::release: the ticket has already ended");
   ticket.m_open = false;
+  ticket.m_end = Ticket::End::Released;
   m_leases.drop(ticket.m_leaseToken);
   freeKey(ticket, response.status, reason);
   addKeyHeaders(response, ticket.m_scope.key, std::nullopt);

@@ -54,6 +54,18 @@ class Ticket {
   [[nodiscard]] long long expiresAtMs() const { return m_expiresAt; }
   [[nodiscard]] bool open() const { return m_open; }
 
+  /// How the ticket ended, for logs and metrics (the trace records it by itself).
+  enum class End {
+    Open,        // not ended yet
+    Stored,      // the response is the key's: retries replay it
+    Pending,     // the store refused the record for now: the completion backlog stores it when it returns
+    Unrecorded,  // the store failed and the backlog was full; the answer was passed on, the key stays processing
+    LeaseLost,   // a retry took the lease over: this response is not the key's
+    RolledBack,  // the store failed while committing the side statements: nothing executed (503)
+    Released,    // nothing stored; the key is free again
+  };
+  [[nodiscard]] End end() const { return m_end; }
+
  private:
   friend class Enforcer;
   Ticket() = default;
@@ -72,6 +84,7 @@ class Ticket {
   std::chrono::steady_clock::time_point m_started;
   bool m_open = true;
   bool m_abandoned = false;
+  End m_end = End::Open;
 };
 
 struct Decision {
@@ -83,7 +96,10 @@ struct Decision {
   Kind kind = Kind::Bypass;
   std::optional<Ticket> ticket;
   Response response;
-  std::string outcome;  // for logs and metrics: executed, replayed, conflict, key_missing, ...
+  // For logs and metrics: a trace outcome's name (trace::sqlName: executed, replayed, conflict,
+  // ...) when the store decided, else why the request never reached it (key_missing,
+  // key_malformed, tenant_missing, body_invalid, unavailable, ...; nothing is traced then).
+  std::string outcome;
   std::string tier;     // empty when no tier covers the route
   std::string detail;   // for the operator's log only (e.g. the store's error); never sent
 };
@@ -153,7 +169,7 @@ class Enforcer {
   void addKeyHeaders(Response& r, const std::string& key, std::optional<long long> expiresAtMs) const;
   Decision respond(Response r, std::string outcome, const std::string& tier) const;
   void trace(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& claim,
-             std::string_view outcome, const std::string& fingerprint, int status, double latencyMs,
+             trace::Outcome outcome, const std::string& fingerprint, int status, double latencyMs,
              const std::string& requestId, std::string_view detail);
   /// The execution's row, queued once its key says done (after the commit, never before).
   void traceExecution(const PendingCompletion& execution, const store::CompleteResult& done, const std::string& note);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/text/humanduration.h"
 #include "core/text/json_text.h"
 
 namespace idem::explain {
@@ -26,6 +27,8 @@ int generationIndex(const KeyHistory& h, const std::map<int, int>& byNumber, con
     if (h.generations[i].createdAt <= e.at) found = static_cast<int>(i);
   return found;
 }
+
+std::string span(Instant from, Instant to) { return text::humanDuration(std::chrono::microseconds(to.micros - from.micros)); }
 
 bool leaseValid(const Generation& g, Instant now) { return g.live && g.leaseUntil && *g.leaseUntil > now; }
 
@@ -70,32 +73,32 @@ Explanation explain(KeyHistory history) {
   for (const auto& e : h.events) {
     const int gi = generationIndex(h, byNumber, e);
     if (gi < 0) {
-      if (isExecution(e.outcome)) ++orphanExecutions;
+      if (e.isExecution()) ++orphanExecutions;
       continue;
     }
+    const auto outcome = e.known();
+    if (!outcome) continue;  // a name a newer writer knows: listed, not counted
     auto& s = x.generations[static_cast<std::size_t>(gi)];
-    if (isExecution(e.outcome)) {
+    const auto o = static_cast<std::size_t>(*outcome);
+    s.byOutcome[o] += e.repeats;
+    s.lastAt[o] = e.lastAt.value_or(e.at);
+    if (trace::isExecution(*outcome)) {
       ++s.executions;
       if (!s.firstExecution || e.at < *s.firstExecution) s.firstExecution = e.at;
-      if (e.outcome == "executed_after_expiry") s.afterExpiry = true;
-      if (e.outcome == "lease_takeover") ++s.takeovers;
-    } else if (e.outcome == "replayed") {
-      s.replays += e.repeats;
-      s.lastReplay = e.lastAt.value_or(e.at);
-    } else if (e.outcome == "conflict") {
-      s.conflicts += e.repeats;
-    } else if (e.outcome == "waited") {
-      s.waited += e.repeats;
-    } else if (e.outcome == "mismatch") {
-      s.mismatches += e.repeats;
-    } else if (e.outcome == "rejected_expired") {
-      s.rejectedExpired += e.repeats;
-      s.lastRejectedExpired = e.lastAt.value_or(e.at);
-    } else if (e.outcome == "released") {
-      s.released += e.repeats;
-    } else if (e.outcome == "lease_lost") {
-      s.leaseLost += e.repeats;
     }
+  }
+  for (auto& s : x.generations) {
+    using O = trace::Outcome;
+    s.afterExpiry = s.count(O::ExecutedAfterExpiry) > 0;
+    s.takeovers = s.count(O::LeaseTakeover);
+    s.replays = s.count(O::Replayed);
+    s.conflicts = s.count(O::Conflict);
+    s.mismatches = s.count(O::Mismatch);
+    s.rejectedExpired = s.count(O::RejectedExpired);
+    s.released = s.count(O::Released);
+    s.leaseLost = s.count(O::LeaseLost);
+    s.lastReplay = s.lastAt[static_cast<std::size_t>(O::Replayed)];
+    s.lastRejectedExpired = s.lastAt[static_cast<std::size_t>(O::RejectedExpired)];
   }
 
   x.executions = orphanExecutions;
@@ -131,7 +134,7 @@ Explanation explain(KeyHistory history) {
     const auto& g = h.generations[i];
     const auto& s = x.generations[i];
     const std::string detail = outcomeDetail(g, now);
-    const std::string ttl = humanSpan(g.expiresAt.micros - g.createdAt.micros);
+    const std::string ttl = span(g.createdAt, g.expiresAt);
 
     // How the generation started.
     if (i == 0) {
@@ -145,7 +148,7 @@ Explanation explain(KeyHistory history) {
     } else {
       const auto& prev = h.generations[i - 1];
       const std::int64_t gap = g.createdAt.micros - prev.expiresAt.micros;
-      const std::string when = isoUtc(g.createdAt) + (gap >= 0 ? ", " + humanSpan(gap) + " after expiry," : "");
+      const std::string when = isoUtc(g.createdAt) + (gap >= 0 ? ", " + text::humanDuration(std::chrono::microseconds(gap)) + " after expiry," : "");
       const std::string what = "(generation " + std::to_string(g.number) + ", " + detail + ")";
       if (!s.afterExpiry) {
         story.push_back("Generation " + std::to_string(g.number) + " started at " + isoUtc(g.createdAt) + " " + what +
@@ -181,8 +184,6 @@ Explanation explain(KeyHistory history) {
                       " failed before execution started and stored nothing (released).");
     if (s.conflicts > 0)
       story.push_back(times(s.conflicts, "request", "requests") + " arrived while it was still processing and got 409.");
-    if (s.waited > 0)
-      story.push_back(times(s.waited, "request", "requests") + " waited for the execution to finish.");
     if (s.replays > 0)
       story.push_back("Replayed " + count(s.replays) + " within the key's " + ttl + " window (" +
                       (s.replays == 1 ? "at " : "last at ") + isoUtc(*s.lastReplay) + ").");

@@ -1,6 +1,7 @@
 #pragma once
 // What happened to one key, computed from its history without a database: how many times the
 // operation ran, what each generation saw, and a plain-language narrative for a support ticket.
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,12 +13,16 @@ namespace idem::explain {
 /// Decisions taken against one generation.
 struct GenerationSummary {
   int generation = 0;
+  /// Decisions per outcome (indexed by trace::Outcome; a folded storm counts in full), and the
+  /// time of the last one. The named counts below are read from these.
+  std::array<int, trace::kOutcomeCount> byOutcome{};
+  std::array<std::optional<Instant>, trace::kOutcomeCount> lastAt{};
+  [[nodiscard]] int count(trace::Outcome o) const { return byOutcome[static_cast<std::size_t>(o)]; }
   /// Times the operation ran in this generation: its execution events (executed,
   /// executed_after_expiry, lease_takeover), and at least 1 when it reached done.
   int executions = 0;
   int replays = 0;
   int conflicts = 0;
-  int waited = 0;
   int mismatches = 0;
   int rejectedExpired = 0;
   int takeovers = 0;

@@ -164,7 +164,6 @@ nlohmann::ordered_json toJson(const Explanation& x) {
                     {"executions", s.executions},
                     {"replays", s.replays},
                     {"conflicts", s.conflicts},
-                    {"waited", s.waited},
                     {"mismatches", s.mismatches},
                     {"rejected_expired", s.rejectedExpired},
                     {"lease_takeovers", s.takeovers},

@@ -88,38 +88,6 @@ std::optional<Instant> parseIsoUtc(std::string_view s) {
                  frac};
 }
 
-std::string humanSpan(std::int64_t micros) {
-  struct Unit {
-    std::int64_t size;
-    const char* one;
-    const char* many;
-  };
-  // Hours up to three days read better than "1 day 5 h" for TTLs ("24 h", "48 h").
-  static constexpr std::array<Unit, 5> kUnits{{{kMicrosPerDay, "day", "days"},
-                                                {3600 * kMicrosPerSecond, "h", "h"},
-                                                {60 * kMicrosPerSecond, "min", "min"},
-                                                {kMicrosPerSecond, "s", "s"},
-                                                {1000, "ms", "ms"}}};
-  const std::string sign = micros < 0 ? "-" : "";
-  const std::uint64_t abs =
-      micros < 0 ? static_cast<std::uint64_t>(-(micros + 1)) + 1 : static_cast<std::uint64_t>(micros);
-  std::size_t first = 0;
-  if (abs < 3 * static_cast<std::uint64_t>(kMicrosPerDay)) first = 1;
-  for (std::size_t i = first; i < kUnits.size(); ++i) {
-    const auto size = static_cast<std::uint64_t>(kUnits[i].size);
-    if (abs < size && i + 1 < kUnits.size()) continue;
-    const std::uint64_t major = abs / size;
-    std::string out = sign + std::to_string(major) + " " + (major == 1 ? kUnits[i].one : kUnits[i].many);
-    if (i + 1 < kUnits.size()) {
-      const auto next = static_cast<std::uint64_t>(kUnits[i + 1].size);
-      const std::uint64_t minor = (abs % size) / next;
-      if (minor != 0) out += " " + std::to_string(minor) + " " + (minor == 1 ? kUnits[i + 1].one : kUnits[i + 1].many);
-    }
-    return out;
-  }
-  return "0 ms";
-}
-
 std::string Scope::text() const { return tenant.empty() ? endpoint : tenant + " " + endpoint; }
 
 std::optional<Scope> Scope::parse(std::string_view text) {
@@ -136,10 +104,6 @@ std::optional<Scope> Scope::parse(std::string_view text) {
     s.tenant.assign(begin, static_cast<std::size_t>(end - begin));
   }
   return s;
-}
-
-bool isExecution(std::string_view outcome) {
-  return outcome == "executed" || outcome == "executed_after_expiry" || outcome == "lease_takeover";
 }
 
 }  // namespace idem::explain

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/trace/outcome.h"
+
 namespace idem::explain {
 
 /// A point in time as the database stored it: microseconds since the Unix epoch, UTC.
@@ -24,9 +26,6 @@ struct Instant {
 [[nodiscard]] std::string isoUtc(Instant t);
 /// Parses what isoUtc writes (also without the fraction); nullopt otherwise. For tests and tools.
 [[nodiscard]] std::optional<Instant> parseIsoUtc(std::string_view text);
-/// A span for people, two most significant units, truncated: "32 min", "24 h", "3 days 2 h",
-/// "1 min 30 s", "250 ms". Negative spans get a leading "-".
-[[nodiscard]] std::string humanSpan(std::int64_t micros);
 
 /// Tenant + endpoint: the same key under another scope is another key (DESIGN §2).
 struct Scope {
@@ -85,8 +84,7 @@ struct Generation {
 struct Event {
   long long id = 0;
   Instant at;
-  std::string outcome;  // executed | executed_after_expiry | replayed | conflict | mismatch |
-                        // rejected_expired | lease_takeover | released | lease_lost | waited
+  std::string outcome;  // as stored: one of trace::kOutcomes' names (see known())
   std::optional<int> generation;
   std::optional<int> status;
   std::optional<double> latencyMs;
@@ -97,6 +95,14 @@ struct Event {
   // decisions from `at` to `lastAt`; requestId is the last one's, latencyMs the slowest.
   int repeats = 1;
   std::optional<Instant> lastAt;
+
+  /// The outcome, when this build knows its name (a newer writer may know more).
+  [[nodiscard]] std::optional<trace::Outcome> known() const { return trace::parseOutcome(outcome); }
+  /// The operation ran (trace::isExecution).
+  [[nodiscard]] bool isExecution() const {
+    const auto o = known();
+    return o && trace::isExecution(*o);
+  }
 };
 
 struct KeyHistory {
@@ -106,8 +112,5 @@ struct KeyHistory {
   std::vector<Generation> generations;  // ascending generation number
   std::vector<Event> events;            // ascending time (then id)
 };
-
-/// Outcomes that mean the operation ran (executed, executed_after_expiry, lease_takeover).
-[[nodiscard]] bool isExecution(std::string_view outcome);
 
 }  // namespace idem::explain

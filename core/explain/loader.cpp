@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/explain/search.h"
+
 namespace idem::explain {
 namespace {
 
@@ -63,10 +65,10 @@ std::optional<Instant> optInstant(const pg::Result& r, int row, const char* name
 
 Instant instant(const pg::Result& r, int row, const char* name) { return Instant{r.integer(row, name)}; }
 
-std::vector<KeyRef> refs(const pg::Result& r) {
+// The scopes of a search's matches, each once, sorted.
+std::vector<KeyRef> refs(const std::vector<KeyMatch>& matches) {
   std::vector<KeyRef> out;
-  for (int i = 0; i < r.rows(); ++i)
-    out.push_back(KeyRef{Scope{r.str(i, "tenant"), r.str(i, "endpoint")}, r.str(i, "idem_key")});
+  for (const auto& m : matches) out.push_back(m.ref);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -91,17 +93,11 @@ std::vector<KeyRef> findKey(pg::Connection& conn, const std::string& key, const 
     if (!r.boolean(0, "found")) return {};
     return {KeyRef{*scope, key}};
   }
-  return refs(conn.exec(
-      "SELECT tenant, endpoint, idem_key FROM idem.keys WHERE idem_key = $1"
-      " UNION SELECT tenant, endpoint, idem_key FROM idem.key_archive WHERE idem_key = $1",
-      {key}));
+  return refs(searchKeys(conn, key, SearchOptions{true, false, false, 0}));
 }
 
 std::vector<KeyRef> findResource(pg::Connection& conn, const std::string& resourceRef) {
-  return refs(conn.exec(
-      "SELECT tenant, endpoint, idem_key FROM idem.keys WHERE resource_ref = $1"
-      " UNION SELECT tenant, endpoint, idem_key FROM idem.key_archive WHERE resource_ref = $1",
-      {resourceRef}));
+  return refs(searchKeys(conn, resourceRef, SearchOptions{false, true, false, 0}));
 }
 
 KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref, LoadOptions options) {

@@ -15,15 +15,6 @@ struct Unit {
 // Largest first: formatDuration picks the first unit that divides exactly.
 constexpr std::array<Unit, 5> kUnits{{{"d", 86'400'000}, {"h", 3'600'000}, {"m", 60'000}, {"s", 1'000}, {"ms", 1}}};
 
-struct HumanUnit {
-  std::string_view one;
-  std::string_view many;
-  std::int64_t ms;
-};
-
-constexpr std::array<HumanUnit, 5> kHumanUnits{
-    {{"day", "days", 86'400'000}, {"h", "h", 3'600'000}, {"min", "min", 60'000}, {"s", "s", 1'000}, {"ms", "ms", 1}}};
-
 // Magnitude and sign kept apart so that the most negative count does not overflow on negation.
 std::uint64_t magnitude(Millis d) {
   const auto c = d.count();
@@ -61,30 +52,6 @@ std::string formatDuration(Millis d) {
     if (abs % size == 0) return sign + std::to_string(abs / size) + std::string(unit.suffix);
   }
   return sign + std::to_string(abs) + "ms";  // unreachable: ms divides everything
-}
-
-std::string humanDuration(Millis d) {
-  const std::string sign = d.count() < 0 ? "-" : "";
-  const std::uint64_t abs = magnitude(d);
-  if (abs == 0) return "0 s";
-  // The most significant unit and the one right below it; anything smaller is dropped
-  // (truncated, not rounded, so "1 h 59 min" never becomes "2 h" for a 1 h 59 min 59 s TTL).
-  for (std::size_t i = 0; i < kHumanUnits.size(); ++i) {
-    const auto size = static_cast<std::uint64_t>(kHumanUnits[i].ms);
-    if (abs < size) continue;
-    const std::uint64_t major = abs / size;
-    std::string out =
-        sign + std::to_string(major) + " " + std::string(major == 1 ? kHumanUnits[i].one : kHumanUnits[i].many);
-    if (i + 1 < kHumanUnits.size()) {
-      const auto nextSize = static_cast<std::uint64_t>(kHumanUnits[i + 1].ms);
-      const std::uint64_t minor = (abs % size) / nextSize;
-      if (minor != 0)
-        out += " " + std::to_string(minor) + " " +
-               std::string(minor == 1 ? kHumanUnits[i + 1].one : kHumanUnits[i + 1].many);
-    }
-    return out;
-  }
-  return sign + std::to_string(abs) + " ms";  // unreachable: 1 ms is the smallest unit
 }
 
 std::string toInterval(Millis d) {

@@ -13,8 +13,6 @@ using Millis = std::chrono::milliseconds;
 [[nodiscard]] std::optional<Millis> parseDuration(std::string_view text);
 /// The largest unit that writes d exactly: 86400000 -> "1d", 90000 -> "90s", 1500 -> "1500ms".
 [[nodiscard]] std::string formatDuration(Millis d);
-/// For people: "3 h 12 min", "45 s", "2 days", "250 ms" (two most significant units at most).
-[[nodiscard]] std::string humanDuration(Millis d);
 /// PostgreSQL interval literal for a bound parameter: "86400000 milliseconds".
 [[nodiscard]] std::string toInterval(Millis d);
 

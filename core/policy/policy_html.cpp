@@ -2,6 +2,7 @@
 // key, for how long a key is honoured, and what each answer means and asks of the client.
 // Self-contained (inline CSS, no scripts or external assets) so it works behind any proxy.
 #include "core/policy/policy.h"
+#include "core/text/humanduration.h"
 
 namespace idem::policy {
 namespace {
@@ -58,7 +59,7 @@ std::string expiryText(const Tier& t) {
 
 std::string conflictText(const Tier& t) {
   if (t.onConflict.wait)
-    return "The server waits up to " + escape(humanDuration(t.onConflict.waitFor)) +
+    return "The server waits up to " + escape(text::humanDuration(t.onConflict.waitFor)) +
            " for the original to finish and then answers with its response; if it is still running after that, "
            "<b>409</b> with <code>Retry-After</code>.";
   return "<b>409</b> with <code>Retry-After</code>: wait that many seconds and retry with the same key.";
@@ -102,11 +103,11 @@ std::string tierSection(const Tier& t, const std::string& ttl) {
   row("Idempotency-Key",
       t.keyRequired ? std::string("<b>Required</b>: a request without one is refused with 400.")
                     : std::string("Optional: a request without one is processed without duplicate protection."));
-  row("Key honoured for", "<b>" + escape(humanDuration(t.ttl)) + "</b> (<code>" + escape(ttl) +
+  row("Key honoured for", "<b>" + escape(text::humanDuration(t.ttl)) + "</b> (<code>" + escape(ttl) +
                               "</code>) from the first request. " + expiryText(t));
   row("Retry while the first is running", conflictText(t));
   row("If the server stops mid-request",
-      "After " + escape(humanDuration(t.lease)) + " a retry with the same key runs the request again.");
+      "After " + escape(text::humanDuration(t.lease)) + " a retry with the same key runs the request again.");
   row("Same request?", fingerprintText(t.fingerprint));
   row("Stored responses", cacheText(t));
   row("Replayed headers", codeList(t.replayHeaders.empty() ? defaultReplayHeaders() : t.replayHeaders));

@@ -10,6 +10,9 @@ constexpr const char* kColumns =
     "version, sha256, document::text AS document, source, "
     "(extract(epoch FROM effective_at) * 1000)::bigint AS effective_ms";
 
+// The one definition of "in force": the highest version.
+constexpr const char* kInForce = " FROM idem.policies ORDER BY version DESC LIMIT 1";
+
 std::optional<RecordedPolicy> fromResult(const pg::Result& r) {
   if (r.rows() == 0) return std::nullopt;
   RecordedPolicy out;
@@ -55,8 +58,13 @@ int recordPolicy(pg::Connection& conn, const policy::Policy& p) {
 }
 
 std::optional<RecordedPolicy> policyInForce(pg::Connection& conn) {
-  return fromResult(conn.exec(std::string("SELECT ") + kColumns +
-                              " FROM idem.policies ORDER BY version DESC LIMIT 1"));
+  return fromResult(conn.exec(std::string("SELECT ") + kColumns + kInForce));
+}
+
+std::optional<RecordedDocument> policyDocumentInForce(pg::Connection& conn) {
+  auto r = conn.exec(std::string("SELECT version, document::text AS document") + kInForce);
+  if (r.rows() == 0) return std::nullopt;
+  return RecordedDocument{static_cast<int>(r.integer(0, "version")), r.str(0, "document")};
 }
 
 std::optional<RecordedPolicy> policyVersion(pg::Connection& conn, int version) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/policy/duration.h"
+#include "core/store/policystore.h"
 
 namespace idem::store {
 namespace {
@@ -63,16 +64,15 @@ Retentions retentionsFromPolicy(const std::string& documentJson, const std::stri
 }
 
 Retentions retentionsInForce(pg::Connection& conn) {
-  auto r = conn.exec(
-      "SELECT version, document::text AS document FROM idem.policies ORDER BY effective_at DESC, version DESC "
-      "LIMIT 1");
-  if (r.rows() == 0) {
+  const auto recorded = policyDocumentInForce(conn);
+  if (!recorded) {
     Retentions none;
     none.fallback = kDefaultArchiveRetention;
     none.source = "built-in default (no policy recorded in the store)";
     return none;
   }
-  return retentionsFromPolicy(r.str(0, "document"), "policy version " + r.str(0, "version") + " in the store");
+  return retentionsFromPolicy(recorded->document,
+                              "policy version " + std::to_string(recorded->version) + " in the store");
 }
 
 int sweepArchiveBatch(pg::Connection& conn, int limit, const Retentions& retentions) {

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/text/humanduration.h"
 #include "core/tiers/tiers.h"
+#include "core/trace/outcome.h"
 
 namespace idem::tiers {
 namespace {
@@ -14,8 +16,8 @@ using std::chrono::hours;
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-std::string human(Millis d) { return humanSpan(d); }
-std::string human(double ms) { return humanSpan(Millis(static_cast<long long>(std::llround(ms)))); }
+std::string human(Millis d) { return text::humanDuration(d); }
+std::string human(double ms) { return text::humanDuration(Millis(static_cast<long long>(std::llround(ms)))); }
 
 std::string withThousands(long long n) {
   std::string digits = std::to_string(n < 0 ? -n : n);
@@ -31,37 +33,13 @@ Millis ceilTo(Millis d, Millis unit) { return unit * ((d.count() + unit.count() 
 
 }  // namespace
 
-std::string humanSpan(Millis d) {
-  long long ms = d.count() < 0 ? -d.count() : d.count();
-  char buf[48];
-  if (ms < 1000) {
-    std::snprintf(buf, sizeof buf, "%lld ms", ms);
-  } else if (ms < 60'000) {
-    if (ms < 10'000)
-      std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000.0);
-    else
-      std::snprintf(buf, sizeof buf, "%lld s", ms / 1000);
-  } else if (const long long s = ms / 1000, m = s / 60; m < 60) {
-    if (s % 60)
-      std::snprintf(buf, sizeof buf, "%lld min %lld s", m, s % 60);
-    else
-      std::snprintf(buf, sizeof buf, "%lld min", m);
-  } else if (const long long h = m / 60; h < 48) {
-    if (m % 60)
-      std::snprintf(buf, sizeof buf, "%lld h %lld min", h, m % 60);
-    else
-      std::snprintf(buf, sizeof buf, "%lld h", h);
-  } else if (const long long days = h / 24; days < 60 && h % 24) {
-    std::snprintf(buf, sizeof buf, "%lld days %lld h", days, h % 24);
-  } else {
-    std::snprintf(buf, sizeof buf, "%lld days", days);
-  }
-  return buf;
-}
-
 const std::vector<std::string>& retryOutcomes() {
-  static const std::vector<std::string> outcomes{"replayed", "conflict", "mismatch", "executed_after_expiry",
-                                                 "rejected_expired"};
+  static const std::vector<std::string> outcomes = [] {
+    std::vector<std::string> v;
+    for (const auto& f : trace::kOutcomes)
+      if (f.retry) v.emplace_back(f.sql);
+    return v;
+  }();
   return outcomes;
 }
 

@@ -5,15 +5,16 @@
 #include <ctime>
 #include <sstream>
 
+#include "core/text/humanduration.h"
 #include "core/text/json_text.h"
 
 namespace idem::tiers {
 namespace {
 
 using policy::formatDuration;
+using text::humanDuration;
 
-std::string humanDuration(Millis d) { return humanSpan(d); }
-std::string human(double ms) { return humanSpan(Millis(static_cast<long long>(std::llround(ms)))); }
+std::string human(double ms) { return humanDuration(Millis(static_cast<long long>(std::llround(ms)))); }
 
 nlohmann::json tierJson(const TierReport& t) {
   using nlohmann::json;

@@ -4,12 +4,14 @@
 #include <cstdio>
 
 #include "core/policy/duration.h"
+#include "core/trace/outcome.h"
 
 namespace idem::tiers::internal {
 namespace {
 
 // The retry offsets, shared by the statistics and the what-if counts so that both measure the
-// same thing. $1: the period (interval back from now()); $2: one tier, or NULL for all.
+// same thing. $1: the period (interval back from now()); $2: one tier, or NULL for all; $3: the
+// retry outcomes (retryOutcomes(), from trace::kOutcomes).
 //
 // A later request's offset is measured from the first request of its key's generation
 // (replayed, conflict, mismatch: the client came back while the record lived). A request that
@@ -42,12 +44,15 @@ WITH offsets AS (
     -- spread is one trace batch, ~0.1 s, against offsets of minutes to days).
     CROSS JOIN LATERAL generate_series(1, e.repeats) AS each_repeat
    WHERE e.at >= now() - $1::interval
-     AND e.outcome IN ('replayed', 'conflict', 'mismatch', 'executed_after_expiry', 'rejected_expired')
+     AND e.outcome = ANY ($3::text[])
      AND ($2::text IS NULL OR e.tier = $2::text)
      AND o.first_at IS NOT NULL
 )
 )SQL";
 
+// Per tier: the percentiles, the count of each retry outcome and the first executions ($4:
+// 'executed'). @COUNTS@ becomes one streaming count per retry outcome, n_<i> for ($3)[i], and
+// @COLUMNS@ selects them.
 constexpr const char* kStatsSelect = R"SQL(
 , stats AS (
   SELECT o.tier, count(*) AS retries,
@@ -55,37 +60,46 @@ constexpr const char* kStatsSelect = R"SQL(
          percentile_cont(0.9) WITHIN GROUP (ORDER BY o.off_ms) AS p90,
          percentile_cont(0.99) WITHIN GROUP (ORDER BY o.off_ms) AS p99,
          percentile_cont(0.999) WITHIN GROUP (ORDER BY o.off_ms) AS p999,
-         max(o.off_ms) AS pmax,
-         count(*) FILTER (WHERE o.outcome = 'replayed') AS replayed,
-         count(*) FILTER (WHERE o.outcome = 'conflict') AS conflict,
-         count(*) FILTER (WHERE o.outcome = 'mismatch') AS mismatch,
-         count(*) FILTER (WHERE o.outcome = 'executed_after_expiry') AS executed_after_expiry,
-         count(*) FILTER (WHERE o.outcome = 'rejected_expired') AS rejected_expired
+         max(o.off_ms) AS pmax@COUNTS@
     FROM offsets o GROUP BY o.tier
 ), ops AS (
   SELECT e.tier, count(*) AS operations
     FROM idem.events e
-   WHERE e.at >= now() - $1::interval AND e.outcome = 'executed'
+   WHERE e.at >= now() - $1::interval AND e.outcome = $4::text
      AND ($2::text IS NULL OR e.tier = $2::text)
    GROUP BY e.tier
 )
 SELECT coalesce(s.tier, p.tier) AS tier, coalesce(p.operations, 0) AS operations,
-       coalesce(s.retries, 0) AS retries, s.p50, s.p90, s.p99, s.p999, s.pmax,
-       coalesce(s.replayed, 0) AS replayed, coalesce(s.conflict, 0) AS conflict,
-       coalesce(s.mismatch, 0) AS mismatch, coalesce(s.executed_after_expiry, 0) AS executed_after_expiry,
-       coalesce(s.rejected_expired, 0) AS rejected_expired
+       coalesce(s.retries, 0) AS retries, s.p50, s.p90, s.p99, s.p999, s.pmax@COLUMNS@
   FROM stats s FULL JOIN ops p ON p.tier = s.tier
 )SQL";
 
-// width_bucket against the ascending TTLs puts an offset in bucket i when ttl[i] <= offset <
+// kStatsSelect with its counts: the statement's text depends on the outcome table alone.
+const std::string& statsSelect() {
+  static const std::string sql = [] {
+    std::string counts, columns;
+    for (std::size_t i = 1; i <= retryOutcomes().size(); ++i) {
+      const std::string n = "n_" + std::to_string(i);
+      counts += ",\n         count(*) FILTER (WHERE o.outcome = ($3::text[])[" + std::to_string(i) + "]) AS " + n;
+      columns += ", s." + n;
+    }
+    std::string text = kStatsSelect;
+    text.replace(text.find("@COUNTS@"), 8, counts);
+    text.replace(text.find("@COLUMNS@"), 9, columns);
+    return text;
+  }();
+  return sql;
+}
+
+// width_bucket against the ascending TTLs ($4) puts an offset in bucket i when ttl[i] <= offset <
 // ttl[i+1]; "at or after ttl[j]" is then every bucket >= j: one pass over the offsets.
 constexpr const char* kLateSelect = R"SQL(
 , buckets AS (
-  SELECT o.tier, width_bucket(o.off_ms, $3::float8[]) AS b, count(*) AS n FROM offsets o GROUP BY 1, 2
+  SELECT o.tier, width_bucket(o.off_ms, $4::float8[]) AS b, count(*) AS n FROM offsets o GROUP BY 1, 2
 )
 SELECT t.tier, g.i::integer AS i, coalesce(sum(bk.n), 0)::bigint AS late
   FROM (SELECT DISTINCT bt.tier FROM buckets bt) t
- CROSS JOIN unnest($3::float8[]) WITH ORDINALITY AS g(ttl_ms, i)
+ CROSS JOIN unnest($4::float8[]) WITH ORDINALITY AS g(ttl_ms, i)
   LEFT JOIN buckets bk ON bk.tier = t.tier AND bk.b >= g.i
  GROUP BY t.tier, g.i ORDER BY t.tier, g.i
 )SQL";
@@ -146,16 +160,28 @@ std::string floatArray(const std::vector<Millis>& ttls) {
 
 pg::Param tierParam(const std::string* tier) { return tier ? pg::Param(*tier) : pg::Param::null(); }
 
+// A text[] literal of names that need no quoting (trace outcomes: lower case and underscores).
+std::string retryOutcomesParam() {
+  std::string out = "{";
+  for (const auto& name : retryOutcomes()) out += (out.size() > 1 ? "," : "") + name;
+  return out + "}";
+}
+
 }  // namespace
 
 std::map<std::string, RetryStats> retryStats(pg::Connection& conn, Millis since) {
-  auto r = conn.exec(std::string(kOffsetsCte) + kStatsSelect, {policy::toInterval(since), pg::Param::null()});
+  auto r = conn.exec(std::string(kOffsetsCte) + statsSelect(),
+                     {policy::toInterval(since), pg::Param::null(), retryOutcomesParam(),
+                      std::string(trace::sqlName(trace::Outcome::Executed))});
   std::map<std::string, RetryStats> out;
   for (int i = 0; i < r.rows(); ++i) {
     RetryStats s;
     s.operations = r.integer(i, "operations");
     s.retries = r.integer(i, "retries");
-    for (const auto& outcome : retryOutcomes()) s.byOutcome[outcome] = r.integer(i, outcome.c_str());
+    for (std::size_t o = 0; o < retryOutcomes().size(); ++o) {
+      const std::string column = "n_" + std::to_string(o + 1);
+      s.byOutcome[retryOutcomes()[o]] = r.isNull(i, r.column(column.c_str())) ? 0 : r.integer(i, column.c_str());
+    }
     if (s.retries > 0) {
       s.offsets = Offsets{r.real(i, "p50"), r.real(i, "p90"), r.real(i, "p99"), r.real(i, "p999"),
                           r.real(i, "pmax")};
@@ -170,7 +196,7 @@ std::map<std::string, std::vector<long long>> lateCounts(pg::Connection& conn, c
   std::map<std::string, std::vector<long long>> late;
   if (ttls.empty()) return late;
   auto r = conn.exec(std::string(kOffsetsCte) + kLateSelect,
-                     {policy::toInterval(since), tierParam(tier), floatArray(ttls)});
+                     {policy::toInterval(since), tierParam(tier), retryOutcomesParam(), floatArray(ttls)});
   for (int i = 0; i < r.rows(); ++i) {
     auto& counts = late.try_emplace(r.str(i, "tier"), ttls.size(), 0).first->second;
     const auto index = static_cast<std::size_t>(r.integer(i, "i") - 1);

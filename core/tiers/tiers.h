@@ -133,9 +133,6 @@ class NoPolicy : public std::runtime_error {
                                                 const WhatIf& current);
 /// "12.4 MB", "850 kB", "0 B".
 [[nodiscard]] std::string humanBytes(double bytes);
-/// A duration for people, as the console writes them: "850 ms", "4.5 s", "3 min 20 s",
-/// "26 h 12 min" (hours up to two days), "3 days", "8 days 6 h".
-[[nodiscard]] std::string humanSpan(Millis d);
 /// "20,000", "12.5", "0.42", "0".
 [[nodiscard]] std::string humanPerMillion(double perMillion);
 /// "0.41 %", "0 %", "< 0.01 %".

@@ -67,7 +67,7 @@ bool appendRow(std::string& out, const Event& e, long long repeats = 1, long lon
   out += '\t';
   storable &= appendStorable(out, e.tier);
   out += '\t';
-  storable &= appendStorable(out, e.outcome);
+  out += sqlName(e.outcome);  // ours, plain ASCII
   out += '\t';
   if (e.fingerprint.empty()) {
     out += "\\N";
@@ -133,7 +133,7 @@ void appendIdentity(std::string& out, const Event& e) {
   appendField(out, e.tenant);
   appendField(out, e.endpoint);
   appendField(out, e.key);
-  appendField(out, e.outcome);
+  appendField(out, sqlName(e.outcome));
   appendField(out, e.fingerprint);
   const int numbers[2] = {e.generation, e.status};
   out.append(reinterpret_cast<const char*>(numbers), sizeof numbers);

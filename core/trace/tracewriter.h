@@ -1,5 +1,5 @@
 #pragma once
-// Writes the decisions (executed, replayed, conflict, mismatch, rejected_expired, waited) to
+// Writes the decisions (executed, replayed, conflict, mismatch, rejected_expired) to
 // idem.events in batches from a background thread, so a replay stays one read-only round trip
 // and a completion one UPDATE. Executions are queued once their key says done; decisions the
 // store makes inside a write (lease takeover, release, lease lost) are written by that write.
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/store/pool.h"
+#include "core/trace/outcome.h"
 
 namespace idem::trace {
 
@@ -33,7 +34,7 @@ struct Event {
   std::string_view key;
   int generation = 0;
   std::string_view tier;
-  std::string_view outcome;
+  Outcome outcome = Outcome::Executed;
   std::string_view fingerprint;  // raw bytes
   int status = 0;
   double latencyMs = 0;
@@ -84,7 +85,8 @@ class TraceWriter {
     long long firstAtMs = 0, lastAtMs = 0;
     double maxLatencyMs = 0;
     int generation = 0, status = 0;
-    std::string tenant, endpoint, key, tier, outcome, fingerprint, requestId, detail;
+    Outcome outcome = Outcome::Executed;
+    std::string tenant, endpoint, key, tier, fingerprint, requestId, detail;
   };
   /// How many identical decisions the current batch holds, found by the hash of their identity
   /// in an open-addressing table that never allocates: this runs under the lock for every

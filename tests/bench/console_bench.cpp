@@ -223,7 +223,7 @@ constexpr const char* kTraceKeySql =
     "                         latency_ms, request_id, detail)"
     "SELECT g.created + (n - g.first_n) * interval '15 seconds', $1, $2, $3, g.gen, 'payments',"
     "       CASE WHEN n = g.first_n THEN CASE WHEN g.gen = 1 THEN 'executed' ELSE 'executed_after_expiry' END"
-    "            WHEN n % 20 = 0 THEN 'conflict' WHEN n % 20 = 1 THEN 'mismatch' WHEN n % 20 = 2 THEN 'waited'"
+    "            WHEN n % 20 = 0 THEN 'conflict' WHEN n % 20 = 1 THEN 'mismatch'"
     "            ELSE 'replayed' END,"
     "       sha256(convert_to($3, 'UTF8')), CASE WHEN n % 20 = 0 THEN 409 WHEN n % 20 = 1 THEN 422 ELSE 201 END,"
     "       CASE WHEN n = g.first_n THEN 200 ELSE 3 END, 'req_trace_' || n,"
@@ -790,8 +790,8 @@ int run(int argc, char** argv) {
                 explainMs);
   }
   const auto& loaded = detailWidget->detail();
-  std::printf("  trace shows %zu events, %zu generations, %d executions\n", loaded.events.size(),
-              loaded.generations.size(), loaded.executions());
+  std::printf("  trace shows %zu events, %zu generations, %d executions\n", loaded.events().size(),
+              loaded.generations().size(), loaded.executions());
   {
     std::vector<double> paints;
     for (int r = 0; r < repeat; ++r) {

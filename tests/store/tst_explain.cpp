@@ -91,17 +91,6 @@ class TestExplain : public QObject {
     QVERIFY(!explain::parseIsoUtc("2026-03-02 10:00:00"));
   }
 
-  void humanSpans() {
-    const long long s = 1000000;
-    QCOMPARE(explain::humanSpan(32 * 60 * s), std::string("32 min"));
-    QCOMPARE(explain::humanSpan(24 * 3600 * s), std::string("24 h"));
-    QCOMPARE(explain::humanSpan(400LL * 86400 * s), std::string("400 days"));
-    QCOMPARE(explain::humanSpan(3 * 86400 * s + 2 * 3600 * s + 5 * s), std::string("3 days 2 h"));
-    QCOMPARE(explain::humanSpan(90 * s), std::string("1 min 30 s"));
-    QCOMPARE(explain::humanSpan(250000), std::string("250 ms"));
-    QCOMPARE(explain::humanSpan(-5 * s), std::string("-5 s"));
-  }
-
   void scopesParse() {
     auto s = explain::Scope::parse("acct_42 post /v1/payments");
     QVERIFY(s);

@@ -25,7 +25,7 @@ trace::Event replay(std::string_view key, long long atMs = 1'764'676'800'123LL) 
   e.key = key;
   e.generation = 1;
   e.tier = "payments";
-  e.outcome = "replayed";
+  e.outcome = trace::Outcome::Replayed;
   e.fingerprint = std::string_view("\x01\xab\xff", 3);
   e.status = 201;
   e.latencyMs = 0.25;
@@ -35,6 +35,11 @@ trace::Event replay(std::string_view key, long long atMs = 1'764'676'800'123LL) 
 
 long long count(pg::Connection& c, const std::string& where = "true") {
   return c.exec("SELECT count(*) AS n FROM idem.events WHERE " + where).integer(0, "n");
+}
+
+// The server refuses rows of these keys (a quoted SQL list of literals from the test itself).
+void refuseKeys(const test::TestDatabase& db, const std::string& keys) {
+  db.connect().exec("ALTER TABLE idem.events ADD CONSTRAINT test_refused_keys CHECK (idem_key NOT IN (" + keys + "))");
 }
 
 long long commits(pg::Connection& c) {
@@ -116,7 +121,7 @@ class TestTraceWriter : public QObject {
     for (int i = 0; i < 2; ++i) writer.record(replay("calm", t0 + i));
     for (int i = 0; i < 5; ++i) {
       auto e = replay("storm", t0 + 2000 + i);
-      e.outcome = "conflict";  // another decision on the same key: folded on its own
+      e.outcome = trace::Outcome::Conflict;  // another decision on the same key: folded on its own
       e.status = 409;
       writer.record(e);
     }
@@ -228,7 +233,7 @@ class TestTraceWriter : public QObject {
     const long long t0 = 1'764'676'800'000LL;
     for (int i = 0; i < 3; ++i) {  // identical executions (a taken-over lease can repeat one)
       auto e = replay("k-run", t0 + i);
-      e.outcome = "executed";
+      e.outcome = trace::Outcome::Executed;
       e.execution = true;
       writer.record(e);
     }
@@ -244,9 +249,8 @@ class TestTraceWriter : public QObject {
     test::TestDatabase db("trace_refused");
     store::Pool pool(db.conninfo(), 2);
     trace::TraceWriter writer(pool, {1h, 100000, 100000, true});
-    auto bad = replay("k-bad");
-    bad.outcome = "not-an-outcome";  // the table's CHECK refuses it
-    writer.record(bad);
+    refuseKeys(db, "'k-bad'");  // a typed outcome cannot be misspelt: a CHECK of this test's refuses
+    writer.record(replay("k-bad"));
     QVERIFY(!writer.flush());
     QCOMPARE(writer.dropped(), 1LL);
     writer.record(replay("k-good"));
@@ -270,7 +274,7 @@ class TestTraceWriter : public QObject {
     const std::string nulDetail("a\0b", 3);
     auto nul = replay("k-nul");
     nul.detail = nulDetail;
-    nul.outcome = "executed";
+    nul.outcome = trace::Outcome::Executed;
     nul.execution = true;
     writer.record(nul);
     for (int i = 0; i < 500; ++i) writer.record(replay("k-after-" + std::to_string(i)));
@@ -286,18 +290,18 @@ class TestTraceWriter : public QObject {
   }
 
   void aRowTheServerRefusesCostsOnlyItself() {
-    // The server may still refuse a row (here the outcome CHECK): the failed batch is split until
-    // the refused row stands alone; it is dropped and counted, every other row is written.
+    // The server may still refuse a row (here a CHECK this test adds): the failed batch is split
+    // until the refused row stands alone; it is dropped and counted, every other row is written.
     test::TestDatabase db("trace_isolate");
     store::Pool pool(db.conninfo(), 2);
     auto c = db.connect();
+    refuseKeys(db, "'k-337', 'k-338', 'k-901'");
     trace::TraceWriter writer(pool, {1h, 100000, 100000, true, 3});
     for (int i = 0; i < 1000; ++i) {
       const std::string key = "k-" + std::to_string(i);  // an Event holds views: keep the key alive
       auto e = replay(key);
-      if (i == 337 || i == 338 || i == 901) e.outcome = "not-an-outcome";
       if (i % 100 == 0) {
-        e.outcome = "executed";
+        e.outcome = trace::Outcome::Executed;
         e.execution = true;
       }
       writer.record(e);

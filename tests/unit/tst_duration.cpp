@@ -1,4 +1,5 @@
-// Durations as policy files write them, and the three ways Idem writes them back.
+// Durations as policy files write them, and the ways Idem writes them back in that spelling
+// (for people: core/text/humanduration.h, tests/unit/tst_humanduration.cpp).
 #include <QtTest>
 
 #include "core/policy/duration.h"
@@ -81,28 +82,6 @@ class TestDuration : public QObject {
     const auto back = parseDuration(formatDuration(Millis(ms)));
     QVERIFY(back.has_value());
     QCOMPARE(qint64(back->count()), ms);
-  }
-
-  void humanShowsTwoUnitsAtMost_data() {
-    QTest::addColumn<qint64>("ms");
-    QTest::addColumn<QString>("text");
-    QTest::newRow("3 h 12 min") << qint64((3 * 60 + 12) * 60'000) << "3 h 12 min";
-    QTest::newRow("45 s") << qint64(45'000) << "45 s";
-    QTest::newRow("2 days") << qint64(2 * 86'400'000LL) << "2 days";
-    QTest::newRow("1 day") << qint64(86'400'000) << "1 day";
-    QTest::newRow("250 ms") << qint64(250) << "250 ms";
-    QTest::newRow("1 day 6 h") << qint64(30 * 3'600'000LL) << "1 day 6 h";
-    QTest::newRow("third unit dropped") << qint64(3 * 3'600'000 + 12 * 60'000 + 30'000) << "3 h 12 min";
-    QTest::newRow("truncated not rounded") << qint64(2 * 3'600'000 - 1) << "1 h 59 min";
-    QTest::newRow("zero second unit omitted") << qint64(3'600'000 + 5'000) << "1 h";
-    QTest::newRow("1 s 500 ms") << qint64(1'500) << "1 s 500 ms";
-    QTest::newRow("400 days") << qint64(400 * 86'400'000LL) << "400 days";
-    QTest::newRow("zero") << qint64(0) << "0 s";
-  }
-  void humanShowsTwoUnitsAtMost() {
-    QFETCH(qint64, ms);
-    QFETCH(QString, text);
-    QCOMPARE(QString::fromStdString(humanDuration(Millis(ms))), text);
   }
 
   void intervalIsMilliseconds_data() {

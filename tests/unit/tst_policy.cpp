@@ -552,7 +552,7 @@ class TestPolicy : public QObject {
     const QString html = QString::fromStdString(publishedHtml(demoPolicy()));
     QVERIFY(html.startsWith(QStringLiteral("<!DOCTYPE html>")));
     for (const char* needle :
-         {"POST /v1/payments", "POST /v1/refunds", "POST /v1/orders", "POST /v1/webhooks/ack", "1 day",
+         {"POST /v1/payments", "POST /v1/refunds", "POST /v1/orders", "POST /v1/webhooks/ack", "24 h",
           "<code>24h</code>", "30 min", "7 days", "Idempotent-Replayed: true", "Idempotency-Expires", "409", "422",
           "400", "Retry-After", "Account-Id", "processed as a new request", "Optional", "waits up to 2 s"})
       QVERIFY2(html.contains(QLatin1String(needle)), needle);

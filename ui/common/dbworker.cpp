@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/store/migrations.h"
+#include "core/store/policystore.h"
 #include "ui/common/dbsession.h"
 
 using namespace Qt::StringLiterals;
@@ -135,10 +136,9 @@ ServerInfo DbWorker::inspect(pg::Connection& conn) {
   info.schemaVersion = store::appliedSchemaVersion(conn);
   info.expectedSchemaVersion = store::expectedSchemaVersion();
   if (info.schemaVersion > 0) {
-    auto p = conn.exec("SELECT version, document::text AS doc FROM idem.policies ORDER BY version DESC LIMIT 1");
-    if (p.rows() > 0) {
-      info.policyVersion = static_cast<int>(p.integer(0, "version"));
-      info.policyDocument = QString::fromStdString(p.str(0, "doc"));
+    if (const auto p = store::policyDocumentInForce(conn)) {
+      info.policyVersion = p->version;
+      info.policyDocument = QString::fromStdString(p->document);
     }
   }
   return info;

@@ -2,28 +2,38 @@
 
 #include <QCoreApplication>
 
-using namespace Qt::StringLiterals;
-
 namespace idem::ui {
+namespace {
 
-OutcomeStyle outcomeStyle(const QString& o) {
-  auto tr = [](const char* s) { return QCoreApplication::translate("Outcome", s); };
-  if (o == u"executed"_s) return {QColor(0x1f, 0x6f, 0xd1), MarkerShape::Circle, tr("executed")};
-  if (o == u"replayed"_s) return {QColor(0x2e, 0x9e, 0x44), MarkerShape::Ring, tr("replayed")};
-  if (o == u"conflict"_s) return {QColor(0xe0, 0x9b, 0x00), MarkerShape::Triangle, tr("409 conflict")};
-  if (o == u"waited"_s) return {QColor(0xe0, 0x9b, 0x00), MarkerShape::Ring, tr("waited, then replayed")};
-  if (o == u"mismatch"_s) return {QColor(0xd0, 0x31, 0x2d), MarkerShape::Square, tr("422 fingerprint mismatch")};
-  if (o == u"rejected_expired"_s) return {QColor(0xd0, 0x31, 0x2d), MarkerShape::Square, tr("422 rejected: expired")};
-  if (o == u"executed_after_expiry"_s)
-    return {QColor(0xc0, 0x1c, 0xb0), MarkerShape::Diamond, tr("executed after expiry")};
-  if (o == u"lease_takeover"_s) return {QColor(0x1f, 0x6f, 0xd1), MarkerShape::Diamond, tr("lease taken over")};
-  if (o == u"released"_s) return {QColor(0x80, 0x80, 0x80), MarkerShape::Ring, tr("released (not stored)")};
-  if (o == u"lease_lost"_s) return {QColor(0x80, 0x80, 0x80), MarkerShape::Cross, tr("lease lost")};
-  return {QColor(0x80, 0x80, 0x80), MarkerShape::Cross, o};
+const QColor kBlue(0x1f, 0x6f, 0xd1);
+const QColor kMagenta(0xc0, 0x1c, 0xb0);
+const QColor kGreen(0x2e, 0x9e, 0x44);
+const QColor kAmber(0xe0, 0x9b, 0x00);
+const QColor kRed(0xd0, 0x31, 0x2d);
+const QColor kGrey(0x80, 0x80, 0x80);
+
+}  // namespace
+
+OutcomeStyle outcomeStyle(trace::Outcome o) {
+  using trace::Outcome;
+  const QString label = QCoreApplication::translate("Outcome", std::string(trace::label(o)).c_str());
+  switch (trace::kind(o)) {
+    case trace::OutcomeKind::Execution:
+      // A second execution after expiry is the duplicate support looks for: it stands out.
+      if (o == Outcome::ExecutedAfterExpiry) return {kMagenta, MarkerShape::Diamond, label};
+      return {kBlue, o == Outcome::Executed ? MarkerShape::Circle : MarkerShape::Diamond, label};
+    case trace::OutcomeKind::Replay: return {kGreen, MarkerShape::Ring, label};
+    case trace::OutcomeKind::InProgress: return {kAmber, MarkerShape::Triangle, label};
+    case trace::OutcomeKind::Refused: return {kRed, MarkerShape::Square, label};
+    case trace::OutcomeKind::NotStored:
+      return {kGrey, o == Outcome::Released ? MarkerShape::Ring : MarkerShape::Cross, label};
+  }
+  return {kGrey, MarkerShape::Cross, label};
 }
 
-bool isExecution(const QString& o) {
-  return o == u"executed"_s || o == u"executed_after_expiry"_s || o == u"lease_takeover"_s;
+OutcomeStyle outcomeStyle(const std::string& outcome) {
+  if (const auto o = trace::parseOutcome(outcome)) return outcomeStyle(*o);
+  return {kGrey, MarkerShape::Cross, QString::fromStdString(outcome)};
 }
 
 }  // namespace idem::ui

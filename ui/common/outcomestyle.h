@@ -1,8 +1,11 @@
 #pragma once
-// One meaning per colour across the console (UI.md): executed blue, replayed green,
-// 409 amber, 422/rejected red, executed after expiry magenta (the duplicate charge).
+// One meaning per colour across the console: executed blue, replayed green, 409 amber,
+// 422/rejected red, executed after expiry magenta (the duplicate charge), not stored grey.
+// Colour and marker follow the outcome's kind (core/trace/outcome.h); the label is core's.
 #include <QColor>
 #include <QString>
+
+#include "core/trace/outcome.h"
 
 namespace idem::ui {
 
@@ -14,9 +17,8 @@ struct OutcomeStyle {
   QString label;  ///< "executed after expiry"
 };
 
-/// The style of an idem.events outcome; unknown outcomes are grey crosses.
-[[nodiscard]] OutcomeStyle outcomeStyle(const QString& outcome);
-/// True for outcomes that ran the operation (count towards "executions").
-[[nodiscard]] bool isExecution(const QString& outcome);
+[[nodiscard]] OutcomeStyle outcomeStyle(trace::Outcome outcome);
+/// The style of a stored outcome name; one this build does not know is a grey cross.
+[[nodiscard]] OutcomeStyle outcomeStyle(const std::string& outcome);
 
 }  // namespace idem::ui

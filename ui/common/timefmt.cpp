@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/text/humanduration.h"
+
 using namespace Qt::StringLiterals;
 
 namespace idem::ui {
@@ -20,17 +22,7 @@ QString formatAbsolute(const QDateTime& t) {
 }
 
 QString formatDuration(qint64 ms) {
-  ms = std::llabs(ms);
-  if (ms < 1000) return tr("%1 ms").arg(ms);
-  const qint64 s = ms / 1000;
-  if (s < 60) return ms < 10000 ? tr("%1 s").arg(static_cast<double>(ms) / 1000.0, 0, 'f', 1) : tr("%1 s").arg(s);
-  const qint64 m = s / 60;
-  if (m < 60) return s % 60 ? tr("%1 min %2 s").arg(m).arg(s % 60) : tr("%1 min").arg(m);
-  const qint64 h = m / 60;
-  if (h < 48) return m % 60 ? tr("%1 h %2 min").arg(h).arg(m % 60) : tr("%1 h").arg(h);
-  const qint64 d = h / 24;
-  if (d < 60) return h % 24 ? tr("%1 days %2 h").arg(d).arg(h % 24) : tr("%1 days").arg(d);
-  return tr("%1 days").arg(d);
+  return QString::fromStdString(text::humanDuration(std::chrono::milliseconds(std::llabs(ms))));
 }
 
 QString formatRelative(const QDateTime& t, const QDateTime& now) {

@@ -8,7 +8,8 @@ namespace idem::ui {
 
 /// "2024-05-03 14:07:12 CEST" in the local zone.
 [[nodiscard]] QString formatAbsolute(const QDateTime& t);
-/// "3 h 12 min", "2 days", "45 s", "850 ms": at most two units, the largest first.
+/// The length of ms, without its sign, by core's one rule (core/text/humanduration.h):
+/// "3 h 12 min", "2 days", "45 s", "850 ms".
 [[nodiscard]] QString formatDuration(qint64 ms);
 /// "in 3 h 12 min" / "2 days ago" relative to now.
 [[nodiscard]] QString formatRelative(const QDateTime& t, const QDateTime& now);

@@ -13,32 +13,19 @@ GenerationModel::GenerationModel(QObject* parent) : QAbstractTableModel(parent) 
 
 void GenerationModel::setDetail(const KeyDetail& detail) {
   beginResetModel();
-  m_rows.clear();
-  m_now = detail.serverNow;
-  for (const auto& g : detail.generations) {
-    Row row{g, 0, 0};
-    for (const auto& e : detail.events) {
-      if (e.generation != g.generation) continue;
-      if (isExecution(e.outcome)) ++row.executions;
-      if (e.outcome == u"replayed"_s || e.outcome == u"waited"_s) row.replays += e.repeats;
-    }
-    m_rows.push_back(std::move(row));
-  }
+  m_detail = detail;
+  m_now = detail.serverNow();
   endResetModel();
 }
 
-void GenerationModel::clear() {
-  beginResetModel();
-  m_rows.clear();
-  endResetModel();
-}
+void GenerationModel::clear() { setDetail({}); }
 
-const Generation* GenerationModel::generationAt(int row) const {
-  return (row >= 0 && row < rowCount()) ? &m_rows[static_cast<std::size_t>(row)].generation : nullptr;
+const explain::Generation* GenerationModel::generationAt(int row) const {
+  return (row >= 0 && row < rowCount()) ? &m_detail.generations()[static_cast<std::size_t>(row)] : nullptr;
 }
 
 int GenerationModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+  return parent.isValid() ? 0 : static_cast<int>(m_detail.generations().size());
 }
 int GenerationModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
@@ -48,34 +35,41 @@ Qt::ItemFlags GenerationModel::flags(const QModelIndex& index) const {
 
 QVariant GenerationModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
-  const Row& row = m_rows[static_cast<std::size_t>(index.row())];
-  const Generation& g = row.generation;
+  const auto i = static_cast<std::size_t>(index.row());
+  const explain::Generation& g = m_detail.generations()[i];
+  const explain::GenerationSummary& summary = m_detail.explanation.generations[i];
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
-      case ColGeneration: return g.generation;
+      case ColGeneration: return g.number;
       case ColWhere: return g.live ? tr("live") : tr("archived");
-      case ColState: return g.state;
-      case ColStatus: return g.status ? QVariant(g.status) : QVariant(u"—"_s);
-      case ColResource: return g.resourceRef;
-      case ColCreated: return formatAbsolute(g.created);
-      case ColExpires: return QString(formatAbsolute(g.expires) % u" ("_s % formatExpiry(g.expires, m_now) % u")"_s);
+      case ColState: return QString::fromStdString(g.state);
+      case ColStatus: return g.status ? QVariant(*g.status) : QVariant(u"—"_s);
+      case ColResource: return QString::fromStdString(g.resourceRef.value_or(""));
+      case ColCreated: return formatAbsolute(toDateTime(g.createdAt));
+      case ColExpires: {
+        const QDateTime expires = toDateTime(g.expiresAt);
+        return QString(formatAbsolute(expires) % u" ("_s % formatExpiry(expires, m_now) % u")"_s);
+      }
       case ColArchived:
-        return g.live ? QString() : QString(formatAbsolute(g.archivedAt) % u" · "_s % g.archivedBy);
-      case ColExecutions: return row.executions;
-      case ColReplays: return row.replays;
-      case ColFingerprint: return QString(g.fingerprintHex.left(16) + u"…"_s);
+        return g.live ? QString()
+                      : QString(formatAbsolute(toDateTime(g.archivedAt)) % u" · "_s %
+                                QString::fromStdString(g.archivedBy));
+      case ColExecutions: return summary.executions;
+      case ColReplays: return summary.replays;
+      case ColFingerprint: return QString(QString::fromStdString(g.fingerprintHex.substr(0, 16)) + u"…"_s);
     }
   }
   if (role == Qt::ToolTipRole) {
     switch (index.column()) {
-      case ColCreated: return formatRelative(g.created, m_now);
-      case ColFingerprint: return g.fingerprintHex;
-      case ColArchived: return g.purgeAfter.isValid() ? tr("kept until %1").arg(formatAbsolute(g.purgeAfter)) : QVariant();
+      case ColCreated: return formatRelative(toDateTime(g.createdAt), m_now);
+      case ColFingerprint: return QString::fromStdString(g.fingerprintHex);
+      case ColArchived:
+        return g.purgeAfter ? tr("kept until %1").arg(formatAbsolute(toDateTime(g.purgeAfter))) : QVariant();
       default: break;
     }
   }
-  if (role == Qt::ForegroundRole && index.column() == ColExecutions && row.executions > 1)
-    return outcomeStyle(u"executed_after_expiry"_s).color;
+  if (role == Qt::ForegroundRole && index.column() == ColExecutions && summary.executions > 1)
+    return outcomeStyle(trace::Outcome::ExecutedAfterExpiry).color;
   if (role == Qt::TextAlignmentRole && (index.column() == ColGeneration || index.column() == ColStatus ||
                                         index.column() == ColExecutions || index.column() == ColReplays))
     return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);

@@ -1,5 +1,6 @@
 #pragma once
-// The Generations tab's model: one row per generation of the key, live and archived.
+// The Generations tab's model: one row per generation of the key, live and archived, with
+// core's summary of each (executions by core's rule, replays).
 #include <QAbstractTableModel>
 
 #include "ui/detail/keydetail.h"
@@ -19,7 +20,7 @@ class GenerationModel final : public QAbstractTableModel {
 
   void setDetail(const KeyDetail& detail);
   void clear();
-  [[nodiscard]] const Generation* generationAt(int row) const;
+  [[nodiscard]] const explain::Generation* generationAt(int row) const;
 
   [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
   [[nodiscard]] int columnCount(const QModelIndex& parent = {}) const override;
@@ -28,12 +29,7 @@ class GenerationModel final : public QAbstractTableModel {
   [[nodiscard]] Qt::ItemFlags flags(const QModelIndex& index) const override;
 
  private:
-  struct Row {
-    Generation generation;
-    int executions = 0;
-    int replays = 0;
-  };
-  std::vector<Row> m_rows;
+  KeyDetail m_detail;
   QDateTime m_now;
 };
 

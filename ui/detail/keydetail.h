@@ -1,10 +1,12 @@
 #pragma once
-// Everything the detail tabs show about one key: every generation (live and archived) and
-// every event. Plain values built on the worker thread and handed to the GUI thread.
-#include <QByteArray>
+// Everything the detail tabs show about one key: core's explanation of it (its generations,
+// its events and core's summary, the same `idemctl explain` prints), read on the worker
+// thread and handed to the GUI thread. The tabs read core's types as they are: no copy to
+// drift from them, no second count of executions.
 #include <QDateTime>
 #include <QString>
-#include <vector>
+
+#include "core/explain/explain.h"
 
 namespace idem::ui {
 
@@ -17,54 +19,28 @@ struct KeyRef {
   bool operator==(const KeyRef&) const = default;
 };
 
-struct Generation {
-  int generation = 0;
-  bool live = false;
-  QString tier;
-  int policyVersion = 0;
-  QString fingerprintHex;
-  QString state;
-  QDateTime leaseUntil;
-  int status = 0;
-  QString headersJson;   ///< resp_headers as the server printed the jsonb
-  QByteArray body;       ///< resp_body; empty when none or dropped
-  QString resourceRef;
-  QString requestId;
-  QDateTime created;
-  QDateTime completed;
-  QDateTime expires;
-  QDateTime archivedAt;
-  QString archivedBy;
-  QDateTime purgeAfter;
-  QDateTime bodyDroppedAt;
-};
-
-struct KeyEvent {
-  qint64 id = 0;
-  QDateTime at;
-  int generation = 0;    ///< 0 when the event has none
-  QString outcome;
-  QString fingerprintHex;
-  int status = 0;
-  double latencyMs = -1;
-  QString requestId;
-  QString detail;
-  int repeats = 1;   ///< > 1: a folded retry storm, this many identical decisions from `at` to `lastAt`
-  QDateTime lastAt;  ///< the last of a folded storm's decisions; invalid otherwise
-};
-
 struct KeyDetail {
   KeyRef ref;
-  std::vector<Generation> generations;  ///< oldest first
-  std::vector<KeyEvent> events;         ///< by time
-  bool eventsTruncated = false;
-  QDateTime serverNow;
-  QString narrative;        ///< core's plain-language explanation (core/explain)
-  QString markdown;         ///< core's Markdown report for a ticket
-  QString explainError;     ///< why there is no explanation, when there is none
-  int explainedExecutions = -1;  ///< core's count (includes executions whose events are gone)
-  [[nodiscard]] int executions() const;
-  [[nodiscard]] const Generation* live() const;
+  /// Core's explanation: history() is what the store holds, `executions` and `generations`
+  /// (parallel to history().generations) its summary by core's rules.
+  explain::Explanation explanation;
+  bool eventsTruncated = false;  ///< history().events holds the first kMaxTraceEvents only
+  QString markdown;              ///< core's Markdown report for a ticket
+  QString explainError;          ///< why there is no explanation, when there is none
+
+  [[nodiscard]] const explain::KeyHistory& history() const { return explanation.history; }
+  [[nodiscard]] const std::vector<explain::Generation>& generations() const { return explanation.history.generations; }
+  [[nodiscard]] const std::vector<explain::Event>& events() const { return explanation.history.events; }
+  /// How many times the operation ran, by core's rule (a done generation ran at least once).
+  [[nodiscard]] int executions() const { return explanation.executions; }
+  [[nodiscard]] QString narrative() const { return QString::fromStdString(explanation.narrative); }
+  [[nodiscard]] QDateTime serverNow() const;
+  [[nodiscard]] const explain::Generation* live() const;
 };
+
+/// A stored instant as a QDateTime (UTC, millisecond precision).
+[[nodiscard]] QDateTime toDateTime(explain::Instant t);
+/// Invalid when absent.
+[[nodiscard]] QDateTime toDateTime(const std::optional<explain::Instant>& t);
 
 }  // namespace idem::ui

@@ -84,21 +84,23 @@ void KeyDetailWidget::apply(const KeyDetail& detail) {
   m_events->setDetail(detail);
   m_generationTable->resizeColumnsToContents();
   if (!detail.ref.isValid()) return;
-  const int executions = detail.explainedExecutions >= 0 ? detail.explainedExecutions : detail.executions();
-  const Generation* live = detail.live();
+  const int executions = detail.executions();
+  const explain::Generation* live = detail.live();
   QString text = u"<b>"_s % detail.ref.key.toHtmlEscaped() % u"</b> · "_s % detail.ref.tenant.toHtmlEscaped() %
                  u" "_s % detail.ref.endpoint.toHtmlEscaped();
   if (executions > 1)
-    text += u" · <b style='color:%1'>"_s.arg(outcomeStyle(u"executed_after_expiry"_s).color.name()) %
+    text += u" · <b style='color:%1'>"_s.arg(outcomeStyle(trace::Outcome::ExecutedAfterExpiry).color.name()) %
             tr("executed %1 times").arg(executions) % u"</b>"_s;
   else
     text += u" · "_s % tr("executed %n time(s)", nullptr, executions);
-  if (live)
-    text += u" · "_s % formatExpiry(live->expires, detail.serverNow) % u" ("_s % formatAbsolute(live->expires) % u")"_s;
-  else if (!detail.generations.empty())
+  if (live) {
+    const QDateTime expires = toDateTime(live->expiresAt);
+    text += u" · "_s % formatExpiry(expires, detail.serverNow()) % u" ("_s % formatAbsolute(expires) % u")"_s;
+  } else if (!detail.generations().empty()) {
     text += u" · "_s % tr("no live generation (archived only)");
-  else
+  } else {
     text += u" · "_s % tr("no such key");
+  }
   m_header->setText(text);
 }
 

@@ -60,9 +60,9 @@ void ResponseView::setDetail(const KeyDetail& detail) {
   const QSignalBlocker block(m_generation);
   m_generation->clear();
   int pick = -1;
-  for (std::size_t i = 0; i < detail.generations.size(); ++i) {
-    const Generation& g = detail.generations[i];
-    m_generation->addItem(g.live ? tr("%1 (live)").arg(g.generation) : tr("%1 (archived)").arg(g.generation));
+  for (std::size_t i = 0; i < detail.generations().size(); ++i) {
+    const explain::Generation& g = detail.generations()[i];
+    m_generation->addItem(g.live ? tr("%1 (live)").arg(g.number) : tr("%1 (archived)").arg(g.number));
     if (g.live || pick < 0) pick = static_cast<int>(i);
   }
   if (pick < 0) pick = m_generation->count() - 1;
@@ -73,28 +73,30 @@ void ResponseView::setDetail(const KeyDetail& detail) {
 void ResponseView::showGeneration(int index) {
   m_headers->clear();
   m_body->clear();
-  if (index < 0 || index >= static_cast<int>(m_detail.generations.size())) {
+  if (index < 0 || index >= static_cast<int>(m_detail.generations().size())) {
     m_status->setText(m_detail.ref.isValid() ? tr("This key has no stored generation.") : QString());
     return;
   }
-  const Generation& g = m_detail.generations[static_cast<std::size_t>(index)];
-  if (g.state == u"processing"_s && !g.status) {
+  const explain::Generation& g = m_detail.generations()[static_cast<std::size_t>(index)];
+  if (g.state == "processing" && !g.status) {
     m_status->setText(tr("Still processing: no response stored yet."));
   } else if (!g.status) {
     m_status->setText(tr("No response stored."));
   } else {
-    QString text = tr("<b>%1</b> stored %2").arg(g.status).arg(formatAbsolute(g.completed));
-    if (!g.resourceRef.isEmpty()) text += u" · "_s % tr("resource <b>%1</b>").arg(g.resourceRef.toHtmlEscaped());
-    if (g.bodyDroppedAt.isValid()) text += u" · "_s % tr("body dropped %1").arg(formatAbsolute(g.bodyDroppedAt));
+    QString text = tr("<b>%1</b> stored %2").arg(*g.status).arg(formatAbsolute(toDateTime(g.completedAt)));
+    if (g.resourceRef && !g.resourceRef->empty())
+      text += u" · "_s % tr("resource <b>%1</b>").arg(QString::fromStdString(*g.resourceRef).toHtmlEscaped());
+    if (g.bodyDroppedAt)
+      text += u" · "_s % tr("body dropped %1").arg(formatAbsolute(toDateTime(g.bodyDroppedAt)));
     m_status->setText(text);
   }
   // The store keeps headers as [[name, value], ...] (order and repeats preserved).
-  const QJsonArray headers = QJsonDocument::fromJson(g.headersJson.toUtf8()).array();
+  const QJsonArray headers = QJsonDocument::fromJson(QByteArray::fromStdString(g.headersJson)).array();
   for (const QJsonValue& pair : headers) {
     const QJsonArray nv = pair.toArray();
     if (nv.size() == 2) new QTreeWidgetItem(m_headers, {nv.at(0).toString(), nv.at(1).toString()});
   }
-  m_body->setPlainText(formatBody(g.body));
+  m_body->setPlainText(formatBody(QByteArray::fromStdString(g.body)));
 }
 
 }  // namespace idem::ui

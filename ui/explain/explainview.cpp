@@ -50,7 +50,7 @@ ExplainView::ExplainView(EventModel* model, QWidget* parent)
   rebuild();
 }
 
-QString ExplainView::narrativeText() const { return m_model->detail().narrative; }
+QString ExplainView::narrativeText() const { return m_model->detail().narrative(); }
 QString ExplainView::markdown() const { return m_model->detail().markdown; }
 
 void ExplainView::rebuild() {

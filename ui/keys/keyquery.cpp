@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/explain/search.h"
+#include "core/trace/outcome.h"
 #include "ui/common/timefmt.h"
 
 using namespace Qt::StringLiterals;
@@ -28,11 +30,13 @@ constexpr const char* kFilters = R"sql(
 )sql";
 
 // "Executed more than once": spelled out only when asked for, so that the other views never
-// name (and so never wait for a lock on) tables they do not read.
+// name (and so never wait for a lock on) tables they do not read. @EXECUTIONS@ becomes the
+// execution outcomes as literals: the planner matches them to the partial index
+// events_executions (a bound array would not), and a store test holds the index to the list.
 constexpr const char* kRanMoreThanOnce = R"sql($11::bool
   AND ((SELECT count(*) FROM idem.events e
          WHERE e.tenant = k.tenant AND e.endpoint = k.endpoint AND e.idem_key = k.idem_key
-           AND e.outcome IN ('executed', 'executed_after_expiry', 'lease_takeover')) > 1
+           AND e.outcome IN (@EXECUTIONS@)) > 1
        OR (SELECT count(*) FROM idem.keys l
             WHERE l.tenant = k.tenant AND l.endpoint = k.endpoint AND l.idem_key = k.idem_key AND l.state = 'done')
         + (SELECT count(*) FROM idem.key_archive a
@@ -115,17 +119,18 @@ pg::Param statusBase(StatusClass s) {
 }
 QString col(const pg::Result& r, int row, const char* name) { return QString::fromUtf8(r.text(row, r.column(name))); }
 
+QString ranMoreThanOnce() {
+  return QString::fromLatin1(kRanMoreThanOnce)
+      .replace(u"@EXECUTIONS@"_s, QString::fromStdString(trace::sqlLiterals(trace::isExecution)));
+}
+
 }  // namespace
 
 KeyCursor KeyCursor::of(const KeyRow& row) {
   return {row.sortValue, row.tenant.toStdString(), row.endpoint.toStdString(), row.key.toStdString(), row.generation};
 }
 
-std::string likePrefixPattern(const QString& prefix) {
-  QString escaped = prefix;
-  escaped.replace(u"\\"_s, u"\\\\"_s).replace(u"%"_s, u"\\%"_s).replace(u"_"_s, u"\\_"_s);
-  return QString(escaped + u'%').toStdString();
-}
+std::string likePrefixPattern(const QString& prefix) { return explain::likePrefixPattern(prefix.toStdString()); }
 
 std::vector<KeyRow> fetchKeyPage(pg::Connection& conn, const KeyFilter& f, const std::optional<KeyCursor>& from,
                                  bool backward, int limit) {
@@ -173,8 +178,8 @@ std::vector<KeyRow> fetchKeyPage(pg::Connection& conn, const KeyFilter& f, const
   if (archive) order += u", k.generation"_s + dir;
   const QString sql = QString::fromLatin1(archive ? kArchiveSql : kLiveSql)
                           .arg(expr,
-                               QString::fromLatin1(kFilters).arg(f.executedMoreThanOnce ? QLatin1String(kRanMoreThanOnce)
-                                                                                         : "NOT $11::bool"_L1),
+                               QString::fromLatin1(kFilters).arg(f.executedMoreThanOnce ? ranMoreThanOnce()
+                                                                                         : u"NOT $11::bool"_s),
                                keyset, order);
   std::vector<pg::Param> params{
       limit,
@@ -256,40 +261,17 @@ StateCounts fetchStateCounts(pg::Connection& conn) {
 }
 
 std::vector<KeyHit> searchKeys(pg::Connection& conn, const QString& input, int limit) {
-  const QString text = input.trimmed();
   std::vector<KeyHit> hits;
-  if (text.isEmpty()) return hits;
-  auto collect = [&](const pg::Result& r, const QString& how) {
-    for (int i = 0; i < r.rows(); ++i)
-      hits.push_back({col(r, i, "tenant"), col(r, i, "endpoint"), col(r, i, "idem_key"),
-                      static_cast<int>(r.integer(i, "generation")), r.boolean(i, "archived"),
-                      col(r, i, "resource_ref"), how});
-  };
-  // Exact matches first: a resource id (indexed) or a key. Live generations come first.
-  collect(conn.exec(R"sql(
-      SELECT * FROM (
-        SELECT tenant, endpoint, idem_key, generation, false AS archived, coalesce(resource_ref, '') AS resource_ref,
-               (resource_ref = $1) AS by_ref
-          FROM idem.keys WHERE resource_ref = $1 OR idem_key = $1
-        UNION ALL
-        SELECT tenant, endpoint, idem_key, generation, true, coalesce(resource_ref, ''), (resource_ref = $1)
-          FROM idem.key_archive WHERE resource_ref = $1 OR idem_key = $1) h
-      ORDER BY archived, tenant, endpoint, idem_key, generation DESC
-      LIMIT $2)sql",
-                    {text.toStdString(), limit}),
-          u"exact"_s);
-  if (!hits.empty()) return hits;
-  collect(conn.exec(R"sql(
-      SELECT * FROM (
-        SELECT tenant, endpoint, idem_key, generation, false AS archived, coalesce(resource_ref, '') AS resource_ref
-          FROM idem.keys WHERE idem_key LIKE $1 OR resource_ref LIKE $1
-        UNION ALL
-        SELECT tenant, endpoint, idem_key, generation, true, coalesce(resource_ref, '')
-          FROM idem.key_archive WHERE idem_key LIKE $1 OR resource_ref LIKE $1) h
-      ORDER BY archived, idem_key, tenant, endpoint, generation DESC
-      LIMIT $2)sql",
-                    {likePrefixPattern(text), limit}),
-          u"prefix"_s);
+  // Core's search, the one `idemctl explain` uses: a key or a resource id, else a prefix.
+  for (const auto& m : explain::searchKeys(conn, input.trimmed().toStdString(),
+                                           explain::SearchOptions{true, true, true, limit})) {
+    const QString how = m.by == explain::KeyMatch::By::Prefix ? u"prefix"_s
+                        : m.by == explain::KeyMatch::By::Resource ? u"resource"_s
+                                                                   : u"key"_s;
+    hits.push_back({QString::fromStdString(m.ref.scope.tenant), QString::fromStdString(m.ref.scope.endpoint),
+                    QString::fromStdString(m.ref.key), m.generation, m.archived,
+                    QString::fromStdString(m.resourceRef), how});
+  }
   return hits;
 }
 

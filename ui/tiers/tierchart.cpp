@@ -25,8 +25,8 @@ const QColor kTtlColour(0x9d, 0xb9, 0xd9);  // a light "executed" blue: the wind
 const QColor kWindowColour(0x33, 0x33, 0x33);
 
 QColor flagColour(const tiers::TierReport& t) {
-  return outcomeStyle(t.tier.onExpired == policy::OnExpired::Execute ? u"executed_after_expiry"_s
-                                                                     : u"rejected_expired"_s)
+  return outcomeStyle(t.tier.onExpired == policy::OnExpired::Execute ? trace::Outcome::ExecutedAfterExpiry
+                                                                     : trace::Outcome::RejectedExpired)
       .color;
 }
 
@@ -126,8 +126,8 @@ void TierChart::setReport(const tiers::Report& report) {
   m_bars->setBarWidth(0.3);
   const QString setNames[] = {tr("TTL (how long a key is honoured)"), tr("TTL too short: late retries execute again"),
                               tr("TTL too short: late retries are rejected")};
-  const QColor setColours[] = {kTtlColour, outcomeStyle(u"executed_after_expiry"_s).color,
-                               outcomeStyle(u"rejected_expired"_s).color};
+  const QColor setColours[] = {kTtlColour, outcomeStyle(trace::Outcome::ExecutedAfterExpiry).color,
+                               outcomeStyle(trace::Outcome::RejectedExpired).color};
   for (int k = 0; k < 3; ++k) {
     auto* set = new QBarSet(setNames[k]);
     set->setColor(setColours[k]);

@@ -114,8 +114,8 @@ QVariant TierTableModel::data(const QModelIndex& index, int role) const {
     }
     case Qt::ForegroundRole:
       if (index.column() == ColVerdict && t.flagged())
-        return outcomeStyle(t.tier.onExpired == policy::OnExpired::Execute ? u"executed_after_expiry"_s
-                                                                           : u"rejected_expired"_s)
+        return outcomeStyle(t.tier.onExpired == policy::OnExpired::Execute ? trace::Outcome::ExecutedAfterExpiry
+                                                                           : trace::Outcome::RejectedExpired)
             .color;
       return {};
     case Qt::FontRole:

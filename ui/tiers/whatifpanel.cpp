@@ -49,7 +49,7 @@ WhatIfPanel::WhatIfPanel(QWidget* parent)
       m_useRecommended(new QPushButton(tr("Use recommended"), this)),
       m_useCurrent(new QPushButton(tr("Back to current"), this)),
       m_missChart(new CurveChart(tr("Retries after expiry"), tr("% of retries"),
-                                 outcomeStyle(u"executed_after_expiry"_s).color, this)),
+                                 outcomeStyle(trace::Outcome::ExecutedAfterExpiry).color, this)),
       m_storageChart(new CurveChart(tr("Storage"), tr("MB"), QColor(0x1f, 0x6f, 0xd1), this)) {
   m_tierBox->setObjectName(u"whatIfTier"_s);
   m_slider->setObjectName(u"whatIfSlider"_s);
@@ -297,7 +297,7 @@ void WhatIfPanel::show(const tiers::WhatIf& w) {
                               formatDuration(t->recommendation.ttl.count()))
                          .arg(t->retries.retries)
                          .arg(t->retries.operations));
-  const QString lateColour = outcomeStyle(execute ? u"executed_after_expiry"_s : u"rejected_expired"_s).color.name();
+  const QString lateColour = outcomeStyle(execute ? trace::Outcome::ExecutedAfterExpiry : trace::Outcome::RejectedExpired).color.name();
   auto strong = [&](const QString& text, bool bad) {
     return bad ? u"<b style='color:%1'>%2</b>"_s.arg(lateColour, text) : u"<b>%1</b>"_s.arg(text);
   };

@@ -17,12 +17,12 @@ void EventModel::setDetail(const KeyDetail& detail) {
 
 void EventModel::clear() { setDetail({}); }
 
-const KeyEvent* EventModel::eventAt(int row) const {
-  return (row >= 0 && row < rowCount()) ? &m_detail.events[static_cast<std::size_t>(row)] : nullptr;
+const explain::Event* EventModel::eventAt(int row) const {
+  return (row >= 0 && row < rowCount()) ? &m_detail.events()[static_cast<std::size_t>(row)] : nullptr;
 }
 
 int EventModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(m_detail.events.size());
+  return parent.isValid() ? 0 : static_cast<int>(m_detail.events().size());
 }
 int EventModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
@@ -31,49 +31,51 @@ Qt::ItemFlags EventModel::flags(const QModelIndex& index) const {
 }
 
 QString EventModel::describe(int row) const {
-  const KeyEvent* e = eventAt(row);
+  const explain::Event* e = eventAt(row);
   if (!e) return {};
-  QString text = outcomeStyle(e->outcome).label % u"\n"_s % formatAbsolute(e->at) % u" ("_s %
-                 formatRelative(e->at, m_detail.serverNow) % u")"_s;
-  if (e->generation) text += u"\n"_s % tr("generation %1").arg(e->generation);
-  if (e->status) text += u"\n"_s % tr("status %1").arg(e->status);
+  const QDateTime at = toDateTime(e->at);
+  QString text = outcomeStyle(e->outcome).label % u"\n"_s % formatAbsolute(at) % u" ("_s %
+                 formatRelative(at, m_detail.serverNow()) % u")"_s;
+  if (e->generation) text += u"\n"_s % tr("generation %1").arg(*e->generation);
+  if (e->status) text += u"\n"_s % tr("status %1").arg(*e->status);
   const bool folded = e->repeats > 1;
   if (folded)
     text += u"\n"_s % tr("%1 identical decisions until %2, folded into one trace row (a retry storm)")
                           .arg(e->repeats)
-                          .arg(formatAbsolute(e->lastAt));
-  if (e->latencyMs >= 0)
-    text += u"\n"_s % (folded ? tr("slowest %1 ms") : tr("latency %1 ms")).arg(e->latencyMs, 0, 'f', 1);
-  if (!e->requestId.isEmpty())
-    text += u"\n"_s % (folded ? tr("last request %1") : tr("request %1")).arg(e->requestId);
-  if (!e->fingerprintHex.isEmpty()) text += u"\n"_s % tr("fingerprint %1…").arg(e->fingerprintHex.left(16));
-  if (!e->detail.isEmpty()) text += u"\n"_s % e->detail;
+                          .arg(formatAbsolute(toDateTime(e->lastAt)));
+  if (e->latencyMs)
+    text += u"\n"_s % (folded ? tr("slowest %1 ms") : tr("latency %1 ms")).arg(*e->latencyMs, 0, 'f', 1);
+  if (e->requestId && !e->requestId->empty())
+    text += u"\n"_s % (folded ? tr("last request %1") : tr("request %1")).arg(QString::fromStdString(*e->requestId));
+  if (!e->fingerprintHex.empty())
+    text += u"\n"_s % tr("fingerprint %1…").arg(QString::fromStdString(e->fingerprintHex.substr(0, 16)));
+  if (e->detail && !e->detail->empty()) text += u"\n"_s % QString::fromStdString(*e->detail);
   return text;
 }
 
 QVariant EventModel::data(const QModelIndex& index, int role) const {
-  const KeyEvent* e = index.isValid() ? eventAt(index.row()) : nullptr;
+  const explain::Event* e = index.isValid() ? eventAt(index.row()) : nullptr;
   if (!e || index.column() >= ColumnCount) return {};
   switch (role) {
     case Qt::DisplayRole:
       switch (index.column()) {
-        case ColAt: return formatAbsolute(e->at);
+        case ColAt: return formatAbsolute(toDateTime(e->at));
         case ColOutcome:
           return e->repeats > 1 ? tr("%1 ×%2").arg(outcomeStyle(e->outcome).label).arg(e->repeats)
                                 : outcomeStyle(e->outcome).label;
-        case ColGeneration: return e->generation ? QVariant(e->generation) : QVariant();
-        case ColStatus: return e->status ? QVariant(e->status) : QVariant();
-        case ColLatency: return e->latencyMs >= 0 ? QVariant(QString::number(e->latencyMs, 'f', 1)) : QVariant();
-        case ColRequest: return e->requestId;
-        case ColDetail: return e->detail;
+        case ColGeneration: return e->generation ? QVariant(*e->generation) : QVariant();
+        case ColStatus: return e->status ? QVariant(*e->status) : QVariant();
+        case ColLatency: return e->latencyMs ? QVariant(QString::number(*e->latencyMs, 'f', 1)) : QVariant();
+        case ColRequest: return QString::fromStdString(e->requestId.value_or(""));
+        case ColDetail: return QString::fromStdString(e->detail.value_or(""));
       }
       break;
     case Qt::DecorationRole:
       if (index.column() == ColOutcome) return outcomeStyle(e->outcome).color;
       break;
     case Qt::ToolTipRole: return describe(index.row());
-    case AtMsRole: return e->at.toMSecsSinceEpoch();
-    case OutcomeRole: return e->outcome;
+    case AtMsRole: return QVariant::fromValue<qint64>(e->at.micros / 1000);
+    case OutcomeRole: return QString::fromStdString(e->outcome);
     default: break;
   }
   return {};

@@ -20,7 +20,7 @@ class EventModel final : public QAbstractTableModel {
 
   void setDetail(const KeyDetail& detail);
   void clear();
-  [[nodiscard]] const KeyEvent* eventAt(int row) const;
+  [[nodiscard]] const explain::Event* eventAt(int row) const;
   [[nodiscard]] const KeyDetail& detail() const { return m_detail; }
   /// A multi-line description for tooltips and the clipboard.
   [[nodiscard]] QString describe(int row) const;

@@ -28,6 +28,8 @@ constexpr double kLegendH = 26;
 constexpr double kHitRadius = 7;
 constexpr double kMinSpanMs = 200;
 
+double msOf(explain::Instant t) { return static_cast<double>(t.micros) / 1000.0; }
+
 const char* laneName(int lane) {
   switch (lane) {
     case 0: return QT_TRANSLATE_NOOP("TimelineWidget", "executions");
@@ -114,11 +116,16 @@ double TimelineWidget::msAt(double x) const {
   return m_startMs + (x - r.left()) / r.width() * (m_endMs - m_startMs);
 }
 
-int TimelineWidget::laneOf(const QString& o) {
-  if (isExecution(o)) return 0;
-  if (o == u"replayed"_s || o == u"waited"_s) return 1;
-  if (o == u"conflict"_s) return 2;
-  if (o == u"mismatch"_s || o == u"rejected_expired"_s) return 3;
+int TimelineWidget::laneOf(const std::string& outcome) {
+  const auto o = trace::parseOutcome(outcome);
+  if (!o) return 4;
+  switch (trace::kind(*o)) {
+    case trace::OutcomeKind::Execution: return 0;
+    case trace::OutcomeKind::Replay: return 1;
+    case trace::OutcomeKind::InProgress: return 2;
+    case trace::OutcomeKind::Refused: return 3;
+    case trace::OutcomeKind::NotStored: return 4;
+  }
   return 4;
 }
 
@@ -128,16 +135,16 @@ void TimelineWidget::fitAll() {
   const KeyDetail& d = m_model->detail();
   double lo = std::numeric_limits<double>::max();
   double hi = std::numeric_limits<double>::lowest();
-  auto take = [&](const QDateTime& t) {
-    if (!t.isValid()) return;
-    lo = std::min(lo, static_cast<double>(t.toMSecsSinceEpoch()));
-    hi = std::max(hi, static_cast<double>(t.toMSecsSinceEpoch()));
+  auto take = [&](explain::Instant t) {
+    const double ms = msOf(t);
+    lo = std::min(lo, ms);
+    hi = std::max(hi, ms);
   };
-  for (const auto& e : d.events) take(e.at);
-  for (const auto& g : d.generations) {
-    take(g.created);
-    if (!g.live) take(g.expires);  // an earlier window's end explains what came after it
-    if (g.leaseUntil.isValid()) take(g.leaseUntil);
+  for (const auto& e : d.events()) take(e.at);
+  for (const auto& g : d.generations()) {
+    take(g.createdAt);
+    if (!g.live) take(g.expiresAt);  // an earlier window's end explains what came after it
+    if (g.leaseUntil) take(*g.leaseUntil);
   }
   if (lo > hi) {
     const double now = static_cast<double>(QDateTime::currentMSecsSinceEpoch());
@@ -172,7 +179,7 @@ QPointF TimelineWidget::markerPosition(int row) const {
 }
 
 void TimelineWidget::layoutMarkers() {
-  const auto& events = m_model->detail().events;
+  const auto& events = m_model->detail().events();
   m_markers.clear();
   m_markers.reserve(events.size());
   // Markers closer than a few pixels in one lane are nudged up and down in turn, so a
@@ -181,7 +188,7 @@ void TimelineWidget::layoutMarkers() {
   std::vector<int> stack(kLanes, 0);
   for (const auto& e : events) {
     const int lane = laneOf(e.outcome);
-    const double x = xOf(static_cast<double>(e.at.toMSecsSinceEpoch()));
+    const double x = xOf(msOf(e.at));
     const auto l = static_cast<std::size_t>(lane);
     stack[l] = (x - lastX[l] < 3) ? (stack[l] + 1) % 5 : 0;
     lastX[l] = x;
@@ -243,8 +250,8 @@ void TimelineWidget::paintAxis(QPainter& p, const QRectF& plot) {
   p.drawRect(plot);
   // The database's "now", when in view.
   const KeyDetail& d = m_model->detail();
-  if (d.serverNow.isValid()) {
-    const double x = xOf(static_cast<double>(d.serverNow.toMSecsSinceEpoch()));
+  if (d.ref.isValid()) {
+    const double x = xOf(msOf(d.history().observedAt));
     if (x >= plot.left() && x <= plot.right()) {
       p.setPen(QPen(QColor(0x44, 0x44, 0x44), 1, Qt::DashDotLine));
       p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
@@ -258,10 +265,11 @@ void TimelineWidget::paintGenerations(QPainter& p, const QRectF& plot) {
   const KeyDetail& d = m_model->detail();
   p.save();
   p.setClipRect(plot);
-  for (std::size_t i = 0; i < d.generations.size(); ++i) {
-    const Generation& g = d.generations[i];
-    const double x0 = xOf(static_cast<double>(g.created.toMSecsSinceEpoch()));
-    const double x1 = xOf(static_cast<double>(g.expires.toMSecsSinceEpoch()));
+  const auto& generations = d.generations();
+  for (std::size_t i = 0; i < generations.size(); ++i) {
+    const explain::Generation& g = generations[i];
+    const double x0 = xOf(msOf(g.createdAt));
+    const double x1 = xOf(msOf(g.expiresAt));
     const QColor shade = shades[i % 2];
     p.fillRect(QRectF(QPointF(x0, plot.top()), QPointF(x1, plot.bottom())), shade);
     QColor edge = shade;
@@ -271,35 +279,35 @@ void TimelineWidget::paintGenerations(QPainter& p, const QRectF& plot) {
     p.setPen(QPen(edge, 1.5, Qt::DashLine));
     p.drawLine(QPointF(x1, plot.top()), QPointF(x1, plot.bottom()));
     const QString label = tr("gen %1 · %2 · valid until %3")
-                              .arg(g.generation)
+                              .arg(g.number)
                               .arg(g.live ? tr("live") : tr("archived"))
-                              .arg(formatAbsolute(g.expires));
+                              .arg(formatAbsolute(toDateTime(g.expiresAt)));
     p.setPen(palette().color(QPalette::Text));
     p.drawText(QRectF(std::max(x0, plot.left()) + 4, plot.top() + 2, std::max(0.0, x1 - std::max(x0, plot.left()) - 6),
                       kGenBandH / 2),
                Qt::AlignLeft | Qt::AlignVCenter, label);
     // The lease of a processing generation: who holds the key, until when.
-    if (g.leaseUntil.isValid()) {
-      const double l1 = xOf(static_cast<double>(g.leaseUntil.toMSecsSinceEpoch()));
+    if (g.leaseUntil) {
+      const double l1 = xOf(msOf(*g.leaseUntil));
       const QRectF bar(QPointF(x0, plot.top() + kGenBandH / 2 + 2), QPointF(l1, plot.top() + kGenBandH - 4));
       p.fillRect(bar, QBrush(QColor(0xe0, 0x9b, 0x00, 150), Qt::BDiagPattern));
       p.setPen(QColor(0xe0, 0x9b, 0x00));
       p.drawRect(bar);
       p.drawText(bar.adjusted(4, 0, 200, 0), Qt::AlignLeft | Qt::AlignVCenter,
-                 tr("lease until %1").arg(formatAbsolute(g.leaseUntil)));
+                 tr("lease until %1").arg(formatAbsolute(toDateTime(g.leaseUntil))));
     }
   }
   // Between one generation's expiry and the next one's start: the gap that explains a
   // second execution ("the retry came 32 minutes after expiry").
-  for (std::size_t i = 1; i < d.generations.size(); ++i) {
-    const Generation& prev = d.generations[i - 1];
-    const Generation& next = d.generations[i];
-    const qint64 gapMs = prev.expires.msecsTo(next.created);
+  for (std::size_t i = 1; i < generations.size(); ++i) {
+    const explain::Generation& prev = generations[i - 1];
+    const explain::Generation& next = generations[i];
+    const auto gapMs = static_cast<qint64>(msOf(next.createdAt) - msOf(prev.expiresAt));
     if (gapMs <= 0) continue;
-    const double x0 = xOf(static_cast<double>(prev.expires.toMSecsSinceEpoch()));
-    const double x1 = xOf(static_cast<double>(next.created.toMSecsSinceEpoch()));
+    const double x0 = xOf(msOf(prev.expiresAt));
+    const double x1 = xOf(msOf(next.createdAt));
     const double y = plot.top() + kGenBandH * 0.75;
-    const QColor magenta = outcomeStyle(u"executed_after_expiry"_s).color;
+    const QColor magenta = outcomeStyle(trace::Outcome::ExecutedAfterExpiry).color;
     p.setPen(QPen(magenta, 1.5));
     p.drawLine(QPointF(x0, y), QPointF(x1, y));
     p.drawLine(QPointF(x0, y - 4), QPointF(x0, y + 4));
@@ -314,7 +322,7 @@ void TimelineWidget::paintGenerations(QPainter& p, const QRectF& plot) {
 }
 
 void TimelineWidget::paintMarkers(QPainter& p) {
-  const auto& events = m_model->detail().events;
+  const auto& events = m_model->detail().events();
   p.save();
   p.setClipRect(plotRect().adjusted(-8, 0, 8, 0));
   const QFontMetricsF fm(font());
@@ -340,12 +348,14 @@ void TimelineWidget::paintMarkers(QPainter& p) {
 }
 
 void TimelineWidget::paintLegend(QPainter& p) {
-  static const char* const outcomes[] = {"executed", "replayed", "conflict", "mismatch", "executed_after_expiry"};
+  using trace::Outcome;
+  static const Outcome outcomes[] = {Outcome::Executed, Outcome::Replayed, Outcome::Conflict, Outcome::Mismatch,
+                                     Outcome::ExecutedAfterExpiry};
   double x = kLeft;
   double y = plotRect().bottom() + kLegendH / 2 + 4;
   QFontMetricsF fm(font());
-  for (const char* o : outcomes) {
-    const OutcomeStyle s = outcomeStyle(QString::fromLatin1(o));
+  for (const Outcome o : outcomes) {
+    const OutcomeStyle s = outcomeStyle(o);
     if (x + 30 + fm.horizontalAdvance(s.label) > width()) {  // wrap on narrow widgets
       x = kLeft;
       y += fm.height() + 4;

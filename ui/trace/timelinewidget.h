@@ -5,6 +5,7 @@
 // Wheel zooms around the pointer, dragging pans, double-click fits; hovering an event
 // shows its details.
 #include <QWidget>
+#include <string>
 #include <vector>
 
 class QPainter;
@@ -55,7 +56,7 @@ class TimelineWidget final : public QWidget {
   [[nodiscard]] double xOf(double ms) const;
   [[nodiscard]] double msAt(double x) const;
   [[nodiscard]] QRectF plotRect() const;
-  [[nodiscard]] static int laneOf(const QString& outcome);
+  [[nodiscard]] static int laneOf(const std::string& outcome);
   [[nodiscard]] double laneY(int lane) const;
   void layoutMarkers();
   void paintAxis(QPainter& p, const QRectF& plot);

@@ -70,21 +70,23 @@ void TraceView::updateSummary() {
     m_summary->setText(tr("Select a key to see its trace."));
     return;
   }
+  // Core's summary, as the header, the Generations tab and `idemctl explain` read it.
   int replays = 0;
   int conflicts = 0;
   int rejected = 0;
-  for (const auto& e : d.events) {
-    if (e.outcome == u"replayed"_s || e.outcome == u"waited"_s) replays += e.repeats;
-    if (e.outcome == u"conflict"_s) conflicts += e.repeats;
-    if (e.outcome == u"mismatch"_s || e.outcome == u"rejected_expired"_s) rejected += e.repeats;
+  for (const auto& s : d.explanation.generations) {
+    replays += s.replays;
+    conflicts += s.conflicts;
+    rejected += s.mismatches + s.rejectedExpired;
   }
   const int executions = d.executions();
-  const QString color = outcomeStyle(executions > 1 ? u"executed_after_expiry"_s : u"executed"_s).color.name();
+  const QString color =
+      outcomeStyle(executions > 1 ? trace::Outcome::ExecutedAfterExpiry : trace::Outcome::Executed).color.name();
   QString text = tr("<b style='color:%1'>executed %n time(s)</b>", nullptr, executions).arg(color) % u" · "_s %
-                 tr("%n generation(s)", nullptr, static_cast<int>(d.generations.size())) % u" · "_s %
+                 tr("%n generation(s)", nullptr, static_cast<int>(d.generations().size())) % u" · "_s %
                  tr("%n replay(s)", nullptr, replays) % u" · "_s % tr("%n conflict(s)", nullptr, conflicts) %
                  u" · "_s % tr("%n rejected", nullptr, rejected);
-  if (d.eventsTruncated) text += u" · "_s % tr("<i>only the first %1 events are shown</i>").arg(d.events.size());
+  if (d.eventsTruncated) text += u" · "_s % tr("<i>only the first %1 events are shown</i>").arg(d.events().size());
   m_summary->setText(text);
 }
 
