@@ -331,7 +331,7 @@ std::optional<store::CompleteResult> Enforcer::completeWithRetry(const store::Co
 Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOptions& options) {
   if (!ticket.m_open) throw std::logic_error("Enforcer::complete: the ticket has already ended");
   const bool success = response.status >= 200 && response.status < 300;
-  if (ticket.tier().cache == policy::CacheRule::SuccessOnly && !success) {
+  if (ticket.tier().cache == policy::CacheRule::SuccessOnly && !success && !options.outcomeUnknown) {
     ticket.m_open = true;
     return release(ticket, std::move(response), "not stored: the tier caches 2xx responses only");
   }
@@ -360,7 +360,7 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
       note = "stored after " + std::to_string(attempts) + " attempts (" + failure + ")";
       m_log("completion of " + where + " " + note);
     }
-    traceExecution(ticket, *done, response.status, q.latencyMs, q.resourceRef, note);
+    traceExecution(ticket, *done, response.status, q.latencyMs, q.resourceRef, note, options.outcomeUnknown);
     addKeyHeaders(response, key, done->expiresAt);
     return response;
   }
@@ -438,7 +438,8 @@ void Enforcer::abandon(Ticket& ticket) noexcept {
 }
 
 void Enforcer::traceExecution(const Ticket& ticket, const store::CompleteResult& done, int status, double latencyMs,
-                              const std::optional<std::string>& resourceRef, const std::string& note) {
+                              const std::optional<std::string>& resourceRef, const std::string& note,
+                              bool outcomeUnknown) {
   trace::Event e;
   e.atMs = done.now;
   e.tenant = ticket.m_scope.tenant;
@@ -446,7 +447,7 @@ void Enforcer::traceExecution(const Ticket& ticket, const store::CompleteResult&
   e.key = ticket.m_scope.key;
   e.generation = done.generation;
   e.tier = ticket.tier().name;
-  e.outcome = ticket.m_afterExpiry ? "executed_after_expiry" : "executed";
+  e.outcome = outcomeUnknown ? "outcome_unknown" : ticket.m_afterExpiry ? "executed_after_expiry" : "executed";
   e.fingerprint = ticket.m_fingerprint;
   e.status = status;
   e.latencyMs = latencyMs;
