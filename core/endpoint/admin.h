@@ -8,12 +8,14 @@ namespace idem::endpoint {
 
 class AdminHandler : public Handler {
  public:
-  explicit AdminHandler(Service& service) : m_service(service) {}
+  /// `front`: the listener's other handler, whose metricsText() joins /metrics (may be null).
+  AdminHandler(Service& service, const Handler* front) : m_service(service), m_front(front) {}
   [[nodiscard]] Handled handle(const ServiceRequest& request) override;
   [[nodiscard]] Metrics& metrics() override { return m_service.metrics(); }
 
  private:
   Service& m_service;
+  const Handler* m_front;
 };
 
 }  // namespace idem::endpoint

@@ -43,6 +43,9 @@ class Handler {
   /// The server stopped and every request was answered: end background work (the server
   /// flushes the trace after this returns).
   virtual void finish() {}
+  /// More Prometheus exposition text for the admin listener's /metrics (the proxy's upstream
+  /// connections); "" for none.
+  [[nodiscard]] virtual std::string metricsText() const { return {}; }
 };
 
 }  // namespace idem::endpoint

@@ -34,6 +34,21 @@ Forwarder::Forwarder(endpoint::Service& service, ProxyOptions options)
 
 Forwarder::~Forwarder() { m_late.finish(); }
 
+std::string Forwarder::metricsText() const {
+  return "# HELP idem_upstream_connections_opened_total Connections the proxy opened to its upstream.\n"
+         "# TYPE idem_upstream_connections_opened_total counter\n"
+         "idem_upstream_connections_opened_total " +
+         std::to_string(m_upstream.connectionsOpened()) +
+         "\n# HELP idem_upstream_connections_reused_total Requests sent on a kept-alive upstream connection.\n"
+         "# TYPE idem_upstream_connections_reused_total counter\n"
+         "idem_upstream_connections_reused_total " +
+         std::to_string(m_upstream.connectionsReused()) +
+         "\n# HELP idem_upstream_late_answers_pending Sent requests whose answer is awaited in the background.\n"
+         "# TYPE idem_upstream_late_answers_pending gauge\n"
+         "idem_upstream_late_answers_pending " +
+         std::to_string(m_late.pending()) + "\n";
+}
+
 enforce::Response Forwarder::problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
                                      const std::string& requestId) const {
   return endpoint::problem(status, slug, title, detail, m_service.policy().docsUrl, requestId);

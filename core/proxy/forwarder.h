@@ -31,6 +31,7 @@ class Forwarder : public endpoint::Handler {
   [[nodiscard]] endpoint::Handled handle(const endpoint::ServiceRequest& request) override;
   [[nodiscard]] endpoint::Metrics& metrics() override { return m_service.metrics(); }
   void finish() override { m_late.finish(); }
+  [[nodiscard]] std::string metricsText() const override;
 
   [[nodiscard]] const Upstream& upstream() const { return m_upstream; }
 

@@ -74,6 +74,19 @@ class UpstreamApp {
   int m_port = 0;
 };
 
+/// The admin listener's port, from a proxy's banner; 0 when it names none.
+inline int adminPortOf(const ServeProcess& proxy) {
+  const auto& b = proxy.banner();
+  const auto at = b.find("admin http://127.0.0.1:");
+  return at == std::string::npos ? 0 : std::stoi(b.substr(at + 23));
+}
+
+/// A sample without labels from a /metrics body; -1 when absent.
+inline long long metricSample(const std::string& body, const std::string& name) {
+  const auto at = body.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stoll(body.substr(at + name.size() + 2));
+}
+
 /// A fresh database, the sample service, and `idemctl proxy` in front of it.
 struct ProxyRig {
   /// extra: more `idemctl proxy` flags (e.g. --upstream-timeout 1s).
@@ -99,12 +112,7 @@ struct ProxyRig {
     proxy = std::make_unique<ServeProcess>(args, (dir / "proxy.err").string(), "proxy");
   }
 
-  /// The admin listener's port, from the proxy's banner.
-  [[nodiscard]] int adminPort() const {
-    const auto& b = proxy->banner();
-    const auto at = b.find("admin http://127.0.0.1:");
-    return at == std::string::npos ? 0 : std::stoi(b.substr(at + 23));
-  }
+  [[nodiscard]] int adminPort() const { return adminPortOf(*proxy); }
   [[nodiscard]] std::unique_ptr<endpoint::Client> client() const {
     return std::make_unique<endpoint::Client>("127.0.0.1", proxy->port());
   }

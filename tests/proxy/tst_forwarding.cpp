@@ -1,7 +1,8 @@
 // What crosses `idemctl proxy` and what does not: hop-by-hop headers stop at the proxy, the
 // forwarding headers and the key (as an sf-string) reach the service, requests outside the
 // policy pass untouched, the tenant is the gateway's and a client cannot pick another, /healthz
-// and /metrics live on the admin listener only, and SIGTERM finishes what is in flight.
+// and /metrics live on the admin listener only, upstream connections are reused, and SIGTERM
+// finishes what is in flight.
 #include <QtTest>
 #include <future>
 #include <nlohmann/json.hpp>
@@ -130,6 +131,23 @@ class TestForwarding : public QObject {
     QCOMPARE(forwarded.status, 404);
     QVERIFY(forwarded.header("Content-Type").find("text/html") != std::string::npos);
     QCOMPARE(c->get("/idempotency").status, 200);  // the published policy is the proxy's
+  }
+
+  void upstreamConnectionsAreKeptAlive() {
+    // The Flask dev server closes every connection; `idemctl serve` keeps them alive, so it is
+    // the upstream here: sequential requests through the proxy share one upstream connection.
+    test::ProxyRig rig("px_pool");
+    test::ServeProcess service({"--db", rig.db.conninfo()});
+    test::ServeProcess proxy({"--db", rig.db.conninfo(), "--policy", (rig.dir / "policy.json").string(), "--upstream",
+                              "http://127.0.0.1:" + std::to_string(service.port())},
+                             {}, "proxy");
+    endpoint::Client c("127.0.0.1", proxy.port());
+    for (int i = 0; i < 20; ++i) QCOMPARE(c.get("/healthz").status, 200);  // serve's own /healthz
+    endpoint::Client admin("127.0.0.1", test::adminPortOf(proxy));
+    const std::string metrics = admin.get("/metrics").body;
+    QCOMPARE(test::metricSample(metrics, "idem_upstream_connections_opened_total"), 1LL);
+    QCOMPARE(test::metricSample(metrics, "idem_upstream_connections_reused_total"), 19LL);
+    QCOMPARE(test::metricSample(metrics, "idem_upstream_late_answers_pending"), 0LL);
   }
 
   void sigtermFinishesInFlightRequests() {
