@@ -95,6 +95,22 @@ class TestUpstreamFailures : public QObject {
     QCOMPARE(rig.upstream.executions("lease-1"), 1);
   }
 
+  void stoppingWhileAnAnswerIsAwaitedStoresOutcomeUnknown() {
+    test::ProxyRig rig("px_stopwait", {"--upstream-timeout", "500ms", "--late-answer-wait", "60s"});
+    QCOMPARE(rig.client()->post("/v1/charges", charge("stop-1", {{"X-Test-Sleep-Ms", "6000"}}), kCharge).status, 504);
+    const auto stopping = std::chrono::steady_clock::now();
+    rig.proxy->kill(SIGTERM);
+    QCOMPARE(rig.proxy->wait(), 0);
+    QVERIFY(std::chrono::steady_clock::now() - stopping < std::chrono::seconds(4));  // not the 60 s bound
+    // The next proxy finds the key settled, not processing under a lease that would run out.
+    rig.startProxy({});
+    const auto after = rig.client()->post("/v1/charges", charge("stop-1"), kCharge);
+    QCOMPARE(after.status, 504);
+    QCOMPARE(after.header("Idempotent-Replayed"), std::string("true"));
+    QCOMPARE(rig.events("stop-1", "outcome_unknown"), 1LL);
+    QCOMPARE(rig.upstream.executions("stop-1"), 1);
+  }
+
   void neverAnsweringIsOutcomeUnknown() {
     test::ProxyRig rig("px_silent", {"--upstream-timeout", "500ms", "--late-answer-wait", "1s"});
     auto c = rig.client();
