@@ -70,6 +70,32 @@ struct Exchange::Conn {
   bool reused = false;
   bool readDone = false;
   beast::error_code readError;
+  std::size_t maxAnswerBytes = 0;
+  bool head = false;
+
+  // Drops what is pending with the connection, so no operation outlives the members it uses.
+  ~Conn() {
+    beast::error_code ignored;
+    socket.close(ignored);
+    io.restart();
+    io.poll();
+  }
+
+  // Reads the answer in the background of the loop. An interim 1xx answer (103 Early Hints) is
+  // not the answer: the read goes on for the final one.
+  void startRead() {
+    auto& p = parser.emplace();
+    p.header_limit(64 * 1024);
+    p.body_limit(maxAnswerBytes);
+    if (head) p.skip(true);
+    readDone = false;
+    readError = {};
+    bhttp::async_read(socket, buffer, p, [this](beast::error_code e, std::size_t) {
+      if (!e && parser->get().result_int() / 100 == 1 && parser->get().result_int() != 101) return startRead();
+      readError = e;
+      readDone = true;
+    });
+  }
 
   // Runs the loop until `done` or `limit`; true when done.
   bool runUntil(const bool& done, Clock::time_point limit) {
@@ -216,16 +242,9 @@ Sent Upstream::attempt(const UpstreamRequest& r, std::unique_ptr<Exchange::Conn>
     }
   }
 
-  auto& parser = conn->parser.emplace();
-  parser.header_limit(64 * 1024);
-  parser.body_limit(m_options.maxAnswerBytes);
-  if (r.method == "HEAD") parser.skip(true);
-  conn->readDone = false;
-  conn->readError = {};
-  bhttp::async_read(conn->socket, conn->buffer, parser, [c = conn.get()](beast::error_code e, std::size_t) {
-    c->readError = e;
-    c->readDone = true;
-  });
+  conn->maxAnswerBytes = m_options.maxAnswerBytes;
+  conn->head = r.method == "HEAD";
+  conn->startRead();
   if (!conn->runUntil(conn->readDone, Clock::now() + m_options.timeout)) {
     s.failure = Failure::NoAnswer;
     s.detail = "the upstream did not answer within the timeout";
@@ -234,6 +253,7 @@ Sent Upstream::attempt(const UpstreamRequest& r, std::unique_ptr<Exchange::Conn>
   }
   // Closed without a byte of answer on a reused connection: most likely the upstream closed it
   // while idle, as the request arrived.
+  const auto& parser = *conn->parser;
   staleRetry = reused && conn->readError && !parser.got_some();
   const bool keep = !conn->readError && !parser.get().need_eof() && parser.get().keep_alive();
   s = conn->finishRead();
