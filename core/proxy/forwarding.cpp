@@ -71,6 +71,9 @@ http::Headers towardsUpstream(const http::Headers& fromClient, const ForwardedFo
     // The proxy names the request itself; a client's own Request-Id would be ambiguous in logs.
     if (http::equalsIgnoreCase(name, "Request-Id")) continue;
     if (who.key && http::equalsIgnoreCase(name, "Idempotency-Key")) continue;
+    // An enforced answer is stored for every retry, whose client may accept other encodings than
+    // this one's: the service is asked for the identity body.
+    if (who.key && http::equalsIgnoreCase(name, "Accept-Encoding")) continue;
     if (http::equalsIgnoreCase(name, "X-Forwarded-For")) {
       forwardedFor += (forwardedFor.empty() ? "" : ", ") + value;
       continue;

@@ -25,7 +25,8 @@ inline const char* const kProxyPolicy = R"json({
       "fingerprint": { "mode": "json" } },
     { "name": "short", "routes": ["POST /v1/short"], "ttl": "2s", "lease": "1s", "on_expired": "reject" },
     { "name": "renewals", "routes": ["POST /v1/renewals"], "ttl": "2s", "lease": "1s", "on_expired": "execute" },
-    { "name": "flaky", "routes": ["POST /v1/flaky"], "ttl": "1h", "cache": "2xx-only" }
+    { "name": "flaky", "routes": ["POST /v1/flaky"], "ttl": "1h", "cache": "2xx-only" },
+    { "name": "inspect", "routes": ["POST /v1/headers"], "ttl": "1h" }
   ]
 })json";
 
@@ -105,8 +106,10 @@ struct ProxyRig {
   }
 
   void startProxy(const std::vector<std::string>& extra) {
-    std::vector<std::string> args{"--db",       db.conninfo(),  "--policy", (dir / "policy.json").string(),
-                                  "--upstream", upstream.url(), "--listen", "127.0.0.1:0"};
+    std::vector<std::string> args{"--db",       proxyDb.empty() ? db.conninfo() : proxyDb,
+                                  "--policy",   (dir / "policy.json").string(),
+                                  "--upstream", upstream.url(),
+                                  "--listen",   "127.0.0.1:0"};
     args.insert(args.end(), extra.begin(), extra.end());
     proxy.reset();
     proxy = std::make_unique<ServeProcess>(args, (dir / "proxy.err").string(), "proxy");
@@ -128,6 +131,7 @@ struct ProxyRig {
   }
 
   TestDatabase db;
+  std::string proxyDb;  // the proxy's --db when not the database owner's (a least-privilege role)
   std::filesystem::path dir;
   UpstreamApp upstream;
   std::unique_ptr<ServeProcess> proxy;

@@ -68,6 +68,25 @@ class TestForwarding : public QObject {
     QCOMPARE(seenChunked.value("Content-Length", ""), std::string("5"));
   }
 
+  void storedAnswersAreStoredDecoded() {
+    test::ProxyRig rig("px_encoding");
+    auto c = rig.client();
+    // On an enforced route the service is asked for an identity body: the stored answer must be
+    // readable by every retry, whatever encodings that retry's client accepts.
+    const auto enforced = c->post("/v1/headers", charge("enc-1", {{"Accept-Encoding", "gzip"}}), "{}");
+    QCOMPARE(enforced.status, 200);
+    QVERIFY2(!json::parse(enforced.body).contains("Accept-Encoding"), enforced.body.c_str());
+    const auto plain = c->get("/headers", {{"Accept-Encoding", "gzip"}});
+    QCOMPARE(json::parse(plain.body).value("Accept-Encoding", ""), std::string("gzip"));  // untouched
+    // A service that compresses anyway: the replay carries the encoding with the bytes.
+    const auto first = c->post("/v1/charges", charge("enc-2", {{"X-Test-Gzip", "1"}}), kCharge);
+    QCOMPARE(first.status, 201);
+    const auto replay = c->post("/v1/charges", charge("enc-2"), kCharge);
+    QCOMPARE(replay.header("Idempotent-Replayed"), std::string("true"));
+    QCOMPARE(replay.header("Content-Encoding"), std::string("gzip"));
+    QCOMPARE(replay.body, first.body);
+  }
+
   void theKeyReachesTheServiceAndOtherRoutesPassUntouched() {
     test::ProxyRig rig("px_pass");
     auto c = rig.client();

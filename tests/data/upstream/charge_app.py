@@ -9,10 +9,12 @@ Prints "charge_app listening on http://127.0.0.1:PORT" once it accepts connectio
 Each execution appends "<tenant> <Idempotency-Key> <kind>" to the ledger file (default: a file in
 the temp folder), written before the answer, so the count survives the process being killed.
 
-Test knobs, per request: X-Test-Sleep-Ms (wait before answering, after recording the charge) and
-X-Test-Status (answer with this status instead of 201).
+Test knobs, per request: X-Test-Sleep-Ms (wait before answering, after recording the charge),
+X-Test-Status (answer with this status instead of 201) and X-Test-Gzip (a gzip-encoded answer,
+whatever the request's Accept-Encoding).
 """
 import argparse
+import gzip
 import itertools
 import json
 import os
@@ -57,6 +59,9 @@ def charge(kind):
     answer.status_code = status
     answer.headers["Location"] = "/v1/%s/%s" % (kind, charge_id)
     answer.headers["Set-Cookie"] = "session=%s" % charge_id  # never replayed by Idem
+    if request.headers.get("X-Test-Gzip"):  # a service that compresses whatever the client accepts
+        answer.set_data(gzip.compress(answer.get_data()))
+        answer.headers["Content-Encoding"] = "gzip"
     return answer
 
 
@@ -72,6 +77,7 @@ def executions():
 
 
 @app.route("/headers", methods=["GET", "POST"])
+@app.post("/v1/headers")
 def headers():
     """The request's headers as the service received them."""
     return jsonify({k: v for k, v in request.headers.items()})
