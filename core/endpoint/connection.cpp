@@ -210,6 +210,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
     sr.path = std::move(target->path);
     sr.query = std::move(target->query);
+    sr.target = std::string(request.target());
+    sr.remote = m_remote;
     for (const auto& f : request) sr.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     sr.body = std::move(request.body());
     m_logMethod = sr.method;
@@ -231,7 +233,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   Handled handle(const ServiceRequest& sr) {
     try {
-      return m_context.service.handle(sr);
+      return m_context.handler.handle(sr);
     } catch (const std::exception&) {
       Handled h;
       h.response = problemForStatus(500, sr.method, sr.path, m_context.docs);
@@ -307,7 +309,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void log(int status, const Handled& h, const enforce::Response& response) {
     const double seconds = std::chrono::duration<double>(Clock::now() - m_started).count();
     const std::string outcome = h.outcome.empty() ? outcomeForStatus(status) : h.outcome;
-    m_context.service.metrics().observe(h.tier, outcome, status, seconds);
+    m_context.handler.metrics().observe(h.tier, outcome, status, seconds);
     if (!m_options.accessLog) return;
     LogRecord rec;
     rec.atMs = wallMs();

@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "core/endpoint/server.h"
-#include "core/endpoint/service.h"
+#include "core/endpoint/handler.h"
 
 namespace idem::endpoint {
 
@@ -19,11 +19,11 @@ class Connection;
 
 /// What every connection of one server shares.
 struct ConnectionContext {
-  ConnectionContext(const ServerOptions& o, Service& s, boost::asio::thread_pool& h, std::string docsUrl)
-      : options(o), service(s), handlers(h), docs(std::move(docsUrl)) {}
+  ConnectionContext(const ServerOptions& o, Handler& s, boost::asio::thread_pool& h, std::string docsUrl)
+      : options(o), handler(s), handlers(h), docs(std::move(docsUrl)) {}
   const ServerOptions& options;
-  Service& service;
-  boost::asio::thread_pool& handlers;  // runs Service::handle (it blocks on the store)
+  Handler& handler;                    // what answers this listener's requests
+  boost::asio::thread_pool& handlers;  // runs Handler::handle (it blocks on the store)
   const std::string docs;
   std::atomic<bool> stopping{false};
   std::atomic<int> open{0};

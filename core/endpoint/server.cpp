@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/endpoint/admin.h"
 #include "core/endpoint/connection.h"
 #include "core/endpoint/problems.h"
 #include "core/store/migrations.h"
@@ -33,7 +34,7 @@ int connectionCeiling(int wanted, int poolSize) {
 }
 }  // namespace
 
-// The event loop, the listening socket and what the connections share.
+// The event loop, the listening sockets and what each one's connections share.
 class Server::Impl {
  public:
   // A couple of event-loop threads do all socket work (more would only contend on the loop);
@@ -42,23 +43,47 @@ class Server::Impl {
   static int loopThreads(int threads) {
     return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, std::max(2, threads));
   }
+  struct Listener {
+    explicit Listener(net::io_context& io) : acceptor(io) {}
+    tcp::acceptor acceptor;
+    std::unique_ptr<ConnectionContext> context;
+  };
   net::io_context io;
   net::thread_pool handlers;
-  tcp::acceptor acceptor{io};
-  std::unique_ptr<ConnectionContext> context;
+  std::vector<std::unique_ptr<Listener>> listeners;  // the service's first, then the admin's
   int maxConnections = 0;
 
-  void accept() {
-    acceptor.async_accept(net::make_strand(io), [this](boost::system::error_code ec, tcp::socket socket) {
-      if (ec == net::error::operation_aborted || !acceptor.is_open()) return;
-      if (!ec) admit(std::move(socket));
-      accept();  // a failed accept (EMFILE, a reset peer) must not end the loop
+  /// Binds host:port (0: any free port) and returns the port; throws what cannotListen makes.
+  template <typename Fail>
+  int listen(const std::string& host, int port, Fail cannotListen) {
+    auto& l = *listeners.emplace_back(std::make_unique<Listener>(io));
+    try {
+      tcp::resolver resolver(io);
+      const auto found =
+          resolver.resolve(host, std::to_string(port), tcp::resolver::passive | tcp::resolver::numeric_service);
+      if (found.empty()) throw cannotListen(host, port);
+      const tcp::endpoint at = *found.begin();
+      l.acceptor.open(at.protocol());
+      l.acceptor.set_option(tcp::acceptor::reuse_address(true));
+      l.acceptor.bind(at);
+      l.acceptor.listen(1024);
+      return l.acceptor.local_endpoint().port();
+    } catch (const boost::system::system_error&) {
+      throw cannotListen(host, port);
+    }
+  }
+
+  void accept(Listener& l) {
+    l.acceptor.async_accept(net::make_strand(io), [this, &l](boost::system::error_code ec, tcp::socket socket) {
+      if (ec == net::error::operation_aborted || !l.acceptor.is_open()) return;
+      if (!ec) admit(l, std::move(socket));
+      accept(l);  // a failed accept (EMFILE, a reset peer) must not end the loop
     });
   }
 
-  void admit(tcp::socket socket) {
+  void admit(Listener& l, tcp::socket socket) {
     boost::system::error_code ignored;
-    if (context->open.load() >= maxConnections) {
+    if (l.context->open.load() >= maxConnections) {
       // Over the limit: a short answer written without waiting, then close.
       static const std::string kBusy = [] {
         const auto p = problemForStatus(503, "-", "", "");
@@ -74,14 +99,16 @@ class Server::Impl {
     }
     // Without it a response written as head + body waits for the client's delayed ACK.
     socket.set_option(tcp::no_delay(true), ignored);
-    serveConnection(std::move(socket), *context);
+    serveConnection(std::move(socket), *l.context);
   }
 
   void shutdown() {
-    context->stopping = true;
-    boost::system::error_code ignored;
-    acceptor.close(ignored);
-    closeIdleConnections(*context);
+    for (auto& l : listeners) {
+      l->context->stopping = true;
+      boost::system::error_code ignored;
+      l->acceptor.close(ignored);
+      closeIdleConnections(*l->context);
+    }
   }
 };
 
@@ -101,27 +128,14 @@ Server::Server(ServerOptions options)
     throw StartError(std::string("cannot reach the store: ") + e.what() + "Check --db or the PG* variables.", 3);
   }
 
-  // 2. The socket: bound now so the port (0 = any) is known before the first request.
-  const auto cannotListen = [this] {
-    return StartError("cannot listen on " + m_options.host + ":" + std::to_string(m_options.port) +
-                          " (address in use or not local); pick another --listen address or port 0 for any free port",
+  // 2. The sockets: bound now so the ports (0 = any) are known before the first request.
+  const auto cannotListen = [](const std::string& host, int port) {
+    return StartError("cannot listen on " + host + ":" + std::to_string(port) +
+                          " (address in use or not local); pick another address or port 0 for any free port",
                       2);
   };
-  try {
-    tcp::resolver resolver(m_impl->io);
-    const auto found = resolver.resolve(m_options.host, std::to_string(m_options.port),
-                                        tcp::resolver::passive | tcp::resolver::numeric_service);
-    if (found.empty()) throw cannotListen();
-    const tcp::endpoint at = *found.begin();
-    auto& acceptor = m_impl->acceptor;
-    acceptor.open(at.protocol());
-    acceptor.set_option(tcp::acceptor::reuse_address(true));
-    acceptor.bind(at);
-    acceptor.listen(1024);
-    m_port = acceptor.local_endpoint().port();
-  } catch (const boost::system::system_error&) {
-    throw cannotListen();
-  }
+  m_port = m_impl->listen(m_options.host, m_options.port, cannotListen);
+  if (m_options.adminPort >= 0) m_adminPort = m_impl->listen(m_options.adminHost, m_options.adminPort, cannotListen);
 
   // 3. The service, with problem links pointing at this server's published policy.
   policy::Policy published = m_options.policy;
@@ -130,9 +144,15 @@ Server::Server(ServerOptions options)
       m_options.conninfo, std::move(published), m_policyVersion,
       ServiceOptions{m_options.allowFaultInjection, m_options.poolSize, m_options.traceFlushInterval,
                      m_options.traceFoldAfter, m_options.preparedStatements});
+  if (m_options.frontHandler) m_front = m_options.frontHandler(*m_service);
   m_impl->maxConnections = connectionCeiling(m_options.maxConnections, m_options.poolSize);
-  m_impl->context =
-      std::make_unique<ConnectionContext>(m_options, *m_service, m_impl->handlers, m_service->policy().docsUrl);
+  const std::string& docs = m_service->policy().docsUrl;
+  Handler& front = m_front ? *m_front : static_cast<Handler&>(*m_service);
+  m_impl->listeners[0]->context = std::make_unique<ConnectionContext>(m_options, front, m_impl->handlers, docs);
+  if (m_options.adminPort >= 0) {
+    m_admin = std::make_unique<AdminHandler>(*m_service, m_front.get());
+    m_impl->listeners[1]->context = std::make_unique<ConnectionContext>(m_options, *m_admin, m_impl->handlers, docs);
+  }
 }
 
 Server::~Server() {
@@ -142,9 +162,13 @@ Server::~Server() {
 
 std::string Server::url() const { return "http://" + m_options.host + ":" + std::to_string(m_port); }
 
+std::string Server::adminUrl() const {
+  return m_adminPort ? "http://" + m_options.adminHost + ":" + std::to_string(m_adminPort) : std::string();
+}
+
 void Server::run() {
   if (!m_stopRequested.load()) {
-    m_impl->accept();
+    for (auto& l : m_impl->listeners) m_impl->accept(*l);
     const int threads = Impl::loopThreads(m_options.threads);
     std::vector<std::thread> loop;
     for (int i = 1; i < threads; ++i) loop.emplace_back([this] { m_impl->io.run(); });
@@ -152,7 +176,8 @@ void Server::run() {
     for (auto& t : loop) t.join();
   }
   m_impl->handlers.join();
-  // The loop ran out of work: the acceptor is closed and every connection answered and closed.
+  // The loop ran out of work: the acceptors are closed and every connection answered and closed.
+  if (m_front) m_front->finish();
   m_service->flushTrace();
 }
 

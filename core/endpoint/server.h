@@ -43,6 +43,13 @@ struct ServerOptions {
   bool preparedStatements = true;
   /// Receives one JSON line per request (thread-safe calls); empty: no access log.
   std::function<void(const std::string&)> accessLog;
+  /// Makes what answers the listener from the service (the proxy's forwarder); empty: the
+  /// service's own routes answer.
+  std::function<std::unique_ptr<Handler>(Service&)> frontHandler;
+  /// adminPort >= 0 (0: any free port): a second listener that answers only /healthz and
+  /// /metrics, for operators (the proxy's admin port), under the same limits.
+  std::string adminHost = "127.0.0.1";
+  int adminPort = -1;
 };
 
 /// The server could not start. exitCode follows idemctl's codes (2 usage, 3 unavailable).
@@ -68,6 +75,9 @@ class Server {
   [[nodiscard]] int port() const { return m_port; }
   /// "http://127.0.0.1:PORT"
   [[nodiscard]] std::string url() const;
+  /// The admin listener's port and URL; 0 and "" without one.
+  [[nodiscard]] int adminPort() const { return m_adminPort; }
+  [[nodiscard]] std::string adminUrl() const;
   [[nodiscard]] int policyVersion() const { return m_policyVersion; }
 
   /// Serves until stop(); returns once in-flight requests are answered and the trace is flushed.
@@ -87,8 +97,11 @@ class Server {
   ServerOptions m_options;
   int m_policyVersion = 0;
   int m_port = 0;
+  int m_adminPort = 0;
   std::unique_ptr<Impl> m_impl;
   std::unique_ptr<Service> m_service;
+  std::unique_ptr<Handler> m_front;  // before m_service goes: it uses the service
+  std::unique_ptr<Handler> m_admin;
   std::atomic<bool> m_stopRequested{false};
   std::thread m_thread;
 };

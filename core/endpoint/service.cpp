@@ -149,11 +149,7 @@ std::optional<enforce::Response> Service::tenantProblem(const http::Headers& hea
 }
 
 Handled Service::handle(const ServiceRequest& req) {
-  ++m_inFlight;
-  struct Done {
-    std::atomic<int>& n;
-    ~Done() { --n; }
-  } done{m_inFlight};
+  const InFlight counted(*this);
 
   Handled h;
   bool routed = true;

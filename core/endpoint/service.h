@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "core/endpoint/handler.h"
 #include "core/endpoint/metrics.h"
 #include "core/enforce/enforcer.h"
 #include "core/policy/policy.h"
@@ -15,26 +16,6 @@
 
 namespace idem::endpoint {
 
-struct ServiceRequest {
-  std::string method;
-  std::string path;  // without the query string
-  std::multimap<std::string, std::string> query;
-  http::Headers headers;
-  std::string body;
-  std::string requestId;
-};
-
-/// The response plus what the log line and the metrics need to know.
-struct Handled {
-  enforce::Response response;
-  std::string tier;
-  std::string outcome;
-  std::string tenant;
-  std::string key;
-  int generation = 0;
-  std::string resource;
-};
-
 struct ServiceOptions {
   bool allowFaultInjection = false;
   int poolSize = 16;
@@ -43,40 +24,54 @@ struct ServiceOptions {
   bool preparedStatements = true;  // see ServerOptions
 };
 
-class Service {
+class Service : public Handler {
  public:
   /// `policy.docsUrl` should already point at this server's /idempotency page.
   Service(std::string conninfo, policy::Policy policy, int policyVersion, ServiceOptions options);
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
-  ~Service();
+  ~Service() override;
 
   /// Answers one request. Thread-safe; never throws for store trouble (answers 503).
-  [[nodiscard]] Handled handle(const ServiceRequest& request);
+  [[nodiscard]] Handled handle(const ServiceRequest& request) override;
 
-  [[nodiscard]] Metrics& metrics() { return m_metrics; }
+  [[nodiscard]] Metrics& metrics() override { return m_metrics; }
   [[nodiscard]] Gauges gauges() const;
   [[nodiscard]] const policy::Policy& policy() const { return m_policy; }
   [[nodiscard]] store::Pool& pool() { return m_pool; }
   /// Writes the queued trace events (shutdown, tests, the demo's backdating).
   bool flushTrace() { return m_trace.flush(); }
 
+  /// What `serve` and `proxy` share besides routes: the enforcer over this service's store,
+  /// the published policy page, the health check, the metrics page, tenant vetting.
+  [[nodiscard]] enforce::Enforcer& enforcer() { return m_enforcer; }
+  [[nodiscard]] Handled publishedPolicy(const ServiceRequest& request) const;
+  [[nodiscard]] Handled health(const std::string& requestId);
+  [[nodiscard]] Handled metricsPage() const;
+  /// The tenant header's value; nullopt when absent (tenantProblem() has vetted it).
+  [[nodiscard]] std::optional<std::string> tenantHeaderValue(const http::Headers& headers) const;
+  /// 400 when the tenant header is repeated or malformed, or missing on a route that reads or
+  /// writes a tenant's data (`needed`) while the policy requires one.
+  [[nodiscard]] std::optional<enforce::Response> tenantProblem(const http::Headers& headers, bool needed) const;
+  /// Counts a request as in flight (/healthz, /metrics) while it lives.
+  class InFlight {
+   public:
+    explicit InFlight(Service& s) : m_n(s.m_inFlight) { ++m_n; }
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+    ~InFlight() { --m_n; }
+
+   private:
+    std::atomic<int>& m_n;
+  };
+
  private:
   Handled postResource(const ServiceRequest& request);
   Handled echo(const ServiceRequest& request);
   Handled listResources(const ServiceRequest& request);
   Handled getResource(const ServiceRequest& request);
-  Handled publishedPolicy(const ServiceRequest& request) const;
-  Handled health(const std::string& requestId);
-  /// A malformed tenant header on a route the enforcer does not see: sets the 400; true if so.
-  Handled metricsPage() const;
-  /// The tenant header's value; nullopt when absent (tenantProblem() has vetted it).
-  [[nodiscard]] std::optional<std::string> tenantHeaderValue(const http::Headers& headers) const;
   /// The tenant a request's data belongs to: the header's, or the policy's default.
   [[nodiscard]] std::string tenantOf(const http::Headers& headers) const;
-  /// 400 when the tenant header is repeated or malformed, or missing on a route that reads or
-  /// writes a tenant's data (`needed`) while the policy requires one.
-  [[nodiscard]] std::optional<enforce::Response> tenantProblem(const http::Headers& headers, bool needed) const;
 
   policy::Policy m_policy;  // before the enforcer, which keeps a reference
   int m_policyVersion;

@@ -32,6 +32,7 @@ struct PendingCompletion {
   std::string tier;
   bool afterExpiry = false;
   bool abandoned = false;
+  bool outcomeUnknown = false;  // the answer stands for an execution nobody saw end (the proxy)
 };
 
 struct BacklogLimits {

@@ -38,6 +38,8 @@ double msSince(Clock::time_point start) {
 }
 
 bool allowedOnReplay(const policy::Tier& tier, std::string_view name) {
+  // The body's encoding belongs to the stored bytes: without it a replay cannot be read.
+  if (http::equalsIgnoreCase(name, "Content-Encoding")) return true;
   const auto& allow = tier.replayHeaders.empty() ? policy::defaultReplayHeaders() : tier.replayHeaders;
   for (const auto& a : allow)
     if (http::equalsIgnoreCase(a, name)) return true;
@@ -345,7 +347,7 @@ std::optional<store::CompleteResult> Enforcer::completeWithRetry(const store::Co
 Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOptions& options) {
   if (!ticket.m_open) throw std::logic_error("Enforcer::complete: the ticket has already ended");
   const bool success = response.status >= 200 && response.status < 300;
-  if (ticket.tier().cache == policy::CacheRule::SuccessOnly && !success) {
+  if (ticket.tier().cache == policy::CacheRule::SuccessOnly && !success && !options.outcomeUnknown) {
     ticket.m_open = true;
     return release(ticket, std::move(response), "not stored: the tier caches 2xx responses only");
   }
@@ -369,7 +371,7 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
   const std::string where = ticket.m_scope.endpoint + " key " + key + " (tenant \"" + ticket.m_scope.tenant + "\")";
   PendingCompletion execution{std::move(q),         ticket.m_fingerprint, ticket.m_generation,
                               ticket.m_expiresAt,   ticket.m_started,     ticket.tier().name,
-                              ticket.m_afterExpiry, ticket.m_abandoned};
+                              ticket.m_afterExpiry, ticket.m_abandoned,   options.outcomeUnknown};
   if (!done && options.sameTransaction.empty()) {
     // The work ran and its record could not be written yet: the backlog keeps it (and the
     // lease) until the store takes it. Only a full backlog loses it, and says so loudly.
@@ -482,7 +484,9 @@ void Enforcer::traceExecution(const PendingCompletion& execution, const store::C
   e.key = q.scope.key;
   e.generation = done.generation;
   e.tier = execution.tier;
-  e.outcome = execution.afterExpiry ? trace::Outcome::ExecutedAfterExpiry : trace::Outcome::Executed;
+  e.outcome = execution.outcomeUnknown ? trace::Outcome::OutcomeUnknown
+              : execution.afterExpiry  ? trace::Outcome::ExecutedAfterExpiry
+                                       : trace::Outcome::Executed;
   e.fingerprint = execution.fingerprint;
   e.status = q.response.status;
   e.latencyMs = q.latencyMs;

@@ -107,6 +107,10 @@ struct Decision {
 struct CompleteOptions {
   std::optional<std::string> resourceRef;             // e.g. "pay_123", so support can search by it
   std::vector<store::SideStatement> sameTransaction;  // committed with the key or not at all
+  /// The executor cannot tell whether the work took effect (an upstream that took the request
+  /// and never answered): the response is stored whatever the tier's cache rule, since
+  /// releasing the key would let a retry run the work a second time; traced as outcome_unknown.
+  bool outcomeUnknown = false;
 };
 
 /// How long complete() keeps trying to record a response when the store fails after the work
@@ -148,6 +152,10 @@ class Enforcer {
   /// throws for store trouble (the key then stays processing until its lease ends).
   Response release(Ticket& ticket, Response response, const std::string& reason);
 
+  /// The key echo (an sf-string) and, when known, Idempotency-Expires: every keyed answer says
+  /// them, including one a caller builds while the key stays with its ticket.
+  void addKeyHeaders(Response& r, const std::string& key, std::optional<long long> expiresAtMs) const;
+
   [[nodiscard]] const policy::Policy& policy() const { return m_policy; }
   /// Renews the leases of executions this enforcer started while they run.
   [[nodiscard]] LeaseKeeper& leases() { return m_leases; }
@@ -166,7 +174,6 @@ class Enforcer {
   Response storeTrouble(const std::string& key, std::string_view what) const;
   /// Gives the claim back in the store; a store failure is logged (the lease then runs out).
   void freeKey(const Ticket& ticket, int status, const std::string& reason);
-  void addKeyHeaders(Response& r, const std::string& key, std::optional<long long> expiresAtMs) const;
   Decision respond(Response r, std::string outcome, const std::string& tier) const;
   void trace(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& claim,
              trace::Outcome outcome, const std::string& fingerprint, int status, double latencyMs,

@@ -36,7 +36,8 @@ enum class OutcomeKind {
   X(Mismatch, "mismatch", Refused, true, "422 fingerprint mismatch")                                 \
   X(RejectedExpired, "rejected_expired", Refused, true, "422 rejected: expired")                     \
   X(Released, "released", NotStored, false, "released (not stored)")                                 \
-  X(LeaseLost, "lease_lost", NotStored, false, "lease lost")
+  X(LeaseLost, "lease_lost", NotStored, false, "lease lost")                                         \
+  X(OutcomeUnknown, "outcome_unknown", Execution, false, "outcome unknown (no answer from the service)")
 
 enum class Outcome {
 #define IDEM_OUTCOME_ENUMERATOR(name, sql, kind, retry, label) name,

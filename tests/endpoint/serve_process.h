@@ -18,39 +18,23 @@ namespace idem::test {
 
 class ServeProcess {
  public:
-  /// Starts `idemctl serve <args>` and waits for its "listening on http://…" line. With
-  /// stderrPath, the process's stderr (where operators read errors) goes to that file.
-  explicit ServeProcess(const std::vector<std::string>& args, const std::string& stderrPath = {}) {
+  /// Starts `idemctl serve <args>` (or another listening command: `proxy`) and waits for its
+  /// "listening on http://…" line. With stderrPath, the process's stderr (where operators read
+  /// errors) goes to that file.
+  explicit ServeProcess(const std::vector<std::string>& args, const std::string& stderrPath = {},
+                        const std::string& command = "serve") {
     const char* exe = std::getenv("IDEMCTL");
     if (!exe) throw std::runtime_error("IDEMCTL is not set: run through ctest");
-    std::vector<std::string> argv{exe, "serve"};
+    std::vector<std::string> argv{exe, command};
     argv.insert(argv.end(), args.begin(), args.end());
     argv.insert(argv.end(), {"--access-log", "off"});
-    std::vector<char*> cargv;
-    for (auto& a : argv) cargv.push_back(a.data());
-    cargv.push_back(nullptr);
-    int out[2];
-    if (pipe(out) != 0) throw std::runtime_error("pipe failed");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&fa, out[0]);
-    if (!stderrPath.empty())
-      posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, stderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (posix_spawn(&m_pid, exe, &fa, nullptr, cargv.data(), environ) != 0) throw std::runtime_error("spawn failed");
-    posix_spawn_file_actions_destroy(&fa);
-    close(out[1]);
-    m_out = out[0];
-    std::string line;
-    char c;
-    while (read(m_out, &c, 1) == 1 && c != '\n') line += c;
-    const auto at = line.find("http://127.0.0.1:");
-    if (at == std::string::npos) {
-      kill(SIGKILL);
-      throw std::runtime_error("idemctl serve did not start: " + line);
-    }
-    m_port = std::stoi(line.substr(at + 17));
+    start(argv, stderrPath);
   }
+  /// Any program (argv[0] a path) that prints "… http://127.0.0.1:PORT …" once it listens.
+  struct Program {
+    std::vector<std::string> argv;
+  };
+  explicit ServeProcess(Program program, const std::string& stderrPath = {}) { start(program.argv, stderrPath); }
   ServeProcess(const ServeProcess&) = delete;
   ServeProcess& operator=(const ServeProcess&) = delete;
   ~ServeProcess() {
@@ -59,6 +43,8 @@ class ServeProcess {
   }
 
   [[nodiscard]] int port() const { return m_port; }
+  /// The line the process printed when it began listening.
+  [[nodiscard]] const std::string& banner() const { return m_banner; }
   /// Sends a signal and, for SIGKILL, reaps the process.
   void kill(int sig) {
     if (m_pid <= 0) return;
@@ -82,9 +68,39 @@ class ServeProcess {
   }
 
  private:
+  void start(std::vector<std::string> argv, const std::string& stderrPath) {
+    std::vector<char*> cargv;
+    for (auto& a : argv) cargv.push_back(a.data());
+    cargv.push_back(nullptr);
+    int out[2];
+    if (pipe(out) != 0) throw std::runtime_error("pipe failed");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    if (!stderrPath.empty())
+      posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, stderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (posix_spawn(&m_pid, argv[0].c_str(), &fa, nullptr, cargv.data(), environ) != 0)
+      throw std::runtime_error("spawn failed: " + argv[0]);
+    posix_spawn_file_actions_destroy(&fa);
+    close(out[1]);
+    m_out = out[0];
+    std::string line;
+    char c;
+    while (read(m_out, &c, 1) == 1 && c != '\n') line += c;
+    const auto at = line.find("http://127.0.0.1:");
+    if (at == std::string::npos) {
+      kill(SIGKILL);
+      throw std::runtime_error(argv[0] + " " + (argv.size() > 1 ? argv[1] : "") + " did not start: " + line);
+    }
+    m_port = std::stoi(line.substr(at + 17));
+    m_banner = line;
+  }
+
   pid_t m_pid = -1;
   int m_out = -1;
   int m_port = 0;
+  std::string m_banner;
 };
 
 }  // namespace idem::test

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "tests/endpoint/endpoint_support.h"
+#include "tests/endpoint/login_role.h"
 #include "tests/endpoint/serve_process.h"
 
 using namespace idem;
@@ -29,33 +30,6 @@ std::string writePolicy() {
   std::ofstream(path) << kRolesPolicy;
   return path;
 }
-
-/// A login role that is a member of `group` (roles are cluster-wide: the name is unique).
-struct LoginRole {
-  LoginRole(const test::TestDatabase& db, const std::string& group) {
-    name = "t_" + group + "_" + std::to_string(getpid()) + "_" + std::to_string(counter()++);
-    auto admin = db.connect();
-    admin.exec("CREATE ROLE " + name + " LOGIN PASSWORD '" + kPassword + "' IN ROLE " + group);
-    conninfo = db.conninfo() + " user=" + name + " password=" + kPassword;
-    m_admin = db.conninfo();
-  }
-  ~LoginRole() {
-    try {
-      auto admin = pg::Connection(m_admin);
-      admin.exec("DROP OWNED BY " + name);
-      admin.exec("DROP ROLE " + name);
-    } catch (...) {  // the database may already be gone; the cluster is thrown away anyway
-    }
-  }
-  static int& counter() {
-    static int n = 0;
-    return n;
-  }
-  static constexpr const char* kPassword = "role-test-pw";
-  std::string name;
-  std::string conninfo;
-  std::string m_admin;
-};
 
 /// The SQLSTATE a statement fails with as this role, or "" when it succeeded (in a rolled back
 /// transaction, so a wrongly allowed write changes nothing for the checks that follow).
@@ -81,8 +55,8 @@ class TestRoles : public QObject {
  private slots:
   void serviceRunsServeAndAdminSweeps() {
     test::TestDatabase db("ep_roles");
-    LoginRole service(db, "idem_service");
-    LoginRole admin(db, "idem_admin");
+    test::LoginRole service(db, "idem_service");
+    test::LoginRole admin(db, "idem_admin");
     const std::string policy = writePolicy();
     std::unique_ptr<test::ServeProcess> started;
     try {
@@ -156,7 +130,7 @@ class TestRoles : public QObject {
 
   void serviceIsRefusedWhatItMustNotDo() {
     test::TestDatabase db("ep_roles_svc");
-    LoginRole service(db, "idem_service");
+    test::LoginRole service(db, "idem_service");
     const std::string& s = service.conninfo;
     // The archive is append-only for the service; the trace is too.
     QCOMPARE(sqlstateOf(s, "DELETE FROM idem.key_archive"), std::string(kDenied));
@@ -183,7 +157,7 @@ class TestRoles : public QObject {
 
   void adminIsRefusedWhatItMustNotDo() {
     test::TestDatabase db("ep_roles_adm");
-    LoginRole admin(db, "idem_admin");
+    test::LoginRole admin(db, "idem_admin");
     const std::string& a = admin.conninfo;
     // The sweeper's functions are its only writes: no live key, archived row, trace row or
     // policy is written, changed or deleted by hand, and no claim is made.
@@ -217,7 +191,7 @@ class TestRoles : public QObject {
 
   void consoleOnlyReads() {
     test::TestDatabase db("ep_roles_con");
-    LoginRole console(db, "idem_console");
+    test::LoginRole console(db, "idem_console");
     const std::string& c = console.conninfo;
     QCOMPARE(sqlstateOf(c, "SELECT (SELECT count(*) FROM idem.keys) + (SELECT count(*) FROM idem.key_archive) + "
                            "(SELECT count(*) FROM idem.events) + (SELECT count(*) FROM idem.policies) + "

@@ -1,0 +1,156 @@
+#include "app/idemctl/server_flags.h"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "core/endpoint/client.h"
+
+namespace idemctl {
+
+const char* const kServerFlagsUsage =
+    "[--listen HOST:PORT] [--threads N] [--pool N] [--access-log -|FILE|off] [--max-body BYTES] [--trace-fold N] "
+    "[--prepared-statements on|off] [--max-header-bytes BYTES] [--max-headers N] [--max-connections N] "
+    "[--header-timeout SECONDS] [--body-timeout SECONDS] [--idle-timeout SECONDS]";
+
+std::vector<std::string_view> withServerFlags(std::vector<std::string_view> own) {
+  for (std::string_view name :
+       {"listen", "threads", "pool", "access-log", "max-body", "trace-fold", "prepared-statements", "max-header-bytes",
+        "max-headers", "max-connections", "header-timeout", "body-timeout", "idle-timeout"})
+    own.push_back(name);
+  return own;
+}
+
+std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& options) {
+  const std::string listen = args.get("listen", "127.0.0.1:0");
+  if (!idem::endpoint::splitHostPort(listen, options.host, options.port))
+    return "--listen: \"" + listen + "\" is not HOST:PORT (e.g. 127.0.0.1:8080, or port 0 for any free port)";
+  if (args.has("threads") && !parseInt(args.get("threads"), 2, 4096, options.threads))
+    return "--threads must be an integer from 2 to 4096";
+  if (args.has("pool") && !parseInt(args.get("pool"), 1, 1000, options.poolSize))
+    return "--pool must be an integer from 1 to 1000";
+  const std::string prepared = args.get("prepared-statements", "on");
+  if (prepared != "on" && prepared != "off") return "--prepared-statements must be on or off";
+  options.preparedStatements = prepared == "on";
+  if (args.has("trace-fold")) {
+    int keep = 0;
+    if (!parseInt(args.get("trace-fold"), 0, 1000000, keep))
+      return "--trace-fold must be a whole number from 0 (a trace row per decision) to 1000000";
+    options.traceFoldAfter = static_cast<std::size_t>(keep);
+  }
+  if (args.has("max-body")) {
+    int bytes = 0;
+    if (!parseInt(args.get("max-body"), 1, 1 << 30, bytes)) return "--max-body must be a positive byte count";
+    options.maxBodyBytes = static_cast<std::size_t>(bytes);
+  }
+
+  // Limits and deadlines for slow or oversized requests (README "Limits and slow clients").
+  struct SizeFlag {
+    const char* name;
+    int min, max;
+    std::size_t& target;
+  };
+  for (const SizeFlag& f : {SizeFlag{"max-header-bytes", 1024, 1 << 20, options.maxHeaderBytes},
+                            SizeFlag{"max-headers", 8, 10000, options.maxHeaderCount}}) {
+    int value = 0;
+    if (!args.has(f.name)) continue;
+    if (!parseInt(args.get(f.name), f.min, f.max, value))
+      return std::string("--") + f.name + " must be an integer from " + std::to_string(f.min) + " to " +
+             std::to_string(f.max);
+    f.target = static_cast<std::size_t>(value);
+  }
+  if (args.has("max-connections") && !parseInt(args.get("max-connections"), 16, 1000000, options.maxConnections))
+    return "--max-connections must be an integer from 16 to 1000000";
+  struct SecondsFlag {
+    const char* name;
+    std::chrono::milliseconds& target;
+  };
+  for (const SecondsFlag& f :
+       {SecondsFlag{"header-timeout", options.headerTimeout}, SecondsFlag{"body-timeout", options.bodyTimeout},
+        SecondsFlag{"idle-timeout", options.idleTimeout}}) {
+    int seconds = 0;
+    if (!args.has(f.name)) continue;
+    if (!parseInt(args.get(f.name), 1, 3600, seconds))
+      return std::string("--") + f.name + " must be a whole number of seconds from 1 to 3600";
+    f.target = std::chrono::seconds(seconds);
+  }
+  return {};
+}
+
+AccessLog::~AccessLog() {
+  if (m_owned) std::fclose(m_file);
+}
+
+std::string AccessLog::open(const std::string& target, idem::endpoint::ServerOptions& options) {
+  if (target == "off") return {};
+  if (target == "-") {
+    m_file = stdout;
+  } else {
+    m_file = std::fopen(target.c_str(), "a");
+    if (!m_file) return "--access-log: cannot open " + target + " for appending";
+    m_owned = true;
+  }
+  options.accessLog = [this](const std::string& line) {
+    std::lock_guard lock(m_mutex);
+    std::fwrite(line.data(), 1, line.size(), m_file);
+    std::fflush(m_file);
+  };
+  return {};
+}
+
+StopSignals::StopSignals() {
+  sigemptyset(&m_set);
+  sigaddset(&m_set, SIGINT);
+  sigaddset(&m_set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &m_set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+void StopSignals::serveUntilStopped(idem::endpoint::Server& server, std::string_view command) {
+  // Signals are taken by one thread (sigtimedwait), so the server's threads never run a
+  // handler; it asks the server to stop, which finishes in-flight requests first.
+  std::atomic<bool> finished{false};
+  std::thread waiter([&] {
+    const timespec tick{0, 200'000'000};
+    while (!finished.load()) {
+      siginfo_t info;
+      const int sig = sigtimedwait(&m_set, &info, &tick);
+      if (sig == SIGINT || sig == SIGTERM) {
+        std::cerr << "idemctl " << command << ": " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
+                  << ": finishing in-flight requests, then exiting\n";
+        server.stop();
+      }
+    }
+  });
+  server.run();
+  finished = true;
+  waiter.join();
+}
+
+int runServer(const Args& args, idem::endpoint::ServerOptions options, std::string_view command, std::string_view usage,
+              const std::function<void(idem::endpoint::Server&)>& announce) {
+  namespace ep = idem::endpoint;
+  AccessLog log;
+  if (auto bad = log.open(args.get("access-log", "-"), options); !bad.empty()) return usageError(command, usage, bad);
+  StopSignals signals;
+  std::unique_ptr<ep::Server> server;
+  try {
+    server = std::make_unique<ep::Server>(std::move(options));
+  } catch (const ep::StartError& e) {
+    std::cerr << "idemctl " << command << ": " << e.what() << '\n';
+    return e.exitCode();
+  } catch (const std::runtime_error& e) {  // a handler that could not start (an unresolvable upstream)
+    std::cerr << "idemctl " << command << ": " << e.what() << '\n';
+    return kUsage;
+  }
+  announce(*server);
+  signals.serveUntilStopped(*server, command);
+  server.reset();
+  std::cerr << "idemctl " << command << ": stopped\n";
+  return kOk;
+}
+
+}  // namespace idemctl

@@ -1,0 +1,61 @@
+#pragma once
+// What `idemctl serve` and `idemctl proxy` share: the listener's flags (threads, pool, limits
+// and deadlines: README "Limits and slow clients"), the access log, and running until SIGINT
+// or SIGTERM while in-flight requests finish.
+#include <signal.h>
+
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "app/idemctl/command.h"
+#include "core/endpoint/server.h"
+
+namespace idemctl {
+
+/// A command's own option names plus the shared flags' (for Command::options), and their usage.
+std::vector<std::string_view> withServerFlags(std::vector<std::string_view> own);
+extern const char* const kServerFlagsUsage;
+
+/// Reads --listen, --threads, --pool, --prepared-statements, --trace-fold, the limits and the
+/// deadlines into `options`. Returns "" when all are valid, else what is wrong.
+std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& options);
+
+/// Opens --access-log, starts the server, prints `announce(server)` and serves until SIGINT or
+/// SIGTERM; returns the exit code (a start failure is printed with what to do).
+int runServer(const Args& args, idem::endpoint::ServerOptions options, std::string_view command, std::string_view usage,
+              const std::function<void(idem::endpoint::Server&)>& announce);
+
+/// --access-log -|FILE|off: one JSON line per request, never interleaved across threads.
+class AccessLog {
+ public:
+  AccessLog() = default;
+  AccessLog(const AccessLog&) = delete;
+  AccessLog& operator=(const AccessLog&) = delete;
+  ~AccessLog();
+  /// Opens the target; "" when fine, else what is wrong. Sets options.accessLog unless "off".
+  std::string open(const std::string& target, idem::endpoint::ServerOptions& options);
+
+ private:
+  std::mutex m_mutex;
+  std::FILE* m_file = nullptr;
+  bool m_owned = false;
+};
+
+/// Blocks SIGINT and SIGTERM in this thread and every thread started after it (create it before
+/// the server), so they are taken by one waiting thread instead.
+class StopSignals {
+ public:
+  StopSignals();
+  /// Runs the server until a stop signal; the server then finishes in-flight requests.
+  void serveUntilStopped(idem::endpoint::Server& server, std::string_view command);
+
+ private:
+  sigset_t m_set;
+};
+
+}  // namespace idemctl

@@ -1,0 +1,202 @@
+#include "core/proxy/forwarder.h"
+
+#include "core/endpoint/accesslog.h"
+#include "core/endpoint/problems.h"
+#include "core/http/keyheader.h"
+#include "core/policy/duration.h"
+#include "core/text/humanduration.h"
+#include "core/policy/route.h"
+#include "core/proxy/forwarding.h"
+#include "core/trace/outcome.h"
+
+namespace idem::proxy {
+namespace {
+
+using endpoint::Handled;
+using endpoint::ServiceRequest;
+
+enforce::Response fromUpstream(UpstreamAnswer& a) {
+  return enforce::Response{a.status, towardsClient(a.headers), std::move(a.body)};
+}
+
+// RFC 9110 §9.2.2: a request with one of these methods may be sent again when a connection
+// fails, so a pooled connection the upstream had closed is retried for them.
+bool idempotentMethod(const std::string& m) {
+  return m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "TRACE" || m == "PUT" || m == "DELETE";
+}
+
+}  // namespace
+
+Forwarder::Forwarder(endpoint::Service& service, ProxyOptions options)
+    : m_service(service),
+      m_options(std::move(options)),
+      m_upstream(m_options.upstream, m_options.client),
+      m_late(m_options.lateAnswerWait, m_options.maxLateAnswers,
+             [this](enforce::Ticket& ticket, Sent sent) { (void)settle(ticket, std::move(sent)); }) {}
+
+Forwarder::~Forwarder() { m_late.finish(); }
+
+std::string Forwarder::metricsText() const {
+  return "# HELP idem_upstream_connections_opened_total Connections the proxy opened to its upstream.\n"
+         "# TYPE idem_upstream_connections_opened_total counter\n"
+         "idem_upstream_connections_opened_total " +
+         std::to_string(m_upstream.connectionsOpened()) +
+         "\n# HELP idem_upstream_connections_reused_total Requests sent on a kept-alive upstream connection.\n"
+         "# TYPE idem_upstream_connections_reused_total counter\n"
+         "idem_upstream_connections_reused_total " +
+         std::to_string(m_upstream.connectionsReused()) +
+         "\n# HELP idem_upstream_late_answers_pending Sent requests whose answer is awaited in the background.\n"
+         "# TYPE idem_upstream_late_answers_pending gauge\n"
+         "idem_upstream_late_answers_pending " +
+         std::to_string(m_late.pending()) + "\n";
+}
+
+enforce::Response Forwarder::problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
+                                     const std::string& requestId) const {
+  return endpoint::problem(status, slug, title, detail, m_service.policy().docsUrl, requestId);
+}
+
+Handled Forwarder::handle(const ServiceRequest& req) {
+  const endpoint::Service::InFlight counted(m_service);
+  Handled h;
+  try {
+    const policy::Policy& policy = m_service.policy();
+    if ((req.method == "GET" || req.method == "HEAD") && req.path == "/idempotency") {
+      h = m_service.publishedPolicy(req);  // the policy the proxy enforces, published where clients are
+    } else if (auto bad = m_service.tenantProblem(req.headers, policy.match(req.method, req.path).tier != nullptr)) {
+      // A repeated or malformed tenant header is refused on every route, forwarded ones too: the
+      // upstream must not be left to guess which copy the gateway set.
+      h.response = std::move(*bad);
+      h.outcome = "tenant_rejected";
+    } else {
+      const auto tenant = m_service.tenantHeaderValue(req.headers);
+      h.tenant = tenant.value_or(policy.defaultTenant);
+      if (auto raw = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader))
+        if (auto parsed = http::parseIdempotencyKey(*raw); parsed.key) h.key = *parsed.key;
+      const enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId, tenant};
+      enforce::Decision d = m_service.enforcer().begin(er);
+      h.tier = d.tier;
+      h.outcome = d.outcome;
+      if (!d.detail.empty()) endpoint::logInternalError(req.requestId, "deciding on the key", d.detail);
+      if (d.kind == enforce::Decision::Kind::Respond) {
+        h.response = std::move(d.response);
+      } else if (d.ticket) {
+        h.generation = d.ticket->generation();
+        h = enforced(req, *d.ticket, std::move(h));
+      } else {
+        h.outcome = d.tier.empty() ? "forwarded" : "unkeyed";
+        h = plain(req, std::move(h));
+      }
+    }
+  } catch (const std::exception& e) {
+    endpoint::logInternalError(req.requestId, req.method + " " + req.path, e.what());
+    h.response = endpoint::internalError(req.requestId, "The proxy failed while handling the request.",
+                                         m_service.policy().docsUrl);
+    h.outcome = "error";
+  }
+  if (!http::findHeader(h.response.headers, "Request-Id")) h.response.headers.emplace_back("Request-Id", req.requestId);
+  return h;
+}
+
+UpstreamRequest Forwarder::upstreamRequest(const ServiceRequest& req, const enforce::Ticket* ticket) const {
+  ForwardedFor who{req.remote, req.requestId, std::nullopt};
+  // The key goes on in the strict sf-string form (DESIGN §2: lenient in, strict out).
+  if (ticket) who.key = http::serializeSfString(ticket->scope().key);
+  return UpstreamRequest{req.method, req.target, towardsUpstream(req.headers, who), req.body};
+}
+
+Handled Forwarder::enforced(const ServiceRequest& req, enforce::Ticket& ticket, Handled h) {
+  enforce::Enforcer& enforcer = m_service.enforcer();
+  Sent sent = m_upstream.send(upstreamRequest(req, &ticket), false);
+  switch (sent.failure) {
+    case Failure::None: {
+      const int status = sent.answer.status;
+      h.response = enforcer.complete(ticket, fromUpstream(sent.answer));
+      // Under `2xx-only` a failure is not stored: complete() released the key.
+      if (ticket.tier().cache == policy::CacheRule::SuccessOnly && (status < 200 || status >= 300))
+        h.outcome = "released";
+      return h;
+    }
+    case Failure::NotSent: {
+      endpoint::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
+      auto r = problem(502, "upstream-unavailable", "Upstream unavailable",
+                       "The service behind this proxy could not be reached, so the request was not sent and nothing "
+                       "was executed. The key is free again: retry with the same key.",
+                       req.requestId);
+      r.headers.emplace_back("Retry-After", "1");
+      h.response = enforcer.release(ticket, std::move(r), "upstream not reached: " + sent.detail);
+      h.outcome = "released";
+      return h;
+    }
+    case Failure::NoAnswer: {
+      const std::string key = ticket.scope().key;
+      const long long expiresAt = ticket.expiresAtMs();
+      if (!m_late.adopt(ticket, sent.pending)) break;  // settled below, now
+      auto r = problem(504, "upstream-timeout", "Upstream did not answer in time",
+                       "The request was sent to the service behind this proxy, which has not answered within " +
+                           text::humanDuration(m_options.client.timeout) +
+                           ". It may still be executing: the key stays held while the proxy keeps waiting for the "
+                           "answer. Retry with the same key: you get 409 until the answer is in, then the answer; it "
+                           "is never executed a second time.",
+                       req.requestId);
+      r.headers.emplace_back("Retry-After", "5");
+      enforcer.addKeyHeaders(r, key, expiresAt);
+      h.response = std::move(r);
+      h.outcome = "awaiting_upstream";
+      return h;
+    }
+    case Failure::Broken:
+      break;
+  }
+  h.response = settle(ticket, std::move(sent));
+  h.outcome = trace::sqlName(trace::Outcome::OutcomeUnknown);
+  return h;
+}
+
+enforce::Response Forwarder::settle(enforce::Ticket& ticket, Sent sent) {
+  enforce::Enforcer& enforcer = m_service.enforcer();
+  if (sent.failure == Failure::None) return enforcer.complete(ticket, fromUpstream(sent.answer));
+  const std::string& requestId = ticket.requestId();
+  endpoint::logInternalError(requestId, "awaiting the upstream's answer", sent.detail);
+  const bool neverAnswered = sent.failure == Failure::NoAnswer;
+  auto r = problem(
+      neverAnswered ? 504 : 502, "upstream-outcome-unknown", "Outcome unknown",
+      std::string(neverAnswered ? "The service behind this proxy took the request and never answered"
+                                : "The service behind this proxy took the request and the connection broke before "
+                                  "its whole answer came") +
+          ", so it may or may not have executed. This answer is stored: retries with this key get it and never "
+          "execute the request again. Check the operation's outcome before using a new key.",
+      requestId);
+  enforce::CompleteOptions unknown;
+  unknown.outcomeUnknown = true;
+  return enforcer.complete(ticket, std::move(r), unknown);
+}
+
+Handled Forwarder::plain(const ServiceRequest& req, Handled h) {
+  Sent sent = m_upstream.send(upstreamRequest(req, nullptr), idempotentMethod(req.method));
+  if (sent.failure == Failure::None) {
+    h.response = fromUpstream(sent.answer);
+    return h;
+  }
+  endpoint::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
+  if (sent.failure == Failure::NotSent) {
+    h.response = problem(502, "upstream-unavailable", "Upstream unavailable",
+                         "The service behind this proxy could not be reached, so the request was not sent and "
+                         "nothing was executed. Retry later.",
+                         req.requestId);
+    h.response.headers.emplace_back("Retry-After", "1");
+    h.outcome = "upstream_unavailable";
+    return h;
+  }
+  // No key protects this request, so nobody can wait for its answer on the client's behalf.
+  const bool timeout = sent.failure == Failure::NoAnswer;
+  h.response = problem(timeout ? 504 : 502, timeout ? "upstream-timeout" : "upstream-broken",
+                       timeout ? "Upstream did not answer in time" : "Upstream connection broke",
+                       "The request was sent to the service behind this proxy, which gave no answer; it may or may "
+                       "not have executed. Send an Idempotency-Key to make retries safe.",
+                       req.requestId);
+  h.outcome = timeout ? "upstream_timeout" : "upstream_broken";
+  return h;
+}
+
+}  // namespace idem::proxy

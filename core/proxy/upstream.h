@@ -1,0 +1,113 @@
+#pragma once
+// The proxy's HTTP/1.1 client to its upstream (Boost.Beast) with a keep-alive pool. It tells
+// apart the three ways a request can fail, because each means something different for a key:
+//   NotSent  — refused or broken before the whole request went out: nothing can have executed.
+//   NoAnswer — sent, and no answer within the timeout: the upstream may be executing it; the
+//              Exchange stays open so its late answer can still be read.
+//   Broken   — sent, then the connection broke or the answer was unusable: it may have executed
+//              and no answer will come.
+// Calls block the calling thread (a handler thread); each connection runs its own small event
+// loop, so a slow upstream never stalls the proxy's listeners.
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/http/headers.h"
+
+namespace idem::proxy {
+
+/// http://HOST[:PORT][/BASE] — where requests go; BASE is prefixed to every forwarded target.
+struct UpstreamUrl {
+  std::string host;
+  int port = 80;
+  std::string basePath;   // "" or "/base" (no trailing slash)
+  std::string authority;  // host[:port] as the Host header writes it
+};
+
+/// nullopt with `error` saying why (only plain http:// is supported).
+std::optional<UpstreamUrl> parseUpstreamUrl(const std::string& text, std::string& error);
+
+struct UpstreamRequest {
+  std::string method;
+  std::string target;     // path and query, as the client sent them
+  http::Headers headers;  // end-to-end headers only (forwarding.h); Host and Content-Length are set here
+  std::string body;
+};
+
+struct UpstreamAnswer {
+  int status = 0;
+  http::Headers headers;
+  std::string body;
+};
+
+enum class Failure { None, NotSent, NoAnswer, Broken };
+
+class Exchange;
+
+struct Sent {
+  Failure failure = Failure::None;
+  UpstreamAnswer answer;              // failure == None
+  std::string detail;                 // what happened, for the operator's log
+  std::unique_ptr<Exchange> pending;  // failure == NoAnswer: where the late answer may still come
+};
+
+/// A request that was sent and whose answer has not come yet.
+class Exchange {
+ public:
+  struct Conn;
+  explicit Exchange(std::unique_ptr<Conn> conn);
+  ~Exchange();
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+  /// Waits up to `slice` more. nullopt: still nothing; else the answer (None) or Broken.
+  std::optional<Sent> poll(std::chrono::milliseconds slice);
+
+ private:
+  std::unique_ptr<Conn> m_conn;
+};
+
+struct UpstreamOptions {
+  std::chrono::milliseconds timeout{30'000};        // for the answer, after the request is sent
+  std::chrono::milliseconds connectTimeout{5'000};  // connect and write
+  std::chrono::milliseconds maxIdle{1'000};         // a pooled connection idle longer is not reused
+  std::size_t maxIdleConnections = 64;
+  std::size_t maxAnswerBytes = 16 * 1024 * 1024;  // larger answers are Broken (not storable)
+};
+
+class Upstream {
+ public:
+  /// Resolves the host now; throws std::runtime_error when it cannot.
+  Upstream(UpstreamUrl url, UpstreamOptions options);
+  ~Upstream();
+  Upstream(const Upstream&) = delete;
+  Upstream& operator=(const Upstream&) = delete;
+
+  /// Sends one request and waits for its answer (see Failure). `idempotent`: the method may be
+  /// resent (RFC 9110 §9.2.2), so a pooled connection the upstream had closed is retried on a
+  /// fresh one even after the request was written.
+  [[nodiscard]] Sent send(const UpstreamRequest& request, bool idempotent);
+
+  [[nodiscard]] const UpstreamUrl& url() const { return m_url; }
+  [[nodiscard]] long long connectionsOpened() const { return m_opened.load(); }
+  [[nodiscard]] long long connectionsReused() const { return m_reused.load(); }
+
+ private:
+  Sent attempt(const UpstreamRequest& request, std::unique_ptr<Exchange::Conn> conn, bool& staleRetry);
+  std::unique_ptr<Exchange::Conn> takeIdle();
+  void giveBack(std::unique_ptr<Exchange::Conn> conn);
+
+  UpstreamUrl m_url;
+  UpstreamOptions m_options;
+  struct Resolved;
+  std::unique_ptr<Resolved> m_resolved;
+  std::mutex m_mutex;
+  std::vector<std::unique_ptr<Exchange::Conn>> m_idle;  // most recently used last
+  std::atomic<long long> m_opened{0};
+  std::atomic<long long> m_reused{0};
+};
+
+}  // namespace idem::proxy
