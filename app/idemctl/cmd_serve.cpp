@@ -1,4 +1,4 @@
-// idemctl serve: the embedded test endpoint (DESIGN §5) over a migrated store.
+// idemctl serve: the embedded test endpoint (docs/design.md §5) over a migrated store.
 #include <pthread.h>
 #include <signal.h>
 
@@ -79,7 +79,7 @@ int runServe(const idemctl::Args& args) {
     options.maxBodyBytes = static_cast<std::size_t>(bytes);
   }
 
-  // Limits and deadlines for slow or oversized requests (README "Limits and slow clients").
+  // Limits and deadlines for slow or oversized requests (core/endpoint/README.md, "Limits and slow clients").
   struct SizeFlag {
     const char* name;
     int min, max;

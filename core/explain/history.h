@@ -28,7 +28,7 @@ struct Instant {
 /// "1 min 30 s", "250 ms". Negative spans get a leading "-".
 [[nodiscard]] std::string humanSpan(std::int64_t micros);
 
-/// Tenant + endpoint: the same key under another scope is another key (DESIGN §2).
+/// Tenant + endpoint: the same key under another scope is another key (docs/design.md §2).
 struct Scope {
   std::string tenant;    // "" when the policy names no tenant header
   std::string endpoint;  // "POST /v1/payments"

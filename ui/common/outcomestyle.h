@@ -1,5 +1,5 @@
 #pragma once
-// One meaning per colour across the console (UI.md): executed blue, replayed green,
+// One meaning per colour across the console (docs/design.md §7): executed blue, replayed green,
 // 409 amber, 422/rejected red, executed after expiry magenta (the duplicate charge).
 #include <QColor>
 #include <QString>
