@@ -90,7 +90,9 @@ class TestGuiThread : public QObject {
     t.start();
     view->exportInBackground(path, ExplainView::Format::Pdf);
     const qint64 returnedAfter = t.elapsed();
-    const qint64 worst = test::worstTickGap([&] { return exported.count() + failed.count() > 0; }, 20000);
+    int ticks = 0;
+    const qint64 worst =
+        test::worstTickGap([&] { return exported.count() + failed.count() > 0; }, 20000, &ticks);
     QCOMPARE(failed.count(), 0);
     QCOMPARE(exported.count(), 1);
     QCOMPARE(exported.at(0).at(0).toString(), path);
@@ -98,9 +100,12 @@ class TestGuiThread : public QObject {
     QVERIFY(pdf.open(QIODevice::ReadOnly));
     QVERIFY(pdf.read(5) == "%PDF-");
     QVERIFY(pdf.size() > 2000);
-    qInfo("PDF written in %lld ms; the call returned after %lld ms; worst tick gap %lld ms", t.elapsed(),
-          returnedAfter, worst);
-    QVERIFY2(worst < 150, qPrintable(u"the window stalled for %1 ms during the export"_s.arg(worst)));
+    qInfo("PDF written in %lld ms; the call returned after %lld ms; %d ticks, the worst gap %lld ms", t.elapsed(),
+          returnedAfter, ticks, worst);
+    // The event loop ran on while the PDF was laid out (a waiting export lets through no tick
+    // until it is done); the gap bound is loose for a loaded machine, the old stall was ~1 s.
+    QVERIFY2(ticks >= 3, qPrintable(u"%1 ticks during the export: the GUI thread wrote it"_s.arg(ticks)));
+    QVERIFY2(worst < 300, qPrintable(u"the window stalled for %1 ms during the export"_s.arg(worst)));
     // A folder that does not exist: the failure comes back as a signal, nothing is written.
     view->exportInBackground(u"/nonexistent-dir/x.md"_s, ExplainView::Format::Markdown);
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);

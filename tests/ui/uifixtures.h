@@ -39,8 +39,8 @@ inline bool openSession(ui::DbSession& session, const std::string& conninfo, int
 }
 
 /// Largest gap between 10 ms timer ticks of the event loop while `until` is false, in ms: how
-/// long the GUI thread was kept from its events.
-inline qint64 worstTickGap(const std::function<bool()>& until, int timeoutMs) {
+/// long the GUI thread was kept from its events. `ticks`: how many ticks it saw meanwhile.
+inline qint64 worstTickGap(const std::function<bool()>& until, int timeoutMs, int* ticks = nullptr) {
   QElapsedTimer clock;
   clock.start();
   qint64 last = 0;
@@ -51,6 +51,7 @@ inline qint64 worstTickGap(const std::function<bool()>& until, int timeoutMs) {
     const qint64 now = clock.elapsed();
     worst = std::max(worst, now - last);
     last = now;
+    if (ticks) ++*ticks;
   });
   tick.start();
   while (!until() && clock.elapsed() < timeoutMs) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
