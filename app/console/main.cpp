@@ -1,4 +1,4 @@
-// idem-console: the operations console for support staff (DESIGN §7).
+// idem-console: the operations console for support staff (docs/design.md §7).
 //   idem-console [--db CONNINFO] [--demo]
 // With --db it opens that store; with neither it shows the saved profiles.
 // --screenshot FILE (with --search, --tab) grabs the window once the data is shown, then

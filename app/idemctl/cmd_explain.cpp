@@ -1,4 +1,4 @@
-// idemctl explain: what happened to one idempotency key, for a support ticket (DESIGN §6).
+// idemctl explain: what happened to one idempotency key, for a support ticket (docs/design.md §6).
 #include <iostream>
 
 #include "app/idemctl/command.h"

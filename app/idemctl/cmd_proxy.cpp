@@ -1,4 +1,4 @@
-// idemctl proxy: Idem in front of an unchanged HTTP service in any language (DESIGN §11).
+// idemctl proxy: Idem in front of an unchanged HTTP service in any language.
 #include <iostream>
 
 #include "app/idemctl/command.h"

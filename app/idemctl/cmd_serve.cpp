@@ -1,4 +1,4 @@
-// idemctl serve: the embedded test endpoint (DESIGN §5) over a migrated store.
+// idemctl serve: the embedded test endpoint (docs/design.md §5) over a migrated store.
 #include <iostream>
 
 #include "app/idemctl/command.h"

@@ -47,7 +47,7 @@ std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& opt
     options.maxBodyBytes = static_cast<std::size_t>(bytes);
   }
 
-  // Limits and deadlines for slow or oversized requests (README "Limits and slow clients").
+  // Limits and deadlines for slow or oversized requests (core/endpoint/README.md, "Limits and slow clients").
   struct SizeFlag {
     const char* name;
     int min, max;

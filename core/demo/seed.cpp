@@ -10,6 +10,7 @@
 #include "core/fingerprint/fingerprint.h"
 #include "core/store/keystore.h"
 #include "core/trace/outcome.h"
+#include "core/store/transaction.h"
 
 namespace idem::demo {
 namespace {
@@ -274,38 +275,30 @@ void backdateKey(pg::Connection& conn, const std::string& tenant, const std::str
                  long long seconds) {
   // One transaction: the key's records move together or not at all.
   const std::vector<pg::Param> p{tenant, endpoint, key, seconds};
-  conn.exec("BEGIN");
-  try {
-    conn.exec(
-        "UPDATE idem.keys SET created_at = created_at - make_interval(secs => $4), "
-        "completed_at = completed_at - make_interval(secs => $4), "
-        "expires_at = expires_at - make_interval(secs => $4), "
-        "lease_until = lease_until - make_interval(secs => $4) "
-        "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
-        p);
-    conn.exec(
-        "UPDATE idem.key_archive SET created_at = created_at - make_interval(secs => $4), "
-        "completed_at = completed_at - make_interval(secs => $4), "
-        "expires_at = expires_at - make_interval(secs => $4), "
-        "archived_at = archived_at - make_interval(secs => $4) "
-        "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
-        p);
-    conn.exec(
-        "UPDATE idem.events SET at = at - make_interval(secs => $4) "
-        "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
-        p);
-    conn.exec(
-        "UPDATE idem_demo.ledger SET created_at = created_at - make_interval(secs => $4) "
-        "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
-        p);
-    conn.exec("COMMIT");
-  } catch (...) {
-    try {
-      conn.exec("ROLLBACK");
-    } catch (...) {
-    }
-    throw;
-  }
+  pg::Transaction tx(conn);
+  conn.exec(
+      "UPDATE idem.keys SET created_at = created_at - make_interval(secs => $4), "
+      "completed_at = completed_at - make_interval(secs => $4), "
+      "expires_at = expires_at - make_interval(secs => $4), "
+      "lease_until = lease_until - make_interval(secs => $4) "
+      "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
+      p);
+  conn.exec(
+      "UPDATE idem.key_archive SET created_at = created_at - make_interval(secs => $4), "
+      "completed_at = completed_at - make_interval(secs => $4), "
+      "expires_at = expires_at - make_interval(secs => $4), "
+      "archived_at = archived_at - make_interval(secs => $4) "
+      "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
+      p);
+  conn.exec(
+      "UPDATE idem.events SET at = at - make_interval(secs => $4) "
+      "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
+      p);
+  conn.exec(
+      "UPDATE idem_demo.ledger SET created_at = created_at - make_interval(secs => $4) "
+      "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
+      p);
+  tx.commit();
 }
 
 SeedReport seedHistory(endpoint::Server& server, const std::string& conninfo) {

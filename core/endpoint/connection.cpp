@@ -7,12 +7,12 @@
 #include <cctype>
 #include <chrono>
 #include <optional>
-#include <random>
 #include <vector>
 
 #include "core/endpoint/accesslog.h"
 #include "core/endpoint/problems.h"
 #include "core/endpoint/target.h"
+#include "core/enforce/requestid.h"
 #include "core/http/headers.h"
 
 namespace idem::endpoint {
@@ -23,14 +23,6 @@ namespace bhttp = boost::beast::http;
 using Clock = std::chrono::steady_clock;
 using Parser = bhttp::request_parser<bhttp::string_body>;
 using Reply = bhttp::response<bhttp::string_body>;
-
-std::string newRequestId() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id = "req_";
-  for (int i = 0; i < 20; ++i) id += kHex[rng() % 16];
-  return id;
-}
 
 long long wallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -144,7 +136,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     m_parser->header_limit(static_cast<std::uint32_t>(m_options.maxHeaderBytes));
     m_parser->body_limit(m_options.maxBodyBytes);
     m_started = Clock::now();
-    m_requestId = newRequestId();
+    m_requestId = enforce::newRequestId();
     m_stream.expires_after(m_options.headerTimeout);
     bhttp::async_read_header(m_stream, m_buffer, *m_parser,
                              [self = shared_from_this()](beast::error_code ec, std::size_t) { self->onHeader(ec); });

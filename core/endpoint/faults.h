@@ -1,5 +1,5 @@
 #pragma once
-// Fault injection for the test endpoint (DESIGN §5), honoured only when the server was started
+// Fault injection for the test endpoint (docs/design.md §5), honoured only when the server was started
 // with --allow-fault-injection:
 //   Sim-Delay-Ms: N      execution takes N ms (0..60000) while the key is processing
 //   Sim-Fail: before     fails before execution starts: the claim is released, nothing stored

@@ -1,5 +1,5 @@
 #pragma once
-// The simulated API's resources (DESIGN §5): payments, refunds, orders and webhook acks.
+// The simulated API's resources (docs/design.md §5): payments, refunds, orders and webhook acks.
 // Validation and construction only; no HTTP and no database here.
 #include <nlohmann/json.hpp>
 #include <optional>

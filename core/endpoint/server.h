@@ -25,7 +25,7 @@ struct ServerOptions {
   int threads = 64;
   int poolSize = 16;  // store connections
   bool allowFaultInjection = false;
-  // Limits (README "Limits and slow clients"); each one refused says so with a problem body.
+  // Limits (core/endpoint/README.md, "Limits and slow clients"); each one refused says so with a problem body.
   std::size_t maxBodyBytes = 1024 * 1024;    // after framing, any framing: larger is 413
   std::size_t maxHeaderBytes = 16 * 1024;    // request line + header block: larger is 431
   std::size_t maxHeaderCount = 100;          // more header fields: 431

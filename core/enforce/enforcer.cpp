@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
-#include <random>
 #include <stdexcept>
 #include <thread>
 
+#include "core/enforce/requestid.h"
 #include "core/fingerprint/fingerprint.h"
 #include "core/http/keyheader.h"
 #include "core/policy/route.h"
@@ -15,14 +15,6 @@ namespace idem::enforce {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string newRequestId() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string id = "req_";
-  for (std::uint64_t bits = rng(), i = 0; i < 16; ++i, bits >>= 4) id += kHex[bits & 15];
-  return id;
-}
 
 // The tenant is part of every key's scope and every ledger query: visible ASCII only, so no
 // encoding question can make two spellings of one tenant or reach the store as invalid text.

@@ -1,5 +1,5 @@
 #pragma once
-// Framework-agnostic enforcement of Idempotency-Key semantics (DESIGN §2):
+// Framework-agnostic enforcement of Idempotency-Key semantics (docs/design.md §2):
 //   auto d = enforcer.begin(request);                                   // after authorising it
 //   if (d.kind == Decision::Kind::Respond) send(d.response);            // replay, 400/409/422/503
 //   else if (d.kind == Decision::Kind::Bypass) send(handler(request));  // route not enforced

@@ -27,7 +27,7 @@ struct Instant {
 /// Parses what isoUtc writes (also without the fraction); nullopt otherwise. For tests and tools.
 [[nodiscard]] std::optional<Instant> parseIsoUtc(std::string_view text);
 
-/// Tenant + endpoint: the same key under another scope is another key (DESIGN §2).
+/// Tenant + endpoint: the same key under another scope is another key (docs/design.md §2).
 struct Scope {
   std::string tenant;    // "" when the policy names no tenant header
   std::string endpoint;  // "POST /v1/payments"

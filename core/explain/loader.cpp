@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/explain/search.h"
+#include "core/store/transaction.h"
 
 namespace idem::explain {
 namespace {
@@ -109,73 +110,62 @@ KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref, LoadOptions opti
   // One snapshot for the three reads, so a sweeper running meanwhile cannot show a generation
   // twice (live and archived) or not at all. READ ONLY works on a hot standby too.
   // Inside a caller's transaction, its snapshot rules instead.
-  const bool own = PQtransactionStatus(conn.raw()) == PQTRANS_IDLE;
-  if (own) conn.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-  try {
-    h.observedAt = Instant{conn.exec("SELECT (extract(epoch FROM now()) * 1000000)::bigint AS now_us").integer(0, "now_us")};
-    auto g = conn.exec(kGenerationsSql, {params[0], params[1], params[2], options.responses ? "true" : "false"});
-    for (int i = 0; i < g.rows(); ++i) {
-      Generation gen;
-      gen.live = g.boolean(i, "live");
-      gen.number = static_cast<int>(g.integer(i, "generation"));
-      gen.tier = g.str(i, "tier");
-      gen.policyVersion = optInt32(g, i, "policy_version");
-      gen.fingerprintHex = g.str(i, "fp");
-      gen.state = g.str(i, "state");
-      gen.status = optInt32(g, i, "resp_status");
-      gen.resourceRef = g.optStr(i, "resource_ref");
-      gen.requestId = g.optStr(i, "request_id");
-      gen.bodyDropped = g.boolean(i, "body_dropped");
-      gen.bodyDroppedAt = optInstant(g, i, "body_dropped_us");
-      if (options.responses) {
-        gen.headersJson = g.optStr(i, "headers").value_or("");
-        gen.body = g.bytes(i, "resp_body");
-      }
-      gen.createdAt = instant(g, i, "created_us");
-      gen.completedAt = optInstant(g, i, "completed_us");
-      gen.expiresAt = instant(g, i, "expires_us");
-      gen.leaseUntil = optInstant(g, i, "lease_us");
-      gen.archivedAt = optInstant(g, i, "archived_us");
-      gen.archivedBy = g.optStr(i, "archived_by").value_or("");
-      gen.purgeAfter = optInstant(g, i, "purge_us");
-      if (auto version = optInt32(g, i, "p_version")) {
-        PolicyInForce p;
-        p.version = *version;
-        p.effectiveAt = instant(g, i, "p_effective_us");
-        p.sha256 = g.str(i, "p_sha256");
-        p.recorded = gen.policyVersion.has_value();
-        if (auto tier = g.optStr(i, "p_tier")) p.tier = nlohmann::json::parse(*tier, nullptr, false);
-        if (p.tier.is_discarded()) p.tier = nullptr;
-        gen.policy = std::move(p);
-      }
-      h.generations.push_back(std::move(gen));
+  auto snapshot = pg::Transaction::joinOrBegin(conn, pg::Transaction::Mode::ReadOnlySnapshot);
+  h.observedAt = Instant{conn.exec("SELECT (extract(epoch FROM now()) * 1000000)::bigint AS now_us").integer(0, "now_us")};
+  auto g = conn.exec(kGenerationsSql, {params[0], params[1], params[2], options.responses ? "true" : "false"});
+  for (int i = 0; i < g.rows(); ++i) {
+    Generation gen;
+    gen.live = g.boolean(i, "live");
+    gen.number = static_cast<int>(g.integer(i, "generation"));
+    gen.tier = g.str(i, "tier");
+    gen.policyVersion = optInt32(g, i, "policy_version");
+    gen.fingerprintHex = g.str(i, "fp");
+    gen.state = g.str(i, "state");
+    gen.status = optInt32(g, i, "resp_status");
+    gen.resourceRef = g.optStr(i, "resource_ref");
+    gen.requestId = g.optStr(i, "request_id");
+    gen.bodyDropped = g.boolean(i, "body_dropped");
+    gen.bodyDroppedAt = optInstant(g, i, "body_dropped_us");
+    if (options.responses) {
+      gen.headersJson = g.optStr(i, "headers").value_or("");
+      gen.body = g.bytes(i, "resp_body");
     }
-    auto e = conn.exec(kEventsSql, params);  // every event: the explanation counts them all
-    for (int i = 0; i < e.rows(); ++i) {
-      Event ev;
-      ev.id = e.integer(i, "id");
-      ev.at = instant(e, i, "at_us");
-      ev.outcome = e.str(i, "outcome");
-      ev.generation = optInt32(e, i, "generation");
-      ev.status = optInt32(e, i, "status");
-      if (!e.isNull(i, e.column("latency_ms"))) ev.latencyMs = e.real(i, "latency_ms");
-      ev.requestId = e.optStr(i, "request_id");
-      ev.detail = e.optStr(i, "detail");
-      ev.fingerprintHex = e.optStr(i, "fp").value_or("");
-      ev.repeats = static_cast<int>(e.integer(i, "repeats"));
-      if (!e.isNull(i, e.column("last_at_us"))) ev.lastAt = instant(e, i, "last_at_us");
-      h.events.push_back(std::move(ev));
+    gen.createdAt = instant(g, i, "created_us");
+    gen.completedAt = optInstant(g, i, "completed_us");
+    gen.expiresAt = instant(g, i, "expires_us");
+    gen.leaseUntil = optInstant(g, i, "lease_us");
+    gen.archivedAt = optInstant(g, i, "archived_us");
+    gen.archivedBy = g.optStr(i, "archived_by").value_or("");
+    gen.purgeAfter = optInstant(g, i, "purge_us");
+    if (auto version = optInt32(g, i, "p_version")) {
+      PolicyInForce p;
+      p.version = *version;
+      p.effectiveAt = instant(g, i, "p_effective_us");
+      p.sha256 = g.str(i, "p_sha256");
+      p.recorded = gen.policyVersion.has_value();
+      if (auto tier = g.optStr(i, "p_tier")) p.tier = nlohmann::json::parse(*tier, nullptr, false);
+      if (p.tier.is_discarded()) p.tier = nullptr;
+      gen.policy = std::move(p);
     }
-    if (own) conn.exec("COMMIT");
-  } catch (const pg::Unavailable&) {
-    throw;
-  } catch (...) {
-    try {
-      if (own) conn.exec("ROLLBACK");
-    } catch (...) {
-    }
-    throw;
+    h.generations.push_back(std::move(gen));
   }
+  auto e = conn.exec(kEventsSql, params);  // every event: the explanation counts them all
+  for (int i = 0; i < e.rows(); ++i) {
+    Event ev;
+    ev.id = e.integer(i, "id");
+    ev.at = instant(e, i, "at_us");
+    ev.outcome = e.str(i, "outcome");
+    ev.generation = optInt32(e, i, "generation");
+    ev.status = optInt32(e, i, "status");
+    if (!e.isNull(i, e.column("latency_ms"))) ev.latencyMs = e.real(i, "latency_ms");
+    ev.requestId = e.optStr(i, "request_id");
+    ev.detail = e.optStr(i, "detail");
+    ev.fingerprintHex = e.optStr(i, "fp").value_or("");
+    ev.repeats = static_cast<int>(e.integer(i, "repeats"));
+    if (!e.isNull(i, e.column("last_at_us"))) ev.lastAt = instant(e, i, "last_at_us");
+    h.events.push_back(std::move(ev));
+  }
+  snapshot.commit();
   return h;
 }
 

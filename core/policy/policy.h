@@ -1,5 +1,5 @@
 #pragma once
-// The policy file (DESIGN §4): tiers of routes with their TTL, lease and behaviour.
+// The policy file (docs/design.md §4): tiers of routes with their TTL, lease and behaviour.
 #include <map>
 #include <optional>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-// Reading a policy file (DESIGN §4). Every error names the file and the field path as the
+// Reading a policy file (docs/design.md §4). Every error names the file and the field path as the
 // file writes it ("tiers[1].on_conflict"), says what is wrong and what to write instead.
 #include <algorithm>
 #include <map>

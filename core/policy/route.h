@@ -1,5 +1,5 @@
 #pragma once
-// Route matching (DESIGN §2): a request's path is compared with the policy's routes after
+// Route matching (docs/design.md §2): a request's path is compared with the policy's routes after
 // normalisation, so every spelling that a framework or proxy in front of the handler may send
 // to the same handler meets the same tier and the same key scope. See README, "Rules that keep
 // one execution".

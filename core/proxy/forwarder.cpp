@@ -100,7 +100,7 @@ Handled Forwarder::handle(const ServiceRequest& req) {
 
 UpstreamRequest Forwarder::upstreamRequest(const ServiceRequest& req, const enforce::Ticket* ticket) const {
   ForwardedFor who{req.remote, req.requestId, std::nullopt};
-  // The key goes on in the strict sf-string form (DESIGN §2: lenient in, strict out).
+  // The key goes on in the strict sf-string form (docs/design.md §2: lenient in, strict out).
   if (ticket) who.key = http::serializeSfString(ticket->scope().key);
   return UpstreamRequest{req.method, req.target, towardsUpstream(req.headers, who), req.body};
 }

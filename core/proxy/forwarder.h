@@ -1,6 +1,6 @@
 #pragma once
 // `idemctl proxy`'s handler: every request goes to the upstream; a request on a policy route is
-// enforced first exactly as `serve` enforces it (DESIGN §2), its execution is the forwarded
+// enforced first exactly as `serve` enforces it (docs/design.md §2), its execution is the forwarded
 // request, and the upstream's answer is what the key stores and replays. What an upstream
 // failure means for the key is in the README ("idemctl proxy": upstream failures).
 #include <chrono>

@@ -1,6 +1,6 @@
 #pragma once
 // Durations in simulator configs ("500ms", "3s", "30m", "24h", "30d") and the simulator's
-// clock unit. Parsing is idem::policy::parseDuration's (DESIGN §4), in microseconds.
+// clock unit. Parsing is idem::policy::parseDuration's (docs/design.md §4), in microseconds.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -327,7 +327,7 @@ class Engine final {
       retryAfter = m_cfg.server.conflictRetryAfter;
       at = m_now + fast;
     } else if (m_rng.chance(m_server.failureRateAt(m_now))) {
-      // Fails before execution starts: nothing is stored (DESIGN §2 caching rule).
+      // Fails before execution starts: nothing is stored (docs/design.md §2 caching rule).
       if (m_cfg.server.failureStatus == 503) {
         kind = Kind::Fail503;
         ++m_result.status503;

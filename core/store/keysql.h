@@ -1,15 +1,20 @@
 #pragma once
-// The statements of the hot path, shared by the key store and by `idemctl bench`, which runs
-// the very same SQL under pgbench to tell the cost of the SQL from the cost of the library.
+// Every statement the key store sends, in one place. `idemctl bench` runs the very same SQL under
+// pgbench to tell the cost of the SQL from the cost of the library.
+//
+// Where the claim decision lives: the full decision is the plpgsql function idem.claim (its
+// current text is in resources/migrations/0014_never_twice.sql, the last migration to replace
+// it). Two of its branches — a replayable done key, a key never seen — also run as the plain
+// statements below, because they are nearly every request: measured, the plain statements
+// instead of the function made new keys ~15% faster, and folding the read and the claim into one
+// statement (UNION ALL … LIMIT 1) made replays ~35% slower. A change to the rules of those two
+// branches is a change here and in idem.claim; tst_claimorder runs both paths to the same decision.
+// Results are read by column name (resolved once per result, core/store/pg.h), so the order of a
+// select list is free.
 namespace idem::store::sql {
 
 // The common repeat, an unexpired done key with the same fingerprint, is answered by a plain
-// primary-key read: a replay costs what a SELECT costs. A fresh key is claimed by one INSERT
-// (KeyStore::claim chooses which of the two to try first), and only the rare cases (a live
-// row that is not replayable, an archived key) run idem.claim, the full decision. Measured:
-// folding the read and the claim into one statement (UNION ALL … LIMIT 1) made replays ~35%
-// slower; the plain statements instead of plpgsql functions made new keys ~15% faster.
-// Binary results: the stored body comes as is. Read by column position: keep the order.
+// primary-key read: a replay costs what a SELECT costs. Binary results: the stored body comes as is.
 inline constexpr const char* kReplaySql =
     "SELECT k.generation, k.expires_at, k.resp_status, k.resp_headers, k.resp_body, now() AS db_now, "
     "(k.state = 'done' AND k.expires_at > now() AND k.fingerprint = $4) AS replayable "
@@ -18,7 +23,7 @@ inline constexpr const char* kReplaySql =
 // A key never seen (no live row, no archived generation): generation 1, leased to us. No row
 // back: the key has a live row or history; the read or idem.claim decides then. The archive check
 // runs on this statement's snapshot, blind to a sweeper archiving the key right now; the trigger
-// of migration 0014 looks again after the write and fails the claim with IDA01 (then
+// of migration 0014 looks again after the write and fails the claim with kArchivedMeanwhile (then
 // idem.claim decides). The key is honoured at least a second past its lease (Retry-After's
 // resolution), whatever the TTL.
 inline constexpr const char* kFreshClaimSql =
@@ -30,19 +35,57 @@ inline constexpr const char* kFreshClaimSql =
     "ON CONFLICT DO NOTHING "
     "RETURNING k.generation, k.expires_at, k.lease_token, k.lease_until, now() AS db_now";
 
+// SQLSTATE of migration 0014's trigger: a live generation would not be newer than the archive.
+inline constexpr const char* kArchivedMeanwhile = "IDA01";
+
+// The rare cases — a live row that is not replayable (409, 422, lease takeover, expired), a key
+// with archived generations — make the whole decision in idem.claim.
+inline constexpr const char* kClaimSql =
+    "SELECT c.decision, c.generation, c.expires_at, c.lease_token, c.lease_until, c.resp_status, c.resp_headers, "
+    "c.resp_body, c.retry_after_ms, now() AS db_now "
+    "FROM idem.claim($1, $2, $3, $4, $5, $6, $7::interval, $8::interval, $9, $10, $11::interval) c";
+
 // The completion: the response becomes the key's, and the lease ends. No row back: the lease
 // was taken over. Its `executed` trace row goes through the trace writer's batches like every
 // other decision (measured: writing it in this statement cost ~10 % of new keys); the key
 // itself is the durable record that the operation ran.
 // The done row keeps the completing execution's lease token: a retried completion whose first
 // COMMIT succeeded unseen finds its own record (kCompletedBySql) instead of a "takeover".
-inline constexpr const char* kCompleteSql =
-    "UPDATE idem.keys k SET state = 'done', resp_status = $5::integer, resp_headers = $6::jsonb, "
-    "resp_body = $7::bytea, resource_ref = $8::text, completed_at = now(), lease_until = NULL "
-    "WHERE k.tenant = $1::text AND k.endpoint = $2::text AND k.idem_key = $3::text AND k.state = 'processing' "
-    "AND k.lease_token = $4::uuid "
-    "RETURNING k.generation, (extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms, "
-    "(extract(epoch FROM now()) * 1000)::bigint AS now_ms";
+#define IDEM_COMPLETE_UPDATE                                                                                   \
+  "UPDATE idem.keys k SET state = 'done', resp_status = $5::integer, resp_headers = $6::jsonb, "              \
+  "resp_body = $7::bytea, resource_ref = $8::text, completed_at = now(), lease_until = NULL "              \
+  "WHERE k.tenant = $1::text AND k.endpoint = $2::text AND k.idem_key = $3::text AND k.state = 'processing' "  \
+  "AND k.lease_token = $4::uuid "                                                                              \
+  "RETURNING k.generation, (extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms, "                 \
+  "(extract(epoch FROM now()) * 1000)::bigint AS now_ms"
+inline constexpr const char* kCompleteSql = IDEM_COMPLETE_UPDATE;
+
+// The same completion inside a transaction with side effects (a ledger row), pipelined with
+// them: a lost lease must abort the transaction, so the side effects cannot stand without their
+// key. No plain statement can fail on "no row updated"; idem.refuse_completion (migration 0019)
+// raises kLeaseLost, and CASE calls it only when the UPDATE found no row.
+inline constexpr const char* kCompleteOrAbortSql =
+    "WITH done AS (" IDEM_COMPLETE_UPDATE ") "
+    "SELECT generation, expires_ms, now_ms FROM done "
+    "UNION ALL SELECT NULL::integer, NULL::bigint, NULL::bigint "
+    "WHERE CASE WHEN EXISTS (SELECT 1 FROM done) THEN false ELSE idem.refuse_completion($3::text) END";
+#undef IDEM_COMPLETE_UPDATE
+
+// SQLSTATE of a completion refused because the lease was taken over.
+inline constexpr const char* kLeaseLost = "IDL01";
+
+// A completion that came too late is recorded in the trace straight away (it is rare, and the
+// operator needs it even if this process dies next).
+inline constexpr const char* kLeaseLostSql =
+    "INSERT INTO idem.events (tenant, endpoint, idem_key, outcome, status, latency_ms, request_id, detail) "
+    "VALUES ($1, $2, $3, 'lease_lost', $4, $5, $6, $7)";
+
+// Every lease a process holds renewed in one statement (arrays of the same length).
+inline constexpr const char* kRenewLeasesSql =
+    "SELECT r.lease_token::text AS lease_token FROM idem.renew_leases($1::text[], $2::text[], $3::text[], "
+    "$4::uuid[], $5::interval[]) r";
+
+inline constexpr const char* kReleaseSql = "SELECT idem.release($1, $2, $3, $4::uuid, $5, $6, $7) AS released";
 
 // Whether the execution holding `lease_token` already stored its completion (a COMMIT whose
 // answer was lost on the way back).

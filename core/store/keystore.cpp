@@ -3,35 +3,51 @@
 #include "core/policy/duration.h"
 #include "core/store/headercodec.h"
 #include "core/store/keysql.h"
+#include "core/store/transaction.h"
 
 namespace idem::store {
 namespace {
 
-using sql::kCompleteSql;
-using sql::kCompletedBySql;
-using sql::kFreshClaimSql;
-using sql::kReplaySql;
+using namespace sql;
+using pg::Type;
 
-// SQLSTATE of migration 0014's trigger: a live generation would not be newer than the archive.
-constexpr std::string_view kArchivedMeanwhile = "IDA01";
+// Each statement's columns, resolved and type-checked once per result (keysql.h's select lists).
+struct ReplayColumns {
+  int generation, expiresAt, status, headers, body, now, replayable;
+  explicit ReplayColumns(const pg::Result& r)
+      : generation(r.column("generation", Type::Int4)),
+        expiresAt(r.column("expires_at", Type::Timestamptz)),
+        status(r.column("resp_status", Type::Int4)),
+        headers(r.column("resp_headers", Type::Jsonb)),
+        body(r.column("resp_body", Type::Bytea)),
+        now(r.column("db_now", Type::Timestamptz)),
+        replayable(r.column("replayable", Type::Bool)) {}
+};
 
-constexpr const char* kClaimSql =
-    "SELECT c.decision, c.generation, c.expires_at, c.lease_token, c.lease_until, c.resp_status, c.resp_headers, "
-    "c.resp_body, c.retry_after_ms, now() AS db_now "
-    "FROM idem.claim($1, $2, $3, $4, $5, $6, $7::interval, $8::interval, $9, $10, $11::interval) c";
+struct FreshClaimColumns {
+  int generation, expiresAt, leaseToken, leaseUntil, now;
+  explicit FreshClaimColumns(const pg::Result& r)
+      : generation(r.column("generation", Type::Int4)),
+        expiresAt(r.column("expires_at", Type::Timestamptz)),
+        leaseToken(r.column("lease_token", Type::Uuid)),
+        leaseUntil(r.column("lease_until", Type::Timestamptz)),
+        now(r.column("db_now", Type::Timestamptz)) {}
+};
 
-constexpr const char* kCompleteOrAbortSql =
-    "SELECT c.generation, c.expires_ms, c.now_ms FROM idem.complete_or_abort($1, $2, $3, $4::uuid, $5, $6::jsonb, $7, $8) c";
-
-constexpr const char* kLeaseLostSql =
-    "INSERT INTO idem.events (tenant, endpoint, idem_key, outcome, status, latency_ms, request_id, detail) "
-    "VALUES ($1, $2, $3, 'lease_lost', $4, $5, $6, $7)";
-
-constexpr const char* kRenewLeasesSql =
-    "SELECT r.lease_token::text AS lease_token FROM idem.renew_leases($1::text[], $2::text[], $3::text[], "
-    "$4::uuid[], $5::interval[]) r";
-
-constexpr const char* kReleaseSql = "SELECT idem.release($1, $2, $3, $4::uuid, $5, $6, $7) AS released";
+struct ClaimColumns {
+  int decision, generation, expiresAt, leaseToken, leaseUntil, status, headers, body, retryAfterMs, now;
+  explicit ClaimColumns(const pg::Result& r)
+      : decision(r.column("decision", Type::Text)),
+        generation(r.column("generation", Type::Int4)),
+        expiresAt(r.column("expires_at", Type::Timestamptz)),
+        leaseToken(r.column("lease_token", Type::Uuid)),
+        leaseUntil(r.column("lease_until", Type::Timestamptz)),
+        status(r.column("resp_status", Type::Int4)),
+        headers(r.column("resp_headers", Type::Jsonb)),
+        body(r.column("resp_body", Type::Bytea)),
+        retryAfterMs(r.column("retry_after_ms", Type::Int8)),
+        now(r.column("db_now", Type::Timestamptz)) {}
+};
 
 Decision parseDecision(std::string_view s) {
   if (s == "execute") return Decision::Execute;
@@ -111,13 +127,14 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
         return false;
       }
       const pg::Result& fresh = *inserted;
+      const FreshClaimColumns col(fresh);
       if (fresh.rows() != 1) return false;
       out.decision = Decision::Execute;
-      out.generation = fresh.binInt32At(0, 0);
-      out.expiresAt = fresh.binTimestampMsAt(0, 1);
-      out.leaseToken = fresh.binUuid(0, "lease_token");
-      out.leaseUntil = fresh.binTimestampMsAt(0, 3);
-      out.now = fresh.binTimestampMsAt(0, 4);
+      out.generation = fresh.binInt32At(0, col.generation);
+      out.expiresAt = fresh.binTimestampMsAt(0, col.expiresAt);
+      out.leaseToken = fresh.binUuidAt(0, col.leaseToken);
+      out.leaseUntil = fresh.binTimestampMsAt(0, col.leaseUntil);
+      out.now = fresh.binTimestampMsAt(0, col.now);
       return true;
     };
     // The live row, if replayable; hadLiveRow tells whether there is one at all.
@@ -126,17 +143,17 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
       auto replay = c.execPrepared("idem_replay", kReplaySql,
                                    {q.scope.tenant, q.scope.endpoint, q.scope.key, pg::Param::bytes(q.fingerprint)},
                                    /*binaryResults=*/true);
+      const ReplayColumns col(replay);
       hadLiveRow = replay.rows() != 0;
-      // Positions as in kReplaySql's select list; column 6 is the boolean "replayable".
-      if (replay.rows() != 1 || replay.text(0, 6) != std::string_view("\x01", 1)) return false;
+      if (replay.rows() != 1 || !replay.binBoolAt(0, col.replayable)) return false;
       out.decision = Decision::Replay;
-      out.generation = replay.binInt32At(0, 0);
-      out.expiresAt = replay.binTimestampMsAt(0, 1);
-      out.now = replay.binTimestampMsAt(0, 5);
+      out.generation = replay.binInt32At(0, col.generation);
+      out.expiresAt = replay.binTimestampMsAt(0, col.expiresAt);
+      out.now = replay.binTimestampMsAt(0, col.now);
       StoredResponse s;
-      s.status = replay.binInt32At(0, 2);
-      s.headers = headersFromJson(replay.binJsonbAt(0, 3));
-      s.body = std::string(replay.text(0, 4));
+      s.status = replay.binInt32At(0, col.status);
+      s.headers = headersFromJson(replay.binJsonbAt(0, col.headers));
+      s.body = std::string(replay.text(0, col.body));
       out.stored = std::move(s);
       return true;
     };
@@ -175,18 +192,19 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
       }
     };
     auto r = decide();
-    out.decision = parseDecision(r.text(0, r.column("decision")));
-    out.generation = r.binInt32(0, "generation");
-    if (!r.isNull(0, r.column("expires_at"))) out.expiresAt = r.binTimestampMs(0, "expires_at");
-    if (!r.isNull(0, r.column("lease_until"))) out.leaseUntil = r.binTimestampMs(0, "lease_until");
-    if (!r.isNull(0, r.column("lease_token"))) out.leaseToken = r.binUuid(0, "lease_token");
-    out.retryAfterMs = r.isNull(0, r.column("retry_after_ms")) ? 0 : r.binInt64(0, "retry_after_ms");
-    out.now = r.binTimestampMs(0, "db_now");
+    const ClaimColumns col(r);
+    out.decision = parseDecision(r.text(0, col.decision));
+    out.generation = r.binInt32At(0, col.generation);
+    if (!r.isNull(0, col.expiresAt)) out.expiresAt = r.binTimestampMsAt(0, col.expiresAt);
+    if (!r.isNull(0, col.leaseUntil)) out.leaseUntil = r.binTimestampMsAt(0, col.leaseUntil);
+    if (!r.isNull(0, col.leaseToken)) out.leaseToken = r.binUuidAt(0, col.leaseToken);
+    out.retryAfterMs = r.isNull(0, col.retryAfterMs) ? 0 : r.binInt64At(0, col.retryAfterMs);
+    out.now = r.binTimestampMsAt(0, col.now);
     if (out.decision == Decision::Replay) {  // the row completed between the statements
       StoredResponse s;
-      s.status = r.binInt32(0, "resp_status");
-      s.headers = headersFromJson(r.binJsonb(0, "resp_headers"));
-      s.body = std::string(r.text(0, r.column("resp_body")));
+      s.status = r.binInt32At(0, col.status);
+      s.headers = headersFromJson(r.binJsonbAt(0, col.headers));
+      s.body = std::string(r.text(0, col.body));
       out.stored = std::move(s);
     }
     return out;
@@ -201,17 +219,24 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
   auto lease = m_pool.acquire();
   auto& conn = lease.conn();
   CompleteResult out;
+  const auto recordLeaseLost = [&](const char* detail) {
+    conn.exec(kLeaseLostSql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.response.status, q.latencyMs,
+                              q.requestId, detail});
+  };
+  // Not processing under our token: stored by our own earlier attempt (its COMMIT succeeded but
+  // the answer was lost, so complete() retried), or taken over by a retry.
+  const auto storedByUs = [&]() -> std::optional<CompleteResult> {
+    auto ours = conn.exec(kCompletedBySql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.leaseToken});
+    if (ours.rows() == 0) return std::nullopt;
+    return completed(ours);
+  };
   try {
     std::optional<pg::Result> result;
     if (sameTransaction.empty()) {
       result.emplace(conn.execPrepared("idem_complete", kCompleteSql, completeParams(q)));
       if (result->rows() == 0) {
-        // Not processing under our token: stored by our own earlier attempt, or taken over.
-        if (auto ours = conn.exec(kCompletedBySql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.leaseToken});
-            ours.rows() > 0)
-          return completed(ours);
-        conn.exec(kLeaseLostSql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.response.status, q.latencyMs,
-                                  q.requestId, "completed after the lease was taken over; response not stored"});
+        if (auto ours = storedByUs()) return *ours;
+        recordLeaseLost("completed after the lease was taken over; response not stored");
         return out;
       }
     } else {
@@ -222,18 +247,17 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
       batch.emplace_back(kCompleteOrAbortSql, completeParams(q));
       for (const auto& s : sameTransaction) batch.emplace_back(s.sql, s.params);
       batch.emplace_back("COMMIT", std::vector<pg::Param>{});
+      auto tx = pg::Transaction::begunByPipeline(conn);
       try {
         auto results = conn.pipeline(batch);
+        tx.committedByPipeline();
         result.emplace(std::move(results.at(1)));
       } catch (const pg::QueryError& e) {
-        if (e.sqlstate() != "IDL01") throw;
-        conn.exec("ROLLBACK");
-        // Our own earlier attempt committed (its side statements with it): nothing to redo.
-        if (auto ours = conn.exec(kCompletedBySql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.leaseToken});
-            ours.rows() > 0)
-          return completed(ours);
-        conn.exec(kLeaseLostSql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.response.status, q.latencyMs,
-                                  q.requestId, "completed after the lease was taken over; rolled back"});
+        if (e.sqlstate() != kLeaseLost) throw;
+        tx.rollback();
+        // Our own earlier attempt committed, its side statements with it: nothing to redo.
+        if (auto ours = storedByUs()) return *ours;
+        recordLeaseLost("completed after the lease was taken over; rolled back");
         return out;
       }
     }
@@ -244,12 +268,9 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
     m_pool.dropIdle();
     throw;
   } catch (const pg::QueryError&) {
-    // A failed pipeline leaves the transaction aborted: roll back before reuse.
-    try {
-      conn.exec("ROLLBACK");
-    } catch (...) {
-      lease.discard();
-    }
+    // The transaction of a failed pipeline was rolled back above; a connection that is still
+    // in one (its ROLLBACK failed) is not handed out again.
+    if (conn.transactionState() != pg::TxState::Idle) lease.discard();
     throw;
   }
   return out;

@@ -1,8 +1,8 @@
 #pragma once
 // The key records: claim, complete, release. A replay is one read and a fresh key one INSERT
 // (which of the two is tried first is this process's guess, RecentKeys); completion one
-// statement (core/store/keysql.h). The rare cases call the functions in
-// resources/migrations/0002_claim.sql. The database's now() is the only clock.
+// statement. The rare cases call idem.claim, the full decision. Every statement is in
+// core/store/keysql.h, which says where each rule lives. The database's now() is the only clock.
 #include <atomic>
 #include <chrono>
 #include <optional>

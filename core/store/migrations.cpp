@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "core/store/transaction.h"
 #include "resources/embedded_resources.h"
 
 namespace idem::store {
@@ -54,18 +55,10 @@ namespace {
 /// another server connection, where a session lock could be neither seen nor released.
 template <typename Fn>
 void underMigrationLock(pg::Connection& conn, Fn&& fn) {
-  conn.exec("BEGIN");
-  try {
-    conn.exec("SELECT pg_advisory_xact_lock($1)", {kMigrationLock});
-    fn();
-    conn.exec("COMMIT");
-  } catch (...) {
-    try {
-      conn.exec("ROLLBACK");
-    } catch (...) {  // a lost connection rolls back by itself
-    }
-    throw;
-  }
+  pg::Transaction tx(conn);
+  conn.exec("SELECT pg_advisory_xact_lock($1)", {kMigrationLock});
+  fn();
+  tx.commit();
 }
 
 }  // namespace

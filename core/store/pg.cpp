@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <iterator>
 
 namespace idem::pg {
@@ -51,9 +52,44 @@ Param::Param(double v) {
   value = std::string(buf, ec == std::errc{} ? end : buf);
 }
 
+namespace {
+std::string typeName(Oid oid) {
+  switch (oid) {
+    case 16: return "boolean";
+    case 17: return "bytea";
+    case 20: return "bigint";
+    case 23: return "integer";
+    case 25: return "text";
+    case 114: return "json";
+    case 1184: return "timestamptz";
+    case 1114: return "timestamp";
+    case 2950: return "uuid";
+    case 3802: return "jsonb";
+    default: return "type " + std::to_string(oid);
+  }
+}
+}  // namespace
+
 int Result::column(const char* name) const {
-  int c = PQfnumber(m_res.get(), name);
-  if (c < 0) throw std::logic_error(std::string("result has no column ") + name);
+  // By exact name: the callers' names are lower-case identifiers, so no PQfnumber (which copies
+  // and folds the name on every call).
+  const int n = PQnfields(m_res.get());
+  for (int c = 0; c < n; ++c)
+    if (std::strcmp(PQfname(m_res.get(), c), name) == 0) return c;
+  throw QueryError(std::string("the store's result has no column \"") + name +
+                       "\": its schema is not the one this program was built for (run `idemctl migrate`, or use "
+                       "a matching version)",
+                   "42703");
+}
+
+int Result::column(const char* name, Type type) const {
+  const int c = column(name);
+  const Oid found = PQftype(m_res.get(), c);
+  if (found != static_cast<Oid>(type))
+    throw QueryError(std::string("the store's column \"") + name + "\" is " + typeName(found) + ", expected " +
+                         typeName(static_cast<Oid>(type)) +
+                         ": its schema is not the one this program was built for",
+                     "42804");
   return c;
 }
 
@@ -102,9 +138,15 @@ int Result::binInt32At(int row, int col) const {
   return static_cast<int>(static_cast<std::uint32_t>(bigEndian(text(row, col))));
 }
 
-long long Result::binInt64(int row, const char* name) const {
-  return static_cast<long long>(bigEndian(text(row, column(name))));
+bool Result::binBoolAt(int row, int col) const {
+  const auto v = text(row, col);
+  if (v.size() != 1) throw QueryError("a boolean of " + std::to_string(v.size()) + " bytes: not a boolean column", "42804");
+  return v[0] != 0;
 }
+
+long long Result::binInt64(int row, const char* name) const { return binInt64At(row, column(name)); }
+
+long long Result::binInt64At(int row, int col) const { return static_cast<long long>(bigEndian(text(row, col))); }
 
 long long Result::binTimestampMs(int row, const char* name) const { return binTimestampMsAt(row, column(name)); }
 
@@ -114,10 +156,12 @@ long long Result::binTimestampMsAt(int row, int col) const {
   return (us >= 0 ? us / 1000 : (us - 999) / 1000) + 946684800000LL;
 }
 
-std::string Result::binUuid(int row, const char* name) const {
+std::string Result::binUuid(int row, const char* name) const { return binUuidAt(row, column(name)); }
+
+std::string Result::binUuidAt(int row, int col) const {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  auto raw = text(row, column(name));
+  auto raw = text(row, col);
   for (std::size_t i = 0; i < raw.size(); ++i) {
     if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
     const auto b = static_cast<unsigned char>(raw[i]);
@@ -193,7 +237,7 @@ Result Connection::afterPoolerMovedSession(PGresult* failed, std::string_view sq
                                            bool binaryResults) {
   setPreparedStatements(false);
   // In a transaction block the error has already aborted the caller's transaction: report it.
-  if (PQtransactionStatus(m_conn.get()) != PQTRANS_IDLE) return check(failed);
+  if (transactionState() != TxState::Idle) return check(failed);
   PQclear(failed);
   return execUnnamed(sql, params, binaryResults);
 }
@@ -326,12 +370,19 @@ void appendCopyField(std::string& line, std::string_view value) {
   }
 }
 
-void Connection::cancel() {
-  PGcancel* c = PQgetCancel(m_conn.get());
-  if (!c) return;
+TxState Connection::transactionState() const {
+  switch (PQtransactionStatus(m_conn.get())) {
+    case PQTRANS_IDLE: return TxState::Idle;
+    case PQTRANS_INTRANS: return TxState::InTransaction;
+    case PQTRANS_INERROR: return TxState::Failed;
+    default: return TxState::Unknown;
+  }
+}
+
+bool CancelHandle::send() const {
+  if (!m_cancel) return false;
   char err[256];
-  PQcancel(c, err, sizeof err);
-  PQfreeCancel(c);
+  return PQcancel(m_cancel.get(), err, sizeof err) == 1;
 }
 
 std::string quoteIdentifier(std::string_view name) {

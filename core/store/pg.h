@@ -64,13 +64,31 @@ struct Param {
   static Param null() { return {}; }
 };
 
-/// One result set. Column access by name is resolved once per call; values are text unless
-/// the statement asked for binary results.
+/// Column types a reader checks a result against: PostgreSQL's built-in type OIDs, the same in
+/// every server version.
+enum class Type : unsigned {
+  Bool = 16,
+  Bytea = 17,
+  Int8 = 20,
+  Int4 = 23,
+  Text = 25,
+  Timestamptz = 1184,
+  Uuid = 2950,
+  Jsonb = 3802,
+};
+
+/// One result set. Values are text unless the statement asked for binary results.
 class Result {
  public:
   explicit Result(PGresult* r) : m_res(r, &PQclear) {}
   [[nodiscard]] int rows() const { return PQntuples(m_res.get()); }
+  /// The position of a column. Throws QueryError 42703 naming it when the result has none by
+  /// that name: a store of another shape than this binary's (e.g. an older schema).
   [[nodiscard]] int column(const char* name) const;
+  /// The same, and the column must be of `type`, else QueryError 42804 naming both types. A
+  /// reader of binary results resolves its columns this way once per result, then reads by
+  /// position: bytes are never read as a type they are not.
+  [[nodiscard]] int column(const char* name, Type type) const;
   [[nodiscard]] bool isNull(int row, int col) const { return PQgetisnull(m_res.get(), row, col) != 0; }
   [[nodiscard]] std::string_view text(int row, int col) const {
     return {PQgetvalue(m_res.get(), row, col), static_cast<std::size_t>(PQgetlength(m_res.get(), row, col))};
@@ -93,16 +111,20 @@ class Result {
   [[nodiscard]] std::string binUuid(int row, const char* name) const;
   /// jsonb as JSON text (the version byte stripped).
   [[nodiscard]] std::string_view binJsonb(int row, const char* name) const;
-  // The same by column position, for hot statements whose column order is fixed (PQfnumber
-  // copies and lower-cases the name on every call).
+  // The same by position, as resolved by column(name, type).
+  [[nodiscard]] bool binBoolAt(int row, int col) const;
   [[nodiscard]] int binInt32At(int row, int col) const;
+  [[nodiscard]] long long binInt64At(int row, int col) const;
   [[nodiscard]] long long binTimestampMsAt(int row, int col) const;
+  [[nodiscard]] std::string binUuidAt(int row, int col) const;
   [[nodiscard]] std::string_view binJsonbAt(int row, int col) const;
   [[nodiscard]] PGresult* get() const { return m_res.get(); }
 
  private:
   std::unique_ptr<PGresult, decltype(&PQclear)> m_res;
 };
+
+enum class TxState { Idle, InTransaction, Failed, Unknown };
 
 /// One connection. Not thread-safe: a connection belongs to one thread at a time (the pool
 /// hands it out exclusively).
@@ -143,8 +165,9 @@ class Connection {
 
   [[nodiscard]] bool healthy() const { return PQstatus(m_conn.get()) == CONNECTION_OK; }
   [[nodiscard]] PGconn* raw() const { return m_conn.get(); }
-  /// Cancels the statement running on this connection (callable from another thread).
-  void cancel();
+  /// Between statements: outside a transaction, inside one, inside a failed one (only ROLLBACK
+  /// helps), or neither (a statement is running, or the connection broke).
+  [[nodiscard]] TxState transactionState() const;
 
  private:
   Result check(PGresult* r);
@@ -160,6 +183,20 @@ class Connection {
   std::unique_ptr<PGconn, decltype(&PQfinish)> m_conn;
   std::vector<Prepared> m_prepared;
   bool m_usePrepared = true;
+};
+
+/// The means to cancel the statement running on one connection, taken while the connection is
+/// free and usable from any thread for as long as the connection lives (libpq's PGcancel).
+class CancelHandle {
+ public:
+  explicit CancelHandle(const Connection& conn) : m_cancel(PQgetCancel(conn.raw()), &PQfreeCancel) {}
+  /// Asks the server to cancel whatever runs now (a statement that then fails with 57014).
+  /// Opens a short connection of its own: it blocks, so never call it on a GUI thread.
+  /// false: the request could not be sent.
+  bool send() const;
+
+ private:
+  std::unique_ptr<PGcancel, decltype(&PQfreeCancel)> m_cancel;
 };
 
 /// Quotes a value as a SQL identifier (for CREATE DATABASE in tests and the demo only).

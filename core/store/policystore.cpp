@@ -1,5 +1,7 @@
 #include "core/store/policystore.h"
 
+#include "core/store/transaction.h"
+
 namespace idem::store {
 namespace {
 
@@ -32,29 +34,21 @@ int recordPolicy(pg::Connection& conn, const policy::Policy& p) {
   // advisory lock, not LOCK TABLE, whose SHARE ROW EXCLUSIVE mode needs UPDATE or DELETE on
   // the table — which idem_service, appending policies only, must not hold. Transaction-scoped:
   // behind a pooler in transaction mode nothing may outlive the transaction.
-  conn.exec("BEGIN");
-  try {
-    conn.exec("SELECT pg_advisory_xact_lock($1)", {kPolicyLock});
-    auto latest = conn.exec("SELECT version, sha256 FROM idem.policies ORDER BY version DESC LIMIT 1");
-    int version = 0;
-    if (latest.rows() == 1 && latest.str(0, "sha256") == sha) {
-      version = static_cast<int>(latest.integer(0, "version"));
-    } else {
-      version = static_cast<int>(
-          conn.exec("INSERT INTO idem.policies (sha256, document, source) VALUES ($1, $2::jsonb, $3) "
-                    "RETURNING version",
-                    {sha, p.document.dump(), p.source})
-              .integer(0, "version"));
-    }
-    conn.exec("COMMIT");
-    return version;
-  } catch (...) {
-    try {
-      conn.exec("ROLLBACK");
-    } catch (...) {
-    }
-    throw;
+  pg::Transaction tx(conn);
+  conn.exec("SELECT pg_advisory_xact_lock($1)", {kPolicyLock});
+  auto latest = conn.exec("SELECT version, sha256 FROM idem.policies ORDER BY version DESC LIMIT 1");
+  int version = 0;
+  if (latest.rows() == 1 && latest.str(0, "sha256") == sha) {
+    version = static_cast<int>(latest.integer(0, "version"));
+  } else {
+    version = static_cast<int>(
+        conn.exec("INSERT INTO idem.policies (sha256, document, source) VALUES ($1, $2::jsonb, $3) "
+                  "RETURNING version",
+                  {sha, p.document.dump(), p.source})
+            .integer(0, "version"));
   }
+  tx.commit();
+  return version;
 }
 
 std::optional<RecordedPolicy> policyInForce(pg::Connection& conn) {

@@ -1,6 +1,6 @@
 #pragma once
 // The policy in force, recorded in the store so the console and idemctl read it from the
-// database alone (DESIGN §4). Each change of policy is a new version; the highest is in force.
+// database alone (docs/design.md §4). Each change of policy is a new version; the highest is in force.
 #include <optional>
 #include <string>
 

@@ -1,5 +1,5 @@
 #pragma once
-// The sweeper (DESIGN §3): archives expired keys and purges what is past its retention, in
+// The sweeper (docs/design.md §3): archives expired keys and purges what is past its retention, in
 // batches that lock with SKIP LOCKED, so several sweepers may run at once against one store.
 // The SQL lives in resources/migrations/0003_sweeper.sql; this is the loop around it.
 #include <atomic>
@@ -50,7 +50,7 @@ class RetentionError : public std::runtime_error {
 /// Throws RetentionError when a tier's archive_retention is not a duration.
 [[nodiscard]] Retentions retentionsInForce(pg::Connection& conn);
 
-/// Retentions from a policy document (JSON as in DESIGN §4: tiers[].name, archive_retention,
+/// Retentions from a policy document (JSON as in docs/design.md §4: tiers[].name, archive_retention,
 /// which defaults to 400d, and the optional body_retention). Throws RetentionError naming `source` and the field.
 [[nodiscard]] Retentions retentionsFromPolicy(const std::string& documentJson, const std::string& source);
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core/store/policystore.h"
+#include "core/store/transaction.h"
 #include "core/tiers/queries.h"
 #include "core/tiers/tiers.h"
 
@@ -24,32 +25,6 @@ std::vector<Millis> gridFor(const std::vector<TierReport>& tiers, const Options&
   return grid;
 }
 
-/// One snapshot for every query of a report: the same now(), the same rows. Read only, so it
-/// also runs on a hot standby; a single transaction keeps PgBouncer's transaction mode happy.
-/// Inside a caller's transaction (the console's read-only jobs) it uses that one instead.
-class Snapshot {
- public:
-  explicit Snapshot(pg::Connection& conn)
-      : m_conn(conn), m_own(PQtransactionStatus(conn.raw()) == PQTRANS_IDLE) {
-    if (m_own) m_conn.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-  }
-  Snapshot(const Snapshot&) = delete;
-  Snapshot& operator=(const Snapshot&) = delete;
-  ~Snapshot() {
-    if (!m_own) return;
-    try {
-      m_conn.exec(m_committed ? "COMMIT" : "ROLLBACK");
-    } catch (...) {  // the connection broke: the caller already has the exception that says so
-    }
-  }
-  void commit() { m_committed = true; }
-
- private:
-  pg::Connection& m_conn;
-  bool m_own;
-  bool m_committed = false;
-};
-
 Storage storageFor(const internal::TierStorage& all, const std::string& tier) {
   auto it = all.tiers.find(tier);
   Storage s = it == all.tiers.end() ? Storage{} : it->second;
@@ -60,7 +35,9 @@ Storage storageFor(const internal::TierStorage& all, const std::string& tier) {
 }  // namespace
 
 Report analyse(pg::Connection& conn, const Options& options) {
-  Snapshot snapshot(conn);
+  // One snapshot for every query of the report: the same now(), the same rows; one transaction
+  // keeps a pooler in transaction mode happy. Inside the console's read-only job, that one.
+  auto snapshot = pg::Transaction::joinOrBegin(conn, pg::Transaction::Mode::ReadOnlySnapshot);
   auto recorded = store::policyInForce(conn);
   if (!recorded)
     throw NoPolicy("no policy is recorded in this store yet: tiers come from the policy an enforcer runs with "

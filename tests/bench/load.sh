@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load benchmark (README "Load benchmark"): wrk against the replay path of the endpoint and
+# Load benchmark (README, "Endpoint load benchmark"): wrk against the replay path of the endpoint and
 # against an enforcement-free route of the same server, side by side in one run.
 #
 #   tests/bench/load.sh                 # 10 s per run, 16 connections, 1 wrk thread

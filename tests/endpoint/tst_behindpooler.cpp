@@ -1,4 +1,4 @@
-// The endpoint behind a real PgBouncer in transaction mode (DESIGN §8), the way it was first
+// The endpoint behind a real PgBouncer in transaction mode (docs/design.md §8), the way it was first
 // seen failing: concurrent POSTs answered 500 because a statement prepared by one transaction
 // was unknown to the server connection of the next. Now every request is decided, each key
 // runs once (one ledger row), and the ledger lookups work too.

@@ -1,4 +1,4 @@
-// DESIGN §2, row by row, through real HTTP on loopback against real PostgreSQL: status,
+// docs/design.md §2, row by row, through real HTTP on loopback against real PostgreSQL: status,
 // problem+json, Idempotent-Replayed, Retry-After, Idempotency-Expires, the echoed key, bodies,
 // and the ledger (one row per execution).
 #include <QtTest>

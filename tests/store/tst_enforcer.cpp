@@ -1,4 +1,4 @@
-// The DESIGN §2 decision table, row by row, through the library against real PostgreSQL.
+// The docs/design.md §2 decision table, row by row, through the library against real PostgreSQL.
 #include <QtTest>
 
 #include <nlohmann/json.hpp>

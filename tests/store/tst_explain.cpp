@@ -65,7 +65,7 @@ void craftIncident(pg::Connection& c) {
   c.exec(event, {"2026-03-02T14:00:00Z", 1, "replayed", 201, pg::Param::null(), "req_4"});
   c.exec(event, {"2026-03-03T10:32:00.095Z", 2, "executed_after_expiry", 201, 95.0, "req_5"});
 
-  // The same key under two tenants (another key, DESIGN §2), for the ambiguity check.
+  // The same key under two tenants (another key, docs/design.md §2), for the ambiguity check.
   const char* shared =
       "INSERT INTO idem.keys (tenant, endpoint, idem_key, tier, fingerprint, state, resp_status, resource_ref,"
       "   created_at, expires_at) VALUES ($1, 'POST /v1/payments', 'k_shared', 'payments', '\\x01'::bytea, 'done', 201,"

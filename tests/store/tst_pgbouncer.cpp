@@ -1,4 +1,4 @@
-// DESIGN §8: Idem stays compatible with PgBouncer in transaction pooling mode. A pooler that
+// docs/design.md §8: Idem stays compatible with PgBouncer in transaction pooling mode. A pooler that
 // does not keep prepared statements (PgBouncer before 1.21: Debian 12 ships 1.18) hands each
 // transaction to whichever server connection is free, so a statement prepared by one
 // transaction is unknown to the next one's server connection — or already prepared there by

@@ -1,5 +1,5 @@
 #pragma once
-// A real PgBouncer in front of the shared test cluster, for the contract of DESIGN §8: Idem
+// A real PgBouncer in front of the shared test cluster, for the contract of docs/design.md §8: Idem
 // keeps working behind a pooler in transaction mode. Its socket and files live in a folder of
 // its own; it is stopped and the folder removed when the object goes.
 #include <string>

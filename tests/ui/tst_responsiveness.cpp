@@ -15,24 +15,6 @@ class TestResponsiveness : public QObject {
   Q_OBJECT
   std::unique_ptr<test::TestDatabase> m_db;
 
-  /// Largest gap between 10 ms timer ticks while `until` is false, in ms.
-  static qint64 worstTickGap(const std::function<bool()>& until, int timeoutMs) {
-    QElapsedTimer clock;
-    clock.start();
-    qint64 last = 0;
-    qint64 worst = 0;
-    QTimer tick;
-    tick.setInterval(10);
-    QObject::connect(&tick, &QTimer::timeout, &tick, [&] {
-      const qint64 now = clock.elapsed();
-      worst = std::max(worst, now - last);
-      last = now;
-    });
-    tick.start();
-    while (!until() && clock.elapsed() < timeoutMs) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
-    return worst;
-  }
-
  private slots:
   void initTestCase() { m_db = std::make_unique<test::TestDatabase>("ui_responsive"); }
 
@@ -48,7 +30,7 @@ class TestResponsiveness : public QObject {
           QVERIFY(r.ok());
           done = true;
         });
-    const qint64 worst = worstTickGap([&] { return done; }, 10000);
+    const qint64 worst = test::worstTickGap([&] { return done; }, 10000);
     QVERIFY(done);
     QVERIFY2(t.elapsed() >= 1400, "the query did not really sleep");
     QVERIFY2(worst < 100, qPrintable(u"event loop stalled for %1 ms"_s.arg(worst)));
@@ -65,7 +47,7 @@ class TestResponsiveness : public QObject {
     KeyListModel model(&session);
     model.setFilter(KeyFilter{});
     QVERIFY(model.isLoading());
-    const qint64 worst = worstTickGap([] { return false; }, 500);
+    const qint64 worst = test::worstTickGap([] { return false; }, 500);
     QVERIFY2(worst < 100, qPrintable(u"event loop stalled for %1 ms"_s.arg(worst)));
     QVERIFY(model.isLoading());
     // The archive is not locked: switching to it must not wait for the keys query.

@@ -284,6 +284,24 @@ class TestTiersView : public QObject {
     QVERIFY(!panel->summary().contains(u"with bodies kept"_s));
   }
 
+  // The decision sheet is laid out on a pool thread: the call returns at once, the signal says
+  // when the file is there, and it holds what the synchronous export writes (the chart included).
+  void pdfIsWrittenOffTheGuiThread() {
+    QTemporaryDir dir;
+    const QString inBackground = dir.filePath(u"tiers-bg.pdf"_s), waited = dir.filePath(u"tiers.pdf"_s);
+    QSignalSpy done(m_view.get(), &TiersWorkspace::pdfExported);
+    m_view->exportPdfInBackground(inBackground);
+    QCOMPARE(done.count(), 0);
+    QVERIFY(done.wait(20000));
+    QCOMPARE(done.at(0).at(0).toString(), inBackground);
+    QVERIFY(done.at(0).at(1).toBool());
+    QVERIFY(m_view->exportPdf(waited));
+    QFile a(inBackground), b(waited);
+    QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+    QVERIFY(a.read(5) == "%PDF-");
+    QVERIFY2(std::abs(a.size() - b.size()) < b.size() / 10, qPrintable(u"%1 vs %2 bytes"_s.arg(a.size()).arg(b.size())));
+  }
+
   void exportsAreValid() {
     QTemporaryDir dir;
     const QString png = dir.filePath(u"tiers.png"_s), svg = dir.filePath(u"tiers.svg"_s),

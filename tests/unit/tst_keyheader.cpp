@@ -1,5 +1,5 @@
 // Idempotency-Key parsing: the RFC 9651 String vectors, parameters of every bare-item type,
-// and the key rules of DESIGN §2.
+// and the key rules of docs/design.md §2.
 #include <QtTest>
 #include <fstream>
 #include <nlohmann/json.hpp>

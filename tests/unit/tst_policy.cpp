@@ -1,4 +1,4 @@
-// The policy file (DESIGN §4): every field's good and bad values, errors that name the file
+// The policy file (docs/design.md §4): every field's good and bad values, errors that name the file
 // and the field, tier lookup, the demo policy and the published forms.
 #include <QtTest>
 #include <cstdio>

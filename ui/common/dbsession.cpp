@@ -14,9 +14,10 @@ DbSession::DbSession(const QString& name, QObject* parent) : QObject(parent), m_
 }
 
 DbSession::~DbSession() {
-  // Stop whatever runs now so waiting for the thread cannot hang the GUI on a slow query.
+  // Stop whatever runs now so waiting for the thread cannot hang the GUI on a slow query. The
+  // cancel request is a network round trip of its own: the pool thread sends it, like cancel().
+  m_cancelPool.start([w = m_worker] { w->cancel(0); });
   m_cancelPool.waitForDone();
-  m_worker->cancel(0);
   m_thread.quit();
   m_thread.wait();
 }

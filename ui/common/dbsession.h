@@ -40,7 +40,7 @@ class DbSession final : public QObject {
   [[nodiscard]] const ServerInfo& info() const { return m_info; }
   [[nodiscard]] const ConnectFailure& failure() const { return m_failure; }
   [[nodiscard]] double lastRoundTripMs() const { return m_roundTripMs; }
-  /// The database's clock (DESIGN §3: now() is the only clock), estimated from the local one.
+  /// The database's clock (docs/design.md §3: now() is the only clock), estimated from the local one.
   [[nodiscard]] QDateTime serverNow() const { return QDateTime::currentDateTimeUtc().addMSecs(m_info.clockOffsetMs); }
 
   /// Runs job on the worker thread; done runs on the GUI thread unless context is gone.

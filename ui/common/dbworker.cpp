@@ -20,7 +20,7 @@ constexpr int kMaxRetryDelayMs = 15000;
 // would stay on whichever server connection ran it — making the next client there, perhaps
 // the enforcement service, unable to write — and be missing from the console's next
 // transaction. One snapshot per job also keeps a job's queries consistent with each other.
-constexpr const char* kReadOnlyBegin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+constexpr auto kReadOnly = pg::Transaction::Mode::ReadOnlySnapshot;
 QString qs(const char* s) { return s ? QString::fromUtf8(s) : QString(); }
 }  // namespace
 
@@ -79,7 +79,7 @@ void DbWorker::tryConnect() {
     }
     {
       std::lock_guard lock(m_cancelMutex);
-      m_cancel.reset(PQgetCancel(conn->raw()));
+      m_cancel.emplace(*conn);
     }
     m_conn = std::move(conn);
   } catch (const pg::Unavailable& e) {
@@ -123,13 +123,14 @@ ServerInfo DbWorker::inspect(pg::Connection& conn) {
       if (qstrcmp(o->keyword, "sslmode") == 0) info.sslmode = qs(o->val);
   }
   // Read-only the way jobs run (see run()): the server, not the console, says it holds.
-  if (m_params.readOnly) conn.exec(kReadOnlyBegin);
+  std::optional<pg::Transaction> tx;
+  if (m_params.readOnly) tx.emplace(conn, kReadOnly);
   const qint64 before = QDateTime::currentMSecsSinceEpoch();
   auto r = conn.exec(
       "SELECT pg_is_in_recovery() AS standby, current_setting('transaction_read_only') = 'on' AS ro, "
       "(extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms");
   const qint64 after = QDateTime::currentMSecsSinceEpoch();
-  if (m_params.readOnly) conn.exec("COMMIT");
+  if (tx) tx->commit();
   info.standby = r.boolean(0, "standby");
   info.readOnly = r.boolean(0, "ro") || info.standby;
   info.clockOffsetMs = r.integer(0, "now_ms") - (before + after) / 2;
@@ -171,14 +172,15 @@ void DbWorker::run(quint64 ticket, const Job& job) {
     std::lock_guard lock(m_cancelMutex);
     m_runningTicket = ticket;
   }
-  const bool wrap = m_conn && m_params.readOnly && PQtransactionStatus(m_conn->raw()) == PQTRANS_IDLE;
+  std::optional<pg::Transaction> tx;
   try {
-    if (wrap) m_conn->exec(kReadOnlyBegin);
-  } catch (const pg::Unavailable&) {  // the job meets the same broken connection and reports it
-  } catch (const pg::QueryError&) {
+    if (m_conn && m_params.readOnly && m_conn->transactionState() == pg::TxState::Idle)
+      tx.emplace(*m_conn, kReadOnly);
+  } catch (const pg::Error&) {  // the job meets the same broken connection and reports it
   }
   job(m_conn.get());
-  if (wrap) endJobTransaction();
+  if (tx) endJobTransaction(*tx);
+  tx.reset();
   {
     std::lock_guard lock(m_cancelMutex);
     m_runningTicket = 0;
@@ -186,22 +188,20 @@ void DbWorker::run(quint64 ticket, const Job& job) {
   if (m_conn && !m_conn->healthy()) markLost(tr("The server closed the connection."));
 }
 
-void DbWorker::endJobTransaction() {
-  if (!m_conn || !m_conn->healthy()) return;
-  const auto status = PQtransactionStatus(m_conn->raw());
-  if (status != PQTRANS_INTRANS && status != PQTRANS_INERROR) return;  // the job ended it itself
+void DbWorker::endJobTransaction(pg::Transaction& tx) {
+  // A failed transaction (or one the job ended itself) is left to tx's end, which rolls back
+  // only what is still open.
+  if (!m_conn || m_conn->transactionState() != pg::TxState::InTransaction) return;
   try {
-    m_conn->exec(status == PQTRANS_INTRANS ? "COMMIT" : "ROLLBACK");
-  } catch (const pg::Unavailable&) {  // noticed below as a lost connection
-  } catch (const pg::QueryError&) {
+    tx.commit();
+  } catch (const pg::Error&) {  // a lost connection is noticed by run()
   }
 }
 
 void DbWorker::cancel(quint64 ticket) {
   std::lock_guard lock(m_cancelMutex);
   if (!m_cancel || m_runningTicket == 0 || (ticket != 0 && m_runningTicket != ticket)) return;
-  char err[256];
-  PQcancel(m_cancel.get(), err, sizeof err);
+  m_cancel->send();
 }
 
 void DbWorker::ping() {

@@ -1,13 +1,15 @@
 #pragma once
-// The object that owns one libpq connection and lives on its own QThread (STYLE habit 3:
-// a connection belongs to the thread that opened it). It runs jobs in order, pings the
-// server for the status bar, and reconnects by itself after a loss.
+// The object that owns one libpq connection and lives on its own QThread: a libpq connection
+// is not thread-safe, so only the thread that opened it uses it, and only values cross threads.
+// It runs jobs in order, pings the server for the status bar, and reconnects by itself after a loss.
 #include <QObject>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "core/store/pg.h"
+#include "core/store/transaction.h"
 #include "ui/common/connectparams.h"
 #include "ui/common/serverinfo.h"
 #include "ui/connection/connectfailure.h"
@@ -46,8 +48,8 @@ class DbWorker final : public QObject {
   void ping();
   void markLost(const QString& detail);
   void fail(const ConnectFailure& failure);
-  /// Commits (or, after an error, rolls back) the read-only transaction a job ran in.
-  void endJobTransaction();
+  /// Commits the read-only transaction a job ran in (after an error, its end rolls it back).
+  void endJobTransaction(pg::Transaction& tx);
   ServerInfo inspect(pg::Connection& conn);
 
   DbSession* m_session;  // outlives us: its destructor waits for our thread
@@ -59,7 +61,7 @@ class DbWorker final : public QObject {
   bool m_wantOpen = false;
 
   std::mutex m_cancelMutex;  // guards the two members below against cancel() from other threads
-  std::unique_ptr<PGcancel, decltype(&PQfreeCancel)> m_cancel{nullptr, &PQfreeCancel};
+  std::optional<pg::CancelHandle> m_cancel;
   quint64 m_runningTicket = 0;
 };
 

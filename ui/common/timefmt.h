@@ -1,5 +1,5 @@
 #pragma once
-// Times as UI.md asks: absolute with zone and relative ("expires in 3 h 12 min",
+// Times as docs/design.md §7 asks: absolute with zone and relative ("expires in 3 h 12 min",
 // "expired 2 days ago"); durations in the largest sensible units.
 #include <QDateTime>
 #include <QString>

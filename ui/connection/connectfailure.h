@@ -1,6 +1,6 @@
 #pragma once
 // Turns what libpq and the schema check say into a message a support agent can act on:
-// what happened, what it means, what to do next (UI.md: never a raw libpq message alone).
+// what happened, what it means, what to do next (never a raw libpq message alone: docs/design.md §7).
 #include <QString>
 
 namespace idem::ui {

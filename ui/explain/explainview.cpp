@@ -1,19 +1,14 @@
 #include "ui/explain/explainview.h"
 
-#include <QFile>
+#include <QApplication>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QMessageBox>
-#include <QPageLayout>
-#include <QPageSize>
-#include <QPrinter>
+#include <QPointer>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTextBrowser>
-#include <QTextCursor>
-#include <QTextDocument>
-#include <QTextImageFormat>
-#include <QUrl>
+#include <QThreadPool>
 #include <QVBoxLayout>
 
 #include "ui/trace/eventmodel.h"
@@ -47,6 +42,13 @@ ExplainView::ExplainView(EventModel* model, QWidget* parent)
   layout->addLayout(buttons);
   layout->addWidget(split, 1);
   connect(model, &QAbstractItemModel::modelReset, this, &ExplainView::rebuild);
+  // An export the user asked for through the dialog says so when it fails; others only signal.
+  connect(this, &ExplainView::exported, this, [this](const QString& path) { m_dialogExports.remove(path); });
+  connect(this, &ExplainView::exportFailed, this, [this](const QString& path, const QString& error) {
+    if (!m_dialogExports.remove(path)) return;
+    QMessageBox::warning(this, tr("Export failed"),
+                         tr("The explanation was not exported: %1.\nChoose another folder and try again.").arg(error));
+  });
   rebuild();
 }
 
@@ -64,56 +66,36 @@ void ExplainView::rebuild() {
   }
 }
 
-void ExplainView::fillDocument(QTextDocument& doc) const {
-  doc.setMarkdown(markdown());
-  // The timeline as the agent sees it, so the ticket shows the two executions and the gap.
-  const QImage picture = m_timeline->grab().toImage();
-  if (!picture.isNull()) {
-    doc.addResource(QTextDocument::ImageResource, QUrl(u"timeline.png"_s), picture);
-    QTextCursor cursor(&doc);
-    cursor.movePosition(QTextCursor::End);
-    cursor.insertBlock();
-    QTextImageFormat image;
-    image.setName(u"timeline.png"_s);
-    image.setWidth(std::min(640, picture.width()));
-    cursor.insertImage(image);
-  }
+ExplanationReport ExplainView::report() const {
+  ExplanationReport r;
+  r.markdown = markdown();
+  r.title = tr("Idem key %1").arg(m_model->detail().ref.key);
+  // The timeline as the agent sees it; a widget is grabbed on the GUI thread only.
+  if (!r.markdown.isEmpty()) r.timeline = m_timeline->grab().toImage();
+  return r;
 }
 
 bool ExplainView::exportTo(const QString& path, Format format, QString* error) const {
-  if (markdown().isEmpty()) {
-    if (error) *error = tr("there is no explanation to export");
-    return false;
-  }
-  if (format == Format::Pdf) {
-    QPrinter printer(QPrinter::HighResolution);
-    printer.setOutputFormat(QPrinter::PdfFormat);
-    printer.setOutputFileName(path);
-    printer.setPageSize(QPageSize(QPageSize::A4));
-    printer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
-    printer.setDocName(tr("Idem key %1").arg(m_model->detail().ref.key));
-    QTextDocument doc;
-    fillDocument(doc);
-    doc.print(&printer);
-    if (!QFile::exists(path)) {
-      if (error) *error = tr("the PDF could not be written to %1").arg(path);
-      return false;
-    }
-    return true;
-  }
-  QFile file(path);
-  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
-    if (error) *error = file.errorString();
-    return false;
-  }
-  if (format == Format::Markdown) {
-    file.write(markdown().toUtf8());
-  } else {
-    QTextDocument doc;
-    doc.setMarkdown(markdown());
-    file.write(doc.toHtml().toUtf8());
-  }
-  return file.error() == QFileDevice::NoError;
+  return writeReport(report(), path, format, error);
+}
+
+void ExplainView::exportInBackground(const QString& path, Format format) {
+  QPointer<ExplainView> self(this);
+  QThreadPool::globalInstance()->start([self, report = report(), path, format] {
+    QString error;
+    const bool ok = writeReport(report, path, format, &error);
+    // Back on the GUI thread, unless the view is gone by then.
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, ok, path, error] {
+          if (!self) return;
+          if (ok)
+            emit self->exported(path);
+          else
+            emit self->exportFailed(path, error);
+        },
+        Qt::QueuedConnection);
+  });
 }
 
 void ExplainView::exportWithDialog(Format format) {
@@ -124,13 +106,8 @@ void ExplainView::exportWithDialog(Format format) {
                                                     : tr("PDF (*.pdf)");
   const QString path = QFileDialog::getSaveFileName(this, tr("Export explanation"), suggested, filter);
   if (path.isEmpty()) return;
-  QString error;
-  if (!exportTo(path, format, &error)) {
-    QMessageBox::warning(this, tr("Export failed"),
-                         tr("The explanation was not exported: %1.\nChoose another folder and try again.").arg(error));
-    return;
-  }
-  emit exported(path);
+  m_dialogExports.insert(path);
+  exportInBackground(path, format);
 }
 
 }  // namespace idem::ui

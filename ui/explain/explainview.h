@@ -1,10 +1,12 @@
 #pragma once
 // The Explain tab: core's plain-language narrative of what happened to the key beside the
 // timeline, exported for the ticket as Markdown, HTML or PDF.
+#include <QSet>
 #include <QWidget>
 
+#include "ui/explain/reportwriter.h"
+
 class QTextBrowser;
-class QTextDocument;
 
 namespace idem::ui {
 
@@ -16,28 +18,33 @@ class ExplainView final : public QWidget {
   Q_DISABLE_COPY_MOVE(ExplainView)
 
  public:
-  enum class Format { Markdown, Html, Pdf };
+  using Format = ExplanationReport::Format;
 
   explicit ExplainView(EventModel* model, QWidget* parent = nullptr);
   [[nodiscard]] QString narrativeText() const;
   [[nodiscard]] QString markdown() const;
   [[nodiscard]] TimelineWidget* timeline() const { return m_timeline; }
-  /// Writes the report; false with *error set when the file cannot be written.
+  /// The report as shown now: the Markdown and a picture of the timeline (GUI thread).
+  [[nodiscard]] ExplanationReport report() const;
+  /// Writes the report and waits for it; false with *error set when the file cannot be written.
   bool exportTo(const QString& path, Format format, QString* error = nullptr) const;
-  /// Asks for a file name, then exports.
+  /// Writes the report on a pool thread, then emits exported or exportFailed; the window stays
+  /// live meanwhile.
+  void exportInBackground(const QString& path, Format format);
+  /// Asks for a file name, then exports in the background.
   void exportWithDialog(Format format);
 
  signals:
   void exported(const QString& path);
+  void exportFailed(const QString& path, const QString& error);
 
  private:
   void rebuild();
-  /// The report as a document: the Markdown, with the timeline picture under it.
-  void fillDocument(QTextDocument& doc) const;
 
   EventModel* m_model;
   TimelineWidget* m_timeline;
   QTextBrowser* m_text;
+  QSet<QString> m_dialogExports;  // paths being written for the dialog
 };
 
 }  // namespace idem::ui

@@ -37,16 +37,18 @@ namespace {
 
 MainWindow::MainWindow(QSettings& settings, QWidget* parent)
     : QMainWindow(parent), m_settings(settings), m_browse(new DbSession(u"db-browse"_s, this)),
-      m_detail(new DbSession(u"db-detail"_s, this)),
-      m_connection(new ConnectionController({m_browse, m_detail}, settings, this)),
+      m_detail(new DbSession(u"db-detail"_s, this)), m_tiers(new DbSession(u"db-tiers"_s, this)),
+      m_connection(new ConnectionController({m_browse, m_detail, m_tiers}, settings, this)),
       m_banner(new ConnectionBanner(m_browse, this)), m_stack(new QStackedWidget(this)),
       m_keys(new KeysWorkspace(m_browse, m_detail, this)) {
   setWindowTitle(tr("Idem console"));
-  // One session reports the connection; the other pings rarely, just to notice a loss.
+  // One session reports the connection; the others ping rarely, just to notice a loss.
   m_detail->setPingInterval(30000);
+  m_tiers->setPingInterval(30000);
   m_stack->addWidget(m_keys);
-  // Tiers shares the detail session: its analysis is on demand, so key browsing never waits for it.
-  auto* tiersView = new TiersWorkspace(m_detail, this);
+  // Tiers has a connection of its own: an analysis takes seconds on a large trace, and a key's
+  // detail must not queue behind it.
+  auto* tiersView = new TiersWorkspace(m_tiers, this);
   m_stack->addWidget(tiersView);
   connect(tiersView, &TiersWorkspace::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   auto* simulator = new sim::SimulatorWorkspace(this);

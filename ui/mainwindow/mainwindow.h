@@ -32,6 +32,7 @@ class MainWindow final : public QMainWindow {
   [[nodiscard]] KeysWorkspace* keys() const { return m_keys; }
   [[nodiscard]] DbSession* browseSession() const { return m_browse; }
   [[nodiscard]] DbSession* detailSession() const { return m_detail; }
+  [[nodiscard]] DbSession* tiersSession() const { return m_tiers; }
   [[nodiscard]] ConnectionBanner* banner() const { return m_banner; }
   [[nodiscard]] QLineEdit* searchBox() const { return m_search; }
   void setWorkspace(Workspace workspace);
@@ -49,6 +50,7 @@ class MainWindow final : public QMainWindow {
   QSettings& m_settings;
   DbSession* m_browse;
   DbSession* m_detail;
+  DbSession* m_tiers;
   ConnectionController* m_connection;
   ConnectionBanner* m_banner;
   QStackedWidget* m_stack;

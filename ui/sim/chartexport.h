@@ -1,5 +1,5 @@
 #pragma once
-// Every chart can be exported (UI.md): PNG from the widget's pixels, SVG as vectors through
+// Every chart can be exported (docs/design.md §7): PNG from the widget's pixels, SVG as vectors through
 // QSvgGenerator. A small bar with a title and an "Export…" button sits above each chart.
 #include <QWidget>
 

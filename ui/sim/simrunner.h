@@ -1,5 +1,5 @@
 #pragma once
-// Runs simulations off the GUI thread (UI.md: anything over ~100 ms), one after another on a
+// Runs simulations off the GUI thread (docs/design.md §7: anything over ~100 ms), one after another on a
 // thread of its own, with overall progress and a cancel that stops the core engine within
 // ~65 k events (RunControl::cancel). Starting again cancels the run in progress; its late
 // answers are dropped by a generation number.

@@ -1,5 +1,5 @@
 #pragma once
-// The Simulator workspace (engineers, UI.md): two client policies (A and B) and the server
+// The Simulator workspace (for engineers): two client policies (A and B) and the server
 // and key-store model on the left with Run/Cancel and progress; on the right the A/B numbers,
 // the attempt-offset ECDF against the TTL, load over time, the P(duplicate) heatmap over
 // TTL × backoff cap, and Live mode against the embedded endpoint. It owns its models; every

@@ -119,7 +119,16 @@ QString decisionHtml(const DecisionSheet& sheet) {
   return html;
 }
 
-bool writeDecisionPdf(const DecisionSheet& sheet, QGraphicsView* chart, const QString& path) {
+void recordChart(QGraphicsView* chart, DecisionSheet& sheet) {
+  if (!chart) return;
+  const QRect source = chart->viewport()->rect();
+  QPainter painter(&sheet.chart);
+  chart->render(&painter, QRectF(QPointF(0, 0), source.size()), source);
+  painter.end();
+  sheet.chartSize = source.size();
+}
+
+bool writeDecisionPdf(const DecisionSheet& sheet, const QString& path) {
   QPdfWriter pdf(path);
   pdf.setPageSize(QPageSize(QPageSize::A4));
   pdf.setPageOrientation(QPageLayout::Landscape);
@@ -155,14 +164,18 @@ bool writeDecisionPdf(const DecisionSheet& sheet, QGraphicsView* chart, const QS
   } else {
     doc.drawContents(&painter);
   }
-  if (chart && chartHeight > 40) {
-    const QSizeF source = chart->viewport()->size();
+  const QSizeF source = sheet.chartSize;
+  if (!sheet.chart.isNull() && source.width() > 0 && source.height() > 0 && chartHeight > 40) {
     QRectF target(0, chartTop, page.width(), chartHeight);
-    const double aspect = source.width() / std::max(1.0, source.height());
+    const double aspect = source.width() / source.height();
     if (target.width() / target.height() > aspect) target.setWidth(target.height() * aspect);
     else target.setHeight(target.width() / aspect);
     target.moveLeft((page.width() - target.width()) / 2);
-    chart->render(&painter, target, chart->viewport()->rect());
+    painter.save();
+    painter.translate(target.topLeft());
+    painter.scale(target.width() / source.width(), target.height() / source.height());
+    painter.drawPicture(0, 0, sheet.chart);
+    painter.restore();
   }
   return painter.end();
 }

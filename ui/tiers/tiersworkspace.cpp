@@ -1,15 +1,18 @@
 #include "ui/tiers/tiersworkspace.h"
 
+#include <QApplication>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
+#include <QPointer>
 #include <QPushButton>
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QTableView>
+#include <QThreadPool>
 #include <QVBoxLayout>
 
 #include "ui/common/dbsession.h"
@@ -49,6 +52,7 @@ TiersWorkspace::TiersWorkspace(DbSession* session, QWidget* parent)
   menu->addAction(tr("Chart as SVG…"), this, [this] { chooseExport(u"svg"_s); });
   menu->addAction(tr("Decision sheet (one-page PDF)…"), this, [this] { chooseExport(u"pdf"_s); });
   m_exportMenu->setMenu(menu);
+  connect(this, &TiersWorkspace::pdfExported, this, &TiersWorkspace::savedOrNot);
   m_exportMenu->setEnabled(false);
   m_error->setWordWrap(true);
   m_error->setVisible(false);
@@ -230,14 +234,34 @@ bool TiersWorkspace::exportSvg(const QString& path) {
   return m_report && saveChartSvg(m_chart, path, tr("Retention tiers, policy v%1").arg(m_report->policyVersion));
 }
 
-bool TiersWorkspace::exportPdf(const QString& path) {
-  if (!m_report) return false;
+DecisionSheet TiersWorkspace::decisionSheet() const {
   DecisionSheet sheet;
   sheet.report = *m_report;
-  sheet.proposal = [this](const std::string& tier) { return m_whatIf->proposal(tier); };
+  std::map<std::string, tiers::WhatIf> proposals;
+  for (const auto& t : m_report->tiers) proposals[t.tier.name] = m_whatIf->proposal(t.tier.name);
+  sheet.proposal = [proposals = std::move(proposals)](const std::string& tier) {
+    auto it = proposals.find(tier);
+    return it == proposals.end() ? tiers::WhatIf{} : it->second;
+  };
   const auto& info = m_session->info();
   sheet.database = tr("database %1 on %2").arg(info.database, info.host.startsWith(u'/') ? u"local socket"_s : info.host);
-  return writeDecisionPdf(sheet, m_chart, path);
+  recordChart(m_chart, sheet);
+  return sheet;
+}
+
+bool TiersWorkspace::exportPdf(const QString& path) { return m_report && writeDecisionPdf(decisionSheet(), path); }
+
+void TiersWorkspace::exportPdfInBackground(const QString& path) {
+  if (!m_report) {
+    emit pdfExported(path, false);
+    return;
+  }
+  QPointer<TiersWorkspace> self(this);
+  QThreadPool::globalInstance()->start([self, sheet = decisionSheet(), path] {
+    const bool ok = writeDecisionPdf(sheet, path);
+    QMetaObject::invokeMethod(
+        qApp, [self, path, ok] { if (self) emit self->pdfExported(path, ok); }, Qt::QueuedConnection);
+  });
 }
 
 void TiersWorkspace::chooseExport(const QString& kind) {
@@ -248,7 +272,14 @@ void TiersWorkspace::chooseExport(const QString& kind) {
                                             : tr("PDF document (*.pdf)");
   const QString path = QFileDialog::getSaveFileName(this, tr("Export"), base, filter);
   if (path.isEmpty()) return;
-  const bool ok = kind == u"png"_s ? exportPng(path) : kind == u"svg"_s ? exportSvg(path) : exportPdf(path);
+  if (kind == u"pdf"_s) {
+    exportPdfInBackground(path);  // its end is reported by savedOrNot
+    return;
+  }
+  savedOrNot(path, kind == u"png"_s ? exportPng(path) : exportSvg(path));
+}
+
+void TiersWorkspace::savedOrNot(const QString& path, bool ok) {
   emit message(ok ? tr("Saved %1").arg(path)
                   : tr("Could not write %1: check that the folder exists and is writable, then export again.").arg(path));
 }

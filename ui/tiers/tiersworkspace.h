@@ -8,6 +8,7 @@
 
 #include "core/tiers/tiers.h"
 #include "ui/common/dbresult.h"
+#include "ui/tiers/tiersexport.h"
 
 class QComboBox;
 class QLabel;
@@ -28,6 +29,8 @@ class TiersWorkspace final : public QWidget {
 
  public:
   explicit TiersWorkspace(DbSession* session, QWidget* parent = nullptr);
+  /// The connection the analysis runs on.
+  [[nodiscard]] DbSession* session() const { return m_session; }
 
   /// Reads the report again (also on the first show and after a reconnect).
   void reload();
@@ -37,7 +40,10 @@ class TiersWorkspace final : public QWidget {
 
   bool exportPng(const QString& path);
   bool exportSvg(const QString& path);
+  /// Writes the decision sheet and waits for it.
   bool exportPdf(const QString& path);
+  /// Writes the decision sheet on a pool thread, then emits pdfExported; the window stays live.
+  void exportPdfInBackground(const QString& path);
 
   [[nodiscard]] bool loaded() const { return m_report.has_value(); }
   [[nodiscard]] bool busy() const { return m_ticket != 0; }
@@ -52,6 +58,7 @@ class TiersWorkspace final : public QWidget {
   void message(const QString& text);
   /// A report arrived (or failed: check loaded()).
   void reportLoaded();
+  void pdfExported(const QString& path, bool ok);
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -60,6 +67,9 @@ class TiersWorkspace final : public QWidget {
   void answered(DbResult<tiers::Report> result);
   void askWhatIf(const QString& tier, qint64 ttlMs);
   void chooseExport(const QString& kind);
+  /// The sheet as shown now (GUI thread).
+  [[nodiscard]] DecisionSheet decisionSheet() const;
+  void savedOrNot(const QString& path, bool ok);
   void showError(const DbError& error);
 
   DbSession* m_session;
