@@ -9,3 +9,9 @@ ALTER TABLE idem.events
   ADD CONSTRAINT events_outcome_check CHECK (outcome IN (
     'executed', 'executed_after_expiry', 'lease_takeover', 'replayed', 'conflict', 'mismatch',
     'rejected_expired', 'released', 'lease_lost', 'outcome_unknown')) NOT VALID;
+-- It counts as an execution (the service may have acted), so the console's "executed more than
+-- once" filter must find it: the partial index of executions lists it too. Rebuilt inside the
+-- migration's transaction: it holds only execution rows, a small part of the trace.
+DROP INDEX IF EXISTS idem.events_executions;
+CREATE INDEX events_executions ON idem.events (tenant, endpoint, idem_key)
+  WHERE outcome IN ('executed', 'executed_after_expiry', 'lease_takeover', 'outcome_unknown');

@@ -58,7 +58,7 @@ class TestOutcomes : public QObject {
     QCOMPARE(labels.size(), trace::kOutcomeCount);  // people can tell every outcome apart
     QVERIFY(!trace::parseOutcome("waited"));        // never written, gone (migration 0017)
     QVERIFY(!trace::parseOutcome(""));
-    QCOMPARE(trace::sqlLiterals(trace::isExecution), std::string("'executed', 'executed_after_expiry', 'lease_takeover'"));
+    QCOMPARE(trace::sqlLiterals(trace::isExecution), std::string("'executed', 'executed_after_expiry', 'lease_takeover', 'outcome_unknown'"));
   }
 
   void theCheckConstraintListsExactlyTheType() {
