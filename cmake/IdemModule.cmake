@@ -1,0 +1,75 @@
+# Include roots that make the layers visible to the compiler (docs/build.md).
+#
+# No target sees the repository root. A target's headers are reached through symlinks in the
+# build tree instead:
+#   ${CMAKE_BINARY_DIR}/include/<target>/<folder>/<header>          its PUBLIC headers
+#   ${CMAKE_BINARY_DIR}/include/<target>-private/<folder>/<header>  headers only its folder uses
+# so `#include "core/store/pg.h"` resolves only for targets that link idem_store, and a
+# wrong-way include (store -> endpoint, core -> ui) fails with "No such file or directory".
+
+# Recreates <root>/<folder>/<header> -> <source> for each header (stale links are dropped, so
+# a header moved from public to private stops being reachable at the next configure).
+function(_idem_link_headers root)
+  file(RELATIVE_PATH folder ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR})
+  file(REMOVE_RECURSE ${root})
+  file(MAKE_DIRECTORY ${root})
+  foreach(header IN LISTS ARGN)
+    set(link ${root}/${folder}/${header})
+    get_filename_component(link_dir ${link} DIRECTORY)
+    file(MAKE_DIRECTORY ${link_dir})
+    file(CREATE_LINK ${CMAKE_CURRENT_SOURCE_DIR}/${header} ${link} SYMBOLIC)
+  endforeach()
+endfunction()
+
+# idem_include_roots(<target> [PUBLIC_HEADERS h...] [PRIVATE_HEADERS h...])
+# Headers are paths relative to the current source folder. PUBLIC headers are what the
+# target's dependents may include; PRIVATE ones only its own sources. For a target with
+# private headers, <target>_internals (INTERFACE) exposes them to white-box tests only.
+# Also fails the configure when a .cpp/.h in the folder is named by no list, so a new file
+# cannot be forgotten (adding one is one line in the folder's CMakeLists.txt).
+function(idem_include_roots target)
+  cmake_parse_arguments(ARG "" "" "PUBLIC_HEADERS;PRIVATE_HEADERS" ${ARGN})
+  set(public_root ${CMAKE_BINARY_DIR}/include/${target})
+  set(private_root ${CMAKE_BINARY_DIR}/include/${target}-private)
+  _idem_link_headers(${public_root} ${ARG_PUBLIC_HEADERS})
+  _idem_link_headers(${private_root} ${ARG_PRIVATE_HEADERS})
+  target_sources(${target} PRIVATE ${ARG_PUBLIC_HEADERS} ${ARG_PRIVATE_HEADERS})
+  get_target_property(type ${target} TYPE)
+  # idem_options: the project's warnings, for the target and (as before) its dependents.
+  if(type STREQUAL "EXECUTABLE")
+    target_include_directories(${target} PRIVATE ${public_root} ${private_root})
+    target_link_libraries(${target} PRIVATE idem_options)
+  else()
+    target_include_directories(${target} PUBLIC ${public_root} PRIVATE ${private_root})
+    target_link_libraries(${target} PUBLIC idem_options)
+  endif()
+  if(ARG_PRIVATE_HEADERS AND NOT type STREQUAL "EXECUTABLE")
+    add_library(${target}_internals INTERFACE)
+    target_include_directories(${target}_internals INTERFACE ${private_root})
+    target_link_libraries(${target}_internals INTERFACE ${target})
+  endif()
+
+  get_target_property(listed ${target} SOURCES)
+  list(TRANSFORM listed PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/ REGEX "^[^/]")
+  file(GLOB_RECURSE present RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}
+    ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/*.h)
+  foreach(file IN LISTS present)
+    if(NOT ${CMAKE_CURRENT_SOURCE_DIR}/${file} IN_LIST listed)
+      message(FATAL_ERROR "${CMAKE_CURRENT_SOURCE_DIR}/${file} is in no list of ${target}: "
+                          "add it to ${CMAKE_CURRENT_LIST_FILE}")
+    endif()
+  endforeach()
+endfunction()
+
+# idem_folder_root(<target> <folder>): an INTERFACE target whose include root holds only
+# <folder> (relative to the repository root) as "<folder>/...". The tests use it for
+# "tests/support/testdb.h" and the like without getting the rest of the repository.
+function(idem_folder_root target folder)
+  set(root ${CMAKE_BINARY_DIR}/include/${target})
+  file(REMOVE_RECURSE ${root})
+  get_filename_component(link_dir ${root}/${folder} DIRECTORY)
+  file(MAKE_DIRECTORY ${link_dir})
+  file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${folder} ${root}/${folder} SYMBOLIC)
+  add_library(${target} INTERFACE)
+  target_include_directories(${target} INTERFACE ${root})
+endfunction()

@@ -1,0 +1,27 @@
+# cmake -DNM=<nm> -DBINARY=<file> -P check_symbols.cmake
+# Passes when BINARY defines the embedder's library (enforce, store) and no code of the
+# programs' parts (simulator, endpoint, demo, cluster, tiers).
+execute_process(COMMAND ${NM} -C --defined-only ${BINARY}
+  OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${NM} failed on ${BINARY} (${rc})")
+endif()
+foreach(needed IN ITEMS "idem::enforce::Enforcer::begin" "idem::store::KeyStore::")
+  string(FIND "${symbols}" "${needed}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${BINARY} lacks ${needed}: the check would prove nothing")
+  endif()
+endforeach()
+set(failed "")
+foreach(part IN ITEMS sim endpoint demo cluster tiers)
+  string(REGEX MATCHALL "[^\n]*idem::${part}::[^\n]*" found "${symbols}")
+  list(LENGTH found count)
+  if(count GREATER 0)
+    list(GET found 0 first)
+    string(APPEND failed "  ${count} symbols of idem::${part}, e.g. ${first}\n")
+  endif()
+endforeach()
+if(failed)
+  message(FATAL_ERROR "${BINARY} carries programs' parts:\n${failed}")
+endif()
+message(STATUS "${BINARY}: enforce and store present; no sim/endpoint/demo/cluster/tiers symbols")
