@@ -36,7 +36,7 @@ struct StopAndJoin {
 
 std::string timed(int port, const std::string& request, std::chrono::milliseconds* took) {
   const auto start = std::chrono::steady_clock::now();
-  const std::string r = test::exchange(port, request, 15s);
+  const std::string r = test::exchange(port, request, 30s);
   *took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
   return r;
 }
@@ -77,9 +77,13 @@ class TestSlowClients : public QObject {
   }
 
   // 100 connections (the server has 64 threads): 50 drip a header block, 50 connect and stay
-  // silent. /healthz and a payment on fresh connections are answered within a second each.
+  // silent, and none of them is cut for two minutes. /healthz and a payment on fresh connections
+  // are answered meanwhile: a server starved by them would answer only once they were cut, so
+  // the bound below is loose for a loaded machine and still far from the two minutes.
   void hundredSlowConnectionsDoNotStarve() {
-    const int port = m_serve->port();
+    test::ServeProcess patient({"--db", m_db->conninfo(), "--header-timeout", "120"});
+    const int port = patient.port();
+    constexpr auto kNotStarved = 15s;
     std::vector<std::unique_ptr<test::RawConnection>> slow;
     for (int i = 0; i < 100; ++i) {
       slow.push_back(std::make_unique<test::RawConnection>(port));
@@ -99,7 +103,7 @@ class TestSlowClients : public QObject {
       std::chrono::milliseconds took{};
       const std::string health = timed(port, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &took);
       QVERIFY2(statusOf(health) == 200, ("healthz under 100 slow connections: " + health.substr(0, 200)).c_str());
-      QVERIFY2(took < 1s, ("healthz took " + std::to_string(took.count()) + " ms").c_str());
+      QVERIFY2(took < kNotStarved, ("healthz took " + std::to_string(took.count()) + " ms").c_str());
 
       const std::string key = "starve-" + std::to_string(round);
       const std::string payment =
@@ -109,12 +113,12 @@ class TestSlowClients : public QObject {
           test::kPayment;
       const std::string paid = timed(port, payment, &took);
       QVERIFY2(statusOf(paid) == 201, ("payment under 100 slow connections: " + paid.substr(0, 200)).c_str());
-      QVERIFY2(took < 1s, ("payment took " + std::to_string(took.count()) + " ms").c_str());
+      QVERIFY2(took < kNotStarved, ("payment took " + std::to_string(took.count()) + " ms").c_str());
       std::this_thread::sleep_for(1s);
     }
     stop = true;
     dripper.join();
-    QVERIFY(m_serve->alive());
+    QVERIFY(patient.alive());
   }
 
   // The operator's flags: at --max-connections the next connection gets 503 at once; silent

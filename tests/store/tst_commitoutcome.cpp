@@ -70,7 +70,9 @@ class TestCommitOutcome : public QObject {
                                    options);
     });
     const long long pid = syncRepWaiter(admin);
-    if (pid != 0) admin.exec("SELECT pg_terminate_backend($1)", {std::to_string(pid)});
+    // With a timeout, pg_terminate_backend waits until the backend has exited: until then its
+    // commit, already written locally, is not visible to other sessions.
+    if (pid != 0) admin.exec("SELECT pg_terminate_backend($1, 10000)", {std::to_string(pid)});
     waitForStandby(admin, false);
     completing.join();
     QVERIFY2(pid != 0, "the completion never waited for the standby");
@@ -113,16 +115,25 @@ class TestCommitOutcome : public QObject {
     std::thread completing([&] {
       (void)h.enforcer.complete(*d.ticket, enforce::Response{201, {{"Content-Type", "application/json"}}, R"({"id":"pay_2"})"});
     });
+    enforce::Decision retry;
+    std::atomic<bool> answered{false};
+    std::thread retrying;
+    // A failed check returns early: let whatever waits for the standby go on, then join.
+    auto joinAll = qScopeGuard([&] {
+      waitForStandby(admin, false);
+      if (retrying.joinable()) retrying.join();
+      if (completing.joinable()) completing.join();
+    });
     const long long pid = syncRepWaiter(admin);
-    if (pid != 0) admin.exec("SELECT pg_terminate_backend($1)", {std::to_string(pid)});
+    // With a timeout, pg_terminate_backend waits until the backend has exited: until then its
+    // commit, already written locally, is not visible to other sessions.
+    if (pid != 0) admin.exec("SELECT pg_terminate_backend($1, 10000)", {std::to_string(pid)});
     QVERIFY2(pid != 0, "the completion never waited for the standby");
     // Committed on the primary only; the standby is still away.
     QCOMPARE(admin.exec("SELECT count(*) AS n FROM idem.keys WHERE idem_key = 'k-not-durable' AND state = 'done'")
                  .integer(0, "n"),
              1LL);
-    enforce::Decision retry;
-    std::atomic<bool> answered{false};
-    std::thread retrying([&] {
+    retrying = std::thread([&] {
       retry = h.enforcer.begin(test::Harness::post("/v1/payments", "k-not-durable", R"({"a":1})"));
       answered = true;
     });

@@ -4,13 +4,12 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QMessageBox>
-#include <QPointer>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTextBrowser>
-#include <QThreadPool>
 #include <QVBoxLayout>
 
+#include "ui/common/filework.h"
 #include "ui/trace/eventmodel.h"
 #include "ui/trace/timelinewidget.h"
 
@@ -80,22 +79,20 @@ bool ExplainView::exportTo(const QString& path, Format format, QString* error) c
 }
 
 void ExplainView::exportInBackground(const QString& path, Format format) {
-  QPointer<ExplainView> self(this);
-  QThreadPool::globalInstance()->start([self, report = report(), path, format] {
-    QString error;
-    const bool ok = writeReport(report, path, format, &error);
-    // Back on the GUI thread, unless the view is gone by then.
-    QMetaObject::invokeMethod(
-        qApp,
-        [self, ok, path, error] {
-          if (!self) return;
-          if (ok)
-            emit self->exported(path);
-          else
-            emit self->exportFailed(path, error);
-        },
-        Qt::QueuedConnection);
-  });
+  // The error text is the second half of the result; empty when the file was written.
+  runFileWork<std::pair<bool, QString>>(
+      this,
+      [report = report(), path, format] {
+        QString error;
+        const bool ok = writeReport(report, path, format, &error);
+        return std::pair{ok, error};
+      },
+      [this, path](std::pair<bool, QString> result) {
+        if (result.first)
+          emit exported(path);
+        else
+          emit exportFailed(path, result.second);
+      });
 }
 
 void ExplainView::exportWithDialog(Format format) {

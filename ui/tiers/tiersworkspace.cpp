@@ -7,15 +7,14 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
-#include <QPointer>
 #include <QPushButton>
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QTableView>
-#include <QThreadPool>
 #include <QVBoxLayout>
 
 #include "ui/common/dbsession.h"
+#include "ui/common/filework.h"
 #include "ui/common/timefmt.h"
 #include "ui/tiers/tierchart.h"
 #include "ui/tiers/tiersexport.h"
@@ -256,12 +255,9 @@ void TiersWorkspace::exportPdfInBackground(const QString& path) {
     emit pdfExported(path, false);
     return;
   }
-  QPointer<TiersWorkspace> self(this);
-  QThreadPool::globalInstance()->start([self, sheet = decisionSheet(), path] {
-    const bool ok = writeDecisionPdf(sheet, path);
-    QMetaObject::invokeMethod(
-        qApp, [self, path, ok] { if (self) emit self->pdfExported(path, ok); }, Qt::QueuedConnection);
-  });
+  runFileWork<bool>(
+      this, [sheet = decisionSheet(), path] { return writeDecisionPdf(sheet, path); },
+      [this, path](bool ok) { emit pdfExported(path, ok); });
 }
 
 void TiersWorkspace::chooseExport(const QString& kind) {
