@@ -119,9 +119,13 @@ class Resolver {
       c.afterTakeover = j > 0;
       const std::string takenAt = when(takeovers[j]->at, m_x.zone);
       if (j < lost.size()) {
-        const bool rolledBack = lost[j]->detail && lost[j]->detail->find("rolled back") != std::string::npos;
+        const std::string detail = lost[j]->detail.value_or("");
+        const bool rolledBack = detail.starts_with(trace::kLeaseLostRolledBack);
         c.effect = rolledBack ? Effect::None : Effect::Stands;
         c.execution.status = lost[j]->status;
+        c.execution.requestId = lost[j]->requestId;
+        if (const auto r = detail.find(trace::kDetailResource); r != std::string::npos && !rolledBack)
+          c.execution.resource = detail.substr(r + trace::kDetailResource.size());
         c.execution.reason = "its lease ran out before it finished (taken over at " + takenAt + "); it finished " +
                              span(microseconds(lost[j]->at.micros - start.micros)) + " after it started and " +
                              (rolledBack ? "its changes were rolled back" : "its response was not stored");

@@ -29,15 +29,16 @@ enum class ExecutionRole {
 /// One execution of the operation.
 struct Execution {
   int generation = 0;
-  /// When it ran as recorded: its completion's trace row, else the key's completion time, else
-  /// (an execution that never completed) when it started.
+  /// When it ran as recorded: its completion's trace row, else the key's completion time; for
+  /// an execution that lost its lease or never completed, when it started.
   Instant at;
   /// The record it comes from: a trace outcome ("executed", "executed_after_expiry",
   /// "lease_takeover" for the execution that lost its lease, "outcome_unknown"), "done" (the
   /// key says it ran, the trace row is missing) or "in_doubt" (processing, nobody's lease).
   std::string outcome;
-  /// The resource it created ("pay_…"), as the store recorded it; nullopt when the store does
-  /// not hold it (an execution whose response was not stored, a service that names none).
+  /// The resource it created ("pay_…"), as the store recorded it: the key's resource_ref, else
+  /// its trace row's (a late execution's lease_lost row names it); nullopt when the store does
+  /// not hold it (an executor that died, a service that names none).
   std::optional<std::string> resource;
   std::optional<std::string> requestId;
   std::optional<int> status;

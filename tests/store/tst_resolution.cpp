@@ -190,7 +190,8 @@ class TestResolution : public QObject {
     const auto& superseded = execution(x, 0);
     QCOMPARE(superseded.outcome, std::string("lease_takeover"));
     QCOMPARE(superseded.role, explain::ExecutionRole::Intended);
-    QVERIFY(!superseded.resource);  // its response was never stored
+    // Its response was never stored, but its lease_lost row names what it created.
+    QCOMPARE(superseded.resource.value_or("(none)"), std::string("pay_A"));
     QVERIFY2(superseded.reason.find("its response was not stored") != std::string::npos, superseded.reason.c_str());
     const auto& taker = execution(x, 1);
     QCOMPARE(taker.role, explain::ExecutionRole::Duplicate);
@@ -199,7 +200,8 @@ class TestResolution : public QObject {
     QCOMPARE(x.resolution.action, explain::Resolution::Action::Refund);
     // Not a payments route: the words are "reverse" and "created".
     QVERIFY2(x.resolution.proposal.starts_with("Reverse pay_B (generation 1, created ") &&
-                 x.resolution.proposal.find(", after a lease takeover).") != std::string::npos,
+                 x.resolution.proposal.find(", after a lease takeover). Keep pay_A (generation 1, created ") !=
+                     std::string::npos,
              x.resolution.proposal.c_str());
     QVERIFY(x.resolution.prevention);
     QCOMPARE(x.resolution.prevention->setting, std::string("lease"));
