@@ -243,6 +243,60 @@ class TestResolution : public QObject {
     QCOMPARE(x.customer.action, std::string("Nothing needs to be done."));
   }
 
+  // Without a database: the roles the store's own scenarios above do not reach.
+  void anotherPayloadAfterExpiryIsASeparateRequestAndAnUnknownOutcomeAsksToVerify() {
+    auto instant = [](const char* iso) { return *explain::parseIsoUtc(iso); };
+    explain::KeyHistory h;
+    h.scope = explain::Scope{"acct_9", "POST /v1/orders"};
+    h.key = "k_reused";
+    h.observedAt = instant("2026-06-03T00:00:00Z");
+    explain::Generation g1;
+    g1.number = 1;
+    g1.state = "done";
+    g1.status = 201;
+    g1.resourceRef = "ord_1";
+    g1.fingerprintHex = "01";
+    g1.createdAt = instant("2026-06-01T10:00:00Z");
+    g1.expiresAt = instant("2026-06-01T11:00:00Z");
+    explain::Generation g2 = g1;
+    g2.number = 2;
+    g2.live = true;
+    g2.resourceRef = "ord_2";
+    g2.fingerprintHex = "02";  // another payload
+    g2.createdAt = instant("2026-06-02T10:00:00Z");
+    g2.expiresAt = instant("2026-06-02T11:00:00Z");
+    h.generations = {g1, g2};
+    auto x = explain::explain(h);
+    QCOMPARE(x.resolution.executions.size(), std::size_t{2});
+    QCOMPARE(execution(x, 1).role, explain::ExecutionRole::SeparateRequest);
+    QCOMPARE(x.resolution.action, explain::Resolution::Action::None);
+    QVERIFY(x.resolution.proposal.empty());
+    QVERIFY2(x.customer.summary.find("None of them is a duplicate") != std::string::npos, x.customer.summary.c_str());
+
+    // The same payload, but the first execution's outcome is unknown (the service behind the
+    // proxy never answered): the second may be a duplicate, check before reversing anything.
+    h.generations[1].fingerprintHex = "01";
+    h.generations[0].status = 504;
+    h.generations[0].resourceRef.reset();
+    explain::Event unknown;
+    unknown.at = instant("2026-06-01T10:00:30Z");
+    unknown.generation = 1;
+    unknown.outcome = "outcome_unknown";
+    unknown.status = 504;
+    unknown.requestId = "req_u";
+    h.events = {unknown};
+    x = explain::explain(h);
+    QCOMPARE(execution(x, 0).role, explain::ExecutionRole::OutcomeUnknown);
+    QCOMPARE(execution(x, 1).role, explain::ExecutionRole::PossibleDuplicate);
+    QCOMPARE(x.resolution.action, explain::Resolution::Action::Verify);
+    QVERIFY2(x.resolution.proposal.starts_with("Check whether the execution started 1 Jun 2026, 10:00 UTC (request "
+                                               "req_u) took effect: if it did, reverse ord_2 (generation 2, created "),
+             x.resolution.proposal.c_str());
+    QVERIFY2(x.customer.action.starts_with("We are checking whether the interrupted attempt took effect"),
+             x.customer.action.c_str());
+    noInternalTerms(explain::toText(x, explain::Audience::Customer));
+  }
+
   // A customer-facing explanation from the CLI, in each format, in a named zone.
   void cliCustomerAudienceInEveryFormat() {
     std::string out;
