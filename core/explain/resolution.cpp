@@ -1,6 +1,7 @@
 #include "core/explain/resolution.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "core/explain/resolve.h"
