@@ -4,6 +4,7 @@
 #include "core/store/headercodec.h"
 #include "core/store/keysql.h"
 #include "core/store/transaction.h"
+#include "core/trace/outcome.h"
 
 namespace idem::store {
 namespace {
@@ -219,7 +220,12 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
   auto lease = m_pool.acquire();
   auto& conn = lease.conn();
   CompleteResult out;
-  const auto recordLeaseLost = [&](const char* detail) {
+  // The late execution's work: rolled back with its completion, or done and unrecorded — then
+  // the resource it created is the one support has to find (explain names it).
+  const auto recordLeaseLost = [&](std::string_view fate) {
+    std::string detail(fate);
+    if (fate == trace::kLeaseLostNotStored && q.resourceRef && !q.resourceRef->empty())
+      detail += std::string(trace::kDetailResource) + *q.resourceRef;
     conn.exec(kLeaseLostSql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.response.status, q.latencyMs,
                               q.requestId, detail});
   };
@@ -236,7 +242,7 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
       result.emplace(conn.execPrepared("idem_complete", kCompleteSql, completeParams(q)));
       if (result->rows() == 0) {
         if (auto ours = storedByUs()) return *ours;
-        recordLeaseLost("completed after the lease was taken over; response not stored");
+        recordLeaseLost(trace::kLeaseLostNotStored);
         return out;
       }
     } else {
@@ -257,7 +263,7 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
         tx.rollback();
         // Our own earlier attempt committed, its side statements with it: nothing to redo.
         if (auto ours = storedByUs()) return *ours;
-        recordLeaseLost("completed after the lease was taken over; rolled back");
+        recordLeaseLost(trace::kLeaseLostRolledBack);
         return out;
       }
     }

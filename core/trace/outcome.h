@@ -101,4 +101,11 @@ static_assert([] {
   return true;
 }());
 
+/// What a lease_lost row's detail says became of the late execution's work (explain reads it:
+/// work that committed with the key was rolled back, so it left nothing behind). The store
+/// appends "; resource <id>" when the late execution named the resource it created.
+inline constexpr std::string_view kLeaseLostNotStored = "completed after the lease was taken over; response not stored";
+inline constexpr std::string_view kLeaseLostRolledBack = "completed after the lease was taken over; rolled back";
+inline constexpr std::string_view kDetailResource = "; resource ";
+
 }  // namespace idem::trace
