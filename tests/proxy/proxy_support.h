@@ -54,7 +54,7 @@ class UpstreamApp {
       std::istringstream words(line);
       std::string t, k;
       words >> t >> k;
-      // The proxy passes the key on as an sf-string ("k"), docs/design.md §2's strict form.
+      // The proxy passes the key on as the client sent it: bare (k) or as an sf-string ("k").
       n += (t == tenant && (k == key || k == "\"" + key + "\"")) ? 1 : 0;
     }
     return n;
