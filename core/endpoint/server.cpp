@@ -143,7 +143,7 @@ Server::Server(ServerOptions options)
   m_service = std::make_unique<Service>(
       m_options.conninfo, std::move(published), m_policyVersion,
       ServiceOptions{m_options.allowFaultInjection, m_options.poolSize, m_options.traceFlushInterval,
-                     m_options.traceFoldAfter, m_options.preparedStatements});
+                     m_options.traceFoldAfter, m_options.preparedStatements, m_options.replayCache});
   if (m_options.frontHandler) m_front = m_options.frontHandler(*m_service);
   m_impl->maxConnections = connectionCeiling(m_options.maxConnections, m_options.poolSize);
   const std::string& docs = m_service->policy().docsUrl;

@@ -92,6 +92,7 @@ Service::Service(std::string conninfo, policy::Policy policy, int policyVersion,
                                                   options.traceFoldAfter}),
       m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {
   if (!options.preparedStatements) m_pool.setPreparedStatements(false);
+  m_enforcer.setReplayCache(options.replayCache);
 }
 
 Service::~Service() = default;
@@ -112,6 +113,7 @@ Gauges Service::gauges() const {
   g.completionBacklog = static_cast<long long>(m_enforcer.backlog().size());
   g.completionsStoredLate = m_enforcer.backlog().storedLate();
   g.inFlight = m_inFlight.load();
+  g.replayCache = m_enforcer.replays().stats();
   return g;
 }
 

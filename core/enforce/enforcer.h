@@ -8,12 +8,14 @@
 // A ticket dropped without either ends itself (see Ticket).
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "core/enforce/completionbacklog.h"
 #include "core/enforce/leasekeeper.h"
 #include "core/enforce/problem.h"
+#include "core/enforce/replaycache.h"
 #include "core/policy/policy.h"
 #include "core/store/keystore.h"
 #include "core/trace/tracewriter.h"
@@ -135,6 +137,10 @@ class Enforcer {
   using Log = std::function<void(const std::string&)>;
   void setLog(Log log) { m_log = std::move(log); }
   void setCompletionRetry(CompletionRetry r) { m_retry = r; }
+  /// Replays answered from memory within the options' bounds (ReplayCache); off by default.
+  /// Set it before the first request.
+  void setReplayCache(ReplayCacheOptions options) { m_replays = std::make_unique<ReplayCache>(options); }
+  [[nodiscard]] const ReplayCache& replays() const { return *m_replays; }
 
   /// Decides what to do with a request. Never throws for store trouble: answers 503.
   [[nodiscard]] Decision begin(const Request& request);
@@ -180,6 +186,10 @@ class Enforcer {
              const std::string& requestId, std::string_view detail);
   /// The execution's row, queued once its key says done (after the commit, never before).
   void traceExecution(const PendingCompletion& execution, const store::CompleteResult& done, const std::string& note);
+  /// The replay of a done key's stored answer (from the store's read or from memory), traced.
+  Decision replay(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& decided,
+                  const store::StoredResponse& stored, const std::string& fingerprint,
+                  std::chrono::steady_clock::time_point started, const std::string& requestId);
   /// A retry of a key whose record waits in the backlog: its replay (or a payload mismatch).
   store::ClaimResult fromBacklog(const PendingCompletion& pending, const std::string& fingerprint) const;
 
@@ -190,6 +200,7 @@ class Enforcer {
   LeaseKeeper m_leases{m_store};
   Log m_log;
   CompletionRetry m_retry;
+  std::unique_ptr<ReplayCache> m_replays = std::make_unique<ReplayCache>();
   // After m_leases and m_log, so it stops (and logs what it could not store) before they go.
   CompletionBacklog m_backlog;
 };
