@@ -351,8 +351,8 @@ Handled Service::postResource(const ServiceRequest& req) {
       h.outcome = trace::sqlName(trace::Outcome::LeaseLost);
       h.resource.clear();
       break;
-    case enforce::Ticket::End::RolledBack:
-      h.outcome = "unavailable";  // nothing ran: the store failed while committing
+    case enforce::Ticket::End::OutcomeUnknown:
+      h.outcome = "unavailable";  // committed or not: a retry with the key finds out
       h.resource.clear();
       break;
   }
