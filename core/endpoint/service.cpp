@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/endpoint/accesslog.h"
+#include "core/endpoint/durabilityreport.h"
 #include "core/endpoint/faults.h"
 #include "core/endpoint/ledger.h"
 #include "core/endpoint/problems.h"
@@ -478,6 +479,10 @@ Handled Service::health(const std::string& requestId) {
                 {"policy_version", m_policyVersion},
                 {"in_flight", m_inFlight.load()}};
     if (!writable) store = "read_only";
+    // What an acknowledged key survives, and each tier's durability setting against it.
+    const store::Durability durability = m_enforcer.durability().watch().refresh();
+    body["durability"] = durabilityJson(durability, m_policy, m_enforcer.durability());
+    if (auto warnings = durabilityWarnings(durability, m_policy); !warnings.empty()) body["warnings"] = warnings;
   } catch (const pg::Unavailable& e) {
     logInternalError(requestId, "health check", e.what());
     store = "unreachable";
@@ -499,12 +504,13 @@ Handled Service::health(const std::string& requestId) {
   return h;
 }
 
-Handled Service::metricsPage() const {
+Handled Service::metricsPage() {
   Handled h;
   h.outcome = "read";
   h.response.status = 200;
   h.response.headers.emplace_back("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-  h.response.body = m_metrics.render(gauges());
+  h.response.body = m_metrics.render(gauges()) +
+                    durabilityMetrics(m_enforcer.durability().watch().current(), m_policy, m_enforcer.durability());
   return h;
 }
 

@@ -158,6 +158,9 @@ Decision Enforcer::begin(const Request& req) {
                    "key_not_honoured", "");
   }
 
+  // A tier that needs synchronous durability runs only on a store that gives it (or warns).
+  if (auto refused = m_durability.check(*tier, docs)) return respond(std::move(*refused), "durability_refused", tier->name);
+
   if (!rawKey) {
     if (!tier->keyRequired) {
       Decision d;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/enforce/completionbacklog.h"
+#include "core/enforce/durabilitygate.h"
 #include "core/enforce/leasekeeper.h"
 #include "core/enforce/problem.h"
 #include "core/policy/policy.h"
@@ -162,6 +163,8 @@ class Enforcer {
   [[nodiscard]] const LeaseKeeper& leases() const { return m_leases; }
   /// Responses whose work ran while the store refused their record, waiting for it to return.
   [[nodiscard]] const CompletionBacklog& backlog() const { return m_backlog; }
+  /// The tiers' durability settings against the store's replication (durabilitygate.h).
+  [[nodiscard]] DurabilityGate& durability() { return m_durability; }
 
  private:
   friend class Ticket;
@@ -192,6 +195,7 @@ class Enforcer {
   CompletionRetry m_retry;
   // After m_leases and m_log, so it stops (and logs what it could not store) before they go.
   CompletionBacklog m_backlog;
+  DurabilityGate m_durability{m_store.pool(), m_log};
 };
 
 }  // namespace idem::enforce
