@@ -158,6 +158,9 @@ Decision Enforcer::begin(const Request& req) {
                    "key_not_honoured", "");
   }
 
+  // A tier that needs synchronous durability runs only on a store that gives it (or warns).
+  if (auto refused = m_durability.check(*tier, docs)) return respond(std::move(*refused), "durability_refused", tier->name);
+
   if (!rawKey) {
     if (!tier->keyRequired) {
       Decision d;
@@ -424,15 +427,19 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
     addKeyHeaders(response, key, ticket.m_expiresAt);
     return response;
   }
-  // The side effects rolled back with the completion: nothing was executed.
+  // Every attempt failed. The last one may have failed before its COMMIT reached the server
+  // (rolled back with its side effects) or after the server committed it (the answer was lost):
+  // which, nobody here knows. Freeing the key is safe either way (a committed key is done, and
+  // release leaves it alone); the answer must not claim that nothing ran.
   if (!done) {
     m_log("completion of " + where + " with its side statements failed after " + std::to_string(attempts) +
-          " attempts (" + failure + "); rolled back, nothing executed");
-    freeKey(ticket, 503, "store failed while committing; rolled back");
-    ticket.m_end = Ticket::End::RolledBack;
+          " attempts (" + failure + "); outcome unknown: committed or rolled back");
+    freeKey(ticket, 503, "store failed while committing; outcome unknown");
+    ticket.m_end = Ticket::End::OutcomeUnknown;
     return storeTrouble(key,
-                        "The idempotency store failed while committing; nothing was executed. Retry with the same "
-                        "key later.");
+                        "The idempotency store failed while committing this request, so whether it was executed is "
+                        "not known. Retry with the same key: the retry returns the stored result if it was "
+                        "committed, and runs it once if it was not.");
   }
   ticket.m_end = Ticket::End::LeaseLost;
   Response r = makeProblem(Problem::RequestInProgress, m_policy.docsUrl,

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/enforce/completionbacklog.h"
+#include "core/enforce/durabilitygate.h"
 #include "core/enforce/leasekeeper.h"
 #include "core/enforce/problem.h"
 #include "core/enforce/replaycache.h"
@@ -63,7 +64,7 @@ class Ticket {
     Pending,     // the store refused the record for now: the completion backlog stores it when it returns
     Unrecorded,  // the store failed and the backlog was full; the answer was passed on, the key stays processing
     LeaseLost,   // a retry took the lease over: this response is not the key's
-    RolledBack,  // the store failed while committing the side statements: nothing executed (503)
+    OutcomeUnknown,  // every commit of the side statements failed: committed or rolled back, unknown (503)
     Released,    // nothing stored; the key is free again
   };
   [[nodiscard]] End end() const { return m_end; }
@@ -149,8 +150,8 @@ class Enforcer {
   /// response plus the key echo and the expiry header. A store failure is retried (see
   /// CompletionRetry); one that outlasts the retries moves to the backlog, which stores it when
   /// the store returns and answers retries in this process meanwhile (logged, never hidden). A
-  /// lost lease, or a store failure while committing side statements, turns into a 409/503
-  /// (the side effects did not commit).
+  /// lost lease turns into a 409 (the side effects did not commit); a store failure while
+  /// committing side statements into a 503 that says the outcome is unknown.
   [[nodiscard]] Response complete(Ticket& ticket, Response response, const CompleteOptions& options = {});
 
   /// The handler failed before execution started (validation, auth, rate limit): nothing is
@@ -168,6 +169,8 @@ class Enforcer {
   [[nodiscard]] const LeaseKeeper& leases() const { return m_leases; }
   /// Responses whose work ran while the store refused their record, waiting for it to return.
   [[nodiscard]] const CompletionBacklog& backlog() const { return m_backlog; }
+  /// The tiers' durability settings against the store's replication (durabilitygate.h).
+  [[nodiscard]] DurabilityGate& durability() { return m_durability; }
 
  private:
   friend class Ticket;
@@ -203,6 +206,7 @@ class Enforcer {
   std::unique_ptr<ReplayCache> m_replays = std::make_unique<ReplayCache>();
   // After m_leases and m_log, so it stops (and logs what it could not store) before they go.
   CompletionBacklog m_backlog;
+  DurabilityGate m_durability{m_store.pool(), m_log};
 };
 
 }  // namespace idem::enforce

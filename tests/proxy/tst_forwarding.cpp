@@ -148,6 +148,8 @@ class TestForwarding : public QObject {
     const auto health = admin.get("/healthz");
     QCOMPARE(health.status, 200);
     QCOMPARE(json::parse(health.body).value("status", ""), std::string("ok"));
+    // What an acknowledged key survives on this store (no standby here), as serve says it.
+    QCOMPARE(json::parse(health.body).at("durability").value("level", ""), std::string("local"));
     auto c = rig.client();
     QCOMPARE(c->post("/v1/charges", charge("adm-1"), kCharge).status, 201);
     const auto metrics = admin.get("/metrics");
