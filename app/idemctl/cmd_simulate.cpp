@@ -72,9 +72,11 @@ int runBench(const idem::sim::SimConfig& config) {
 
 int listPresets() {
   for (const auto& p : idem::sim::presets()) {
-    std::cout << p.name << "  " << p.title << "\n    source: " << p.source << "\n    "
+    std::cout << p.name << "  " << p.title << "\n    source: " << p.source << "\n    measured: " << p.measured
+              << "\n    "
               << idem::sim::policyToJson(p.policy).dump() << '\n';
   }
+  for (const auto& a : idem::sim::presetAliases()) std::cout << a.alias << "  old name of " << a.name << '\n';
   return idemctl::kOk;
 }
 

@@ -46,7 +46,7 @@ struct FaultReport {
   bool keySent = false;                 // any attempt carried an Idempotency-Key
   std::optional<double> retryAfter;     // seconds the profile sent
   std::optional<bool> retryAfterHonoured;
-  std::optional<Spread> attemptLength;  // hang: how long the client waited (its timeout)
+  std::optional<Spread> attemptLength;  // hang: how long the client waited on a first attempt (its timeout)
 };
 
 struct ClientReport {

@@ -18,8 +18,9 @@ enum class RetryAfterMode {
   Max,      // sleep max(backoff, Retry-After): never earlier than asked (Stripe)
   Replace,  // sleep exactly Retry-After when present, else the backoff (urllib3, gRPC pushback)
 };
-/// What a Retry-After above retry_after_cap does.
-enum class OverCap { Clamp, Ignore };
+/// What a Retry-After above retry_after_cap does: clamp it to the cap, ignore it (back off as
+/// if absent), or give up the operation (got: a Retry-After beyond its request timeout ends it).
+enum class OverCap { Clamp, Ignore, GiveUp };
 
 /// Outcomes of one attempt that a policy may retry (bit set).
 enum Outcome : unsigned {

@@ -29,7 +29,8 @@ constexpr Named<Jitter> kJitters[] = {
     {"none", Jitter::None}, {"full", Jitter::Full}, {"equal", Jitter::Equal}, {"decorrelated", Jitter::Decorrelated}};
 constexpr Named<RetryAfterMode> kRetryAfterModes[] = {
     {"ignore", RetryAfterMode::Ignore}, {"max", RetryAfterMode::Max}, {"replace", RetryAfterMode::Replace}};
-constexpr Named<OverCap> kOverCaps[] = {{"clamp", OverCap::Clamp}, {"ignore", OverCap::Ignore}};
+constexpr Named<OverCap> kOverCaps[] = {
+    {"clamp", OverCap::Clamp}, {"ignore", OverCap::Ignore}, {"give_up", OverCap::GiveUp}};
 constexpr Named<Store::StoredAt> kStoredAts[] = {{"first_receipt", Store::StoredAt::FirstReceipt},
                                                  {"completion", Store::StoredAt::Completion}};
 constexpr Named<unsigned> kOutcomes[] = {{"timeout", kTimeout}, {"connection_error", kConnectionError},
@@ -235,9 +236,11 @@ Policy parsePolicy(const json& value) {
     if (!preset) {
       std::string names;
       for (const auto& pr : presets()) names += (names.empty() ? "" : " | ") + std::string(pr.name);
+      for (const auto& a : presetAliases()) names += " | " + std::string(a.alias) + " (= " + std::string(a.name) + ")";
       throw ConfigError(r.field("preset"), "must be one of " + names);
     }
     p = preset->policy;
+    p.preset = name.get<std::string>();  // an old name (alias) stays as written, and loads again
   }
   r.integer("max_attempts", p.maxAttempts, 1, 100);
   r.optionalDuration("timeout", p.timeout, true);

@@ -284,6 +284,10 @@ class Engine final {
       ++m_result.failures.retriesExhausted;
       return;
     }
+    if (retryAfter >= 0 && givesUpOn(m_p, retryAfter)) {
+      ++m_result.failures.notRetryable;
+      return;
+    }
     const Usec backoff = backoffDelay(m_p, o.attempt, o.backoff, m_rng);
     const auto honoured = retryAfter >= 0 ? honouredRetryAfter(m_p, retryAfter) : std::nullopt;
     const Usec at = m_now + combineWithRetryAfter(m_p, backoff, honoured);

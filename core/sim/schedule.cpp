@@ -88,6 +88,7 @@ RetrySchedule simulateSchedule(const Policy& policy, const FaultSpec& fault, int
       const auto length = op.attemptLength(sentAt);
       if (!length || (fault.kind == FaultSpec::Kind::Timeout && *length <= 0)) break;
       if ((policy.retryOn & outcome) == 0 || attempt >= policy.maxAttempts) break;
+      if (fault.retryAfter && givesUpOn(policy, *fault.retryAfter)) break;
       const Usec now = sentAt + *length;
       const Usec backoff = backoffDelay(policy, attempt, state, rng);
       const auto honoured = fault.retryAfter ? honouredRetryAfter(policy, *fault.retryAfter) : std::nullopt;
