@@ -104,6 +104,10 @@ struct Store {
 struct Clients {
   std::int64_t operations = 100000;
   double arrivalRatePerSecond = 200;
+  /// SDK client objects the operations are spread over, in turn; each has its own retry budget
+  /// (an AWS quota or gRPC bucket belongs to one client). 1: one client shared by every
+  /// operation, what the presets assume.
+  std::int64_t clientObjects = 1;
 };
 
 struct SimConfig {

@@ -344,6 +344,7 @@ Clients parseClients(const json& value) {
   Clients c;
   r.integer("operations", c.operations, 1, 100'000'000);
   r.number("arrival_rate_per_s", c.arrivalRatePerSecond, 1e-6, 1e9, "a number > 0 (operations per second)");
+  r.integer("client_objects", c.clientObjects, 1, 1'000'000);
   r.finish();
   return c;
 }
@@ -434,6 +435,7 @@ nlohmann::ordered_json configToJson(const SimConfig& c) {
   nlohmann::ordered_json j;
   j["seed"] = c.seed;
   j["clients"] = {{"operations", c.clients.operations}, {"arrival_rate_per_s", c.clients.arrivalRatePerSecond}};
+  if (c.clients.clientObjects != 1) j["clients"]["client_objects"] = c.clients.clientObjects;
   j["policy"] = policyToJson(c.policy);
   nlohmann::ordered_json server;
   server["latency"] = {{"median", formatDuration(c.server.latencyMedian)},

@@ -9,6 +9,7 @@
 #include "core/measure/compare.h"
 #include "core/measure/fit.h"
 #include "core/sim/config_parse.h"
+#include "core/sim/engine.h"
 #include "core/sim/presets.h"
 #include "core/sim/schedule.h"
 
@@ -143,6 +144,29 @@ class TestSimMeasured : public QObject {
     const sim::Policy boto = sim::findPreset("aws-botocore")->policy;
     QCOMPARE(sim::retriesUnderSharedBudget(boto, fault, 30, 1), std::int64_t{30 * (boto.maxAttempts - 1)});
     QCOMPARE(sim::retriesUnderSharedBudget(boto, fault, 150, 1), std::int64_t{100});  // 500 / 5
+  }
+
+  // The same in the engine: a population on one client runs its quota dry; on one client each
+  // every operation makes all its retries.
+  void engine_budget_per_client_object() {
+    const auto run = [](int clientObjects) {
+      auto c = sim::parseConfig(nlohmann::json::parse(R"({
+        "clients": {"operations": 300, "arrival_rate_per_s": 1000},
+        "policy": {"preset": "aws-js-v3"},
+        "server": {"failure_rate": 1, "failure_status": 503}})"));
+      c.clients.clientObjects = clientObjects;
+      return sim::simulate(c);
+    };
+    const auto shared = run(1);
+    const auto separate = run(300);
+    QVERIFY(shared.failures.budget > 0);
+    QCOMPARE(separate.failures.budget, std::int64_t{0});
+    QCOMPARE(separate.attempts, std::int64_t{300 * 4});
+    // No success ever refunds the shared quota: 500 tokens at 14 a retry.
+    QCOMPARE(shared.attempts - shared.operations, std::int64_t{35});
+    // The setting is part of the config's reported form.
+    auto c = sim::parseConfig(nlohmann::json::parse(R"({"clients": {"client_objects": 30}})"));
+    QCOMPARE(sim::configToJson(c)["clients"]["client_objects"].get<int>(), 30);
   }
 };
 
