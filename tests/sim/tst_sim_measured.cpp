@@ -12,6 +12,7 @@
 #include "core/sim/engine.h"
 #include "core/sim/presets.h"
 #include "core/sim/schedule.h"
+#include "tests/support/testdb.h"
 
 using namespace idem;
 
@@ -144,6 +145,22 @@ class TestSimMeasured : public QObject {
     const sim::Policy boto = sim::findPreset("aws-botocore")->policy;
     QCOMPARE(sim::retriesUnderSharedBudget(boto, fault, 30, 1), std::int64_t{30 * (boto.maxAttempts - 1)});
     QCOMPARE(sim::retriesUnderSharedBudget(boto, fault, 150, 1), std::int64_t{100});  // 500 / 5
+  }
+
+  // The CLI view of the same: `idemctl simulate --schedule` prints stripe-node's measured
+  // 0.5 s / 1.0 s offsets at Retry-After 2 s, and refuses an unknown profile.
+  void cli_schedule() {
+    QTemporaryFile config;
+    QVERIFY(config.open());
+    config.write(R"({"policy": {"preset": "stripe-node"}})");
+    config.close();
+    std::string out;
+    QCOMPARE(test::runIdemctl({"simulate", "--config", config.fileName().toStdString(), "--schedule",
+                               "503-retry-after-2"}, &out), 0);
+    QVERIFY2(out.find("retry 1 (1000): offset s min/p50/max 0.502 / 0.502 / 0.502") != std::string::npos, out.c_str());
+    QVERIFY2(out.find("retry 2 (1000): offset s min/p50/max 1.004 / 1.004 / 1.004") != std::string::npos, out.c_str());
+    QCOMPARE(test::runIdemctl({"simulate", "--config", config.fileName().toStdString(), "--schedule", "418-ish"}, &out),
+             2);
   }
 
   // The same in the engine: a population on one client runs its quota dry; on one client each
