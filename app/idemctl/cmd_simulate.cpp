@@ -79,8 +79,7 @@ int runBench(const idem::sim::SimConfig& config) {
 int listPresets() {
   for (const auto& p : idem::sim::presets()) {
     std::cout << p.name << "  " << p.title << "\n    source: " << p.source << "\n    measured: " << p.measured
-              << "\n    "
-              << idem::sim::policyToJson(p.policy).dump() << '\n';
+              << "\n    " << idem::sim::policyToJson(p.policy).dump() << '\n';
   }
   for (const auto& a : idem::sim::presetAliases()) std::cout << a.alias << "  old name of " << a.name << '\n';
   return idemctl::kOk;
@@ -89,7 +88,8 @@ int listPresets() {
 // Per retry: min, median and max of the offset from the first attempt, over N operations.
 int printSchedule(const idem::sim::SimConfig& config, const std::string& profile, const std::string& opsText) {
   const auto fault = idem::sim::parseFaultSpec(profile);
-  if (!fault) return usageError("--schedule: unknown profile '" + profile + "' (500, 503-retry-after-2, 409, reset, hang)");
+  if (!fault)
+    return usageError("--schedule: unknown profile '" + profile + "' (500, 503-retry-after-2, 409, reset, hang)");
   int ops = 1000;
   if (!opsText.empty() && !idemctl::parseInt(opsText, 1, 1'000'000, ops))
     return usageError("--operations must be a whole number from 1 to 1000000");

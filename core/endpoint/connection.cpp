@@ -253,9 +253,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     switch (route->profile.kind) {
       case FaultProfile::Kind::Status: {
         const int status = route->profile.status;
-        auto response = problem(status, "injected-fault", "Injected fault",
-                                "Fault profile '" + route->profileName + "' answered; nothing was executed.",
-                                m_context.docs);
+        auto response =
+            problem(status, "injected-fault", "Injected fault",
+                    "Fault profile '" + route->profileName + "' answered; nothing was executed.", m_context.docs);
         if (route->profile.retryAfter) response.headers.emplace_back("Retry-After", *route->profile.retryAfter);
         a.outcome = std::to_string(status);
         a.retryAfter = route->profile.retryAfter;

@@ -10,8 +10,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/endpoint/server.h"
 #include "core/endpoint/handler.h"
+#include "core/endpoint/server.h"
 #include "core/store/pool.h"
 
 namespace idem::endpoint {

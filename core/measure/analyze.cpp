@@ -164,12 +164,16 @@ std::string toText(const std::vector<ClientReport>& reports) {
     for (const auto& f : c.faults) {
       o << "  fault " << f.profile << ": " << f.operations << " operations, attempts min/p50/max " << f.attempts.min
         << '/' << f.attempts.p50 << '/' << f.attempts.max;
-      o << ", key " << (!f.keySent ? "not sent" : !f.sameKey ? "sent (sameness unknown: no op-<id>)"
-                                               : *f.sameKey ? "kept across retries"
-                                                            : "CHANGED between retries");
+      o << ", key "
+        << (!f.keySent   ? "not sent"
+            : !f.sameKey ? "sent (sameness unknown: no op-<id>)"
+            : *f.sameKey ? "kept across retries"
+                         : "CHANGED between retries");
       if (f.retryAfter)
         o << ", Retry-After " << fmt(*f.retryAfter) << " s "
-          << (!f.retryAfterHonoured ? "(no retry)" : *f.retryAfterHonoured ? "honoured" : "NOT honoured");
+          << (!f.retryAfterHonoured   ? "(no retry)"
+              : *f.retryAfterHonoured ? "honoured"
+                                      : "NOT honoured");
       o << '\n';
       if (f.attemptLength)
         o << "    client gave up after (timeout) s: " << fmt(f.attemptLength->min) << " / " << fmt(f.attemptLength->p50)

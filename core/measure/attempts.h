@@ -40,11 +40,11 @@ struct RetryStats {
 struct FaultReport {
   std::string profile;
   int operations = 0;
-  Spread attempts;                      // per operation
+  Spread attempts;  // per operation
   std::vector<RetryStats> retries;
-  std::optional<bool> sameKey;          // nullopt: cannot tell (no op-<id> in the route, or no retry)
-  bool keySent = false;                 // any attempt carried an Idempotency-Key
-  std::optional<double> retryAfter;     // seconds the profile sent
+  std::optional<bool> sameKey;       // nullopt: cannot tell (no op-<id> in the route, or no retry)
+  bool keySent = false;              // any attempt carried an Idempotency-Key
+  std::optional<double> retryAfter;  // seconds the profile sent
   std::optional<bool> retryAfterHonoured;
   std::optional<Spread> attemptLength;  // hang: how long the client waited on a first attempt (its timeout)
 };

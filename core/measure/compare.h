@@ -19,10 +19,10 @@ namespace idem::measure {
 
 struct Check {
   std::string profile;
-  int retry = 0;        // 0: the attempts per operation
-  std::string what;     // "attempts", "min", "p50", "max"
+  int retry = 0;     // 0: the attempts per operation
+  std::string what;  // "attempts", "min", "p50", "max"
   double measured = 0;
-  double low = 0;       // the accepted range
+  double low = 0;  // the accepted range
   double high = 0;
   bool ok = false;
   bool late = false;  // a max above the band: reported, not failed

@@ -73,10 +73,12 @@ sim::Jitter jitterOf(const std::vector<Pooled>& sleeps, std::size_t from) {
 }
 
 // The un-jittered curve value: the median sleep without jitter; with jitter the top of the
-// uniform range, from the median of the faults' maxima (a sample of k uniforms reaches k/(k+1)
-// of the top on average), which the busiest moments spoil less than the overall max.
-double curveValue(sim::Jitter j, const Pooled& p) {
+// uniform range, either from the median (full: 2x, equal: 4/3 x) or from the median of the
+// faults' maxima (a sample of k uniforms reaches k/(k+1) of the top on average). A late attempt
+// spoils the maxima, a small sample the median: fitPolicy tries both.
+double curveValue(sim::Jitter j, const Pooled& p, bool fromMaxima) {
   if (j == sim::Jitter::None || p.maxima.empty()) return p.s.p50;
+  if (!fromMaxima) return j == sim::Jitter::Full ? 2 * p.s.p50 : p.s.p50 / 0.75;
   std::vector<double> m = p.maxima;
   std::sort(m.begin(), m.end());
   const double median = m.size() % 2 ? m[m.size() / 2] : (m[m.size() / 2 - 1] + m[m.size() / 2]) / 2;
@@ -85,9 +87,10 @@ double curveValue(sim::Jitter j, const Pooled& p) {
 
 // The curve from sleeps[from..] under jitter j: constant, or exponential with the mean growth
 // until it stops (the cap).
-void fitCurve(sim::Policy& p, const std::vector<Pooled>& sleeps, std::size_t from, std::vector<std::string>& notes) {
+void fitCurve(sim::Policy& p, const std::vector<Pooled>& sleeps, std::size_t from, std::vector<std::string>& notes,
+              bool fromMaxima = true) {
   std::vector<double> b;
-  for (std::size_t i = from; i < sleeps.size(); ++i) b.push_back(curveValue(p.jitter, sleeps[i]));
+  for (std::size_t i = from; i < sleeps.size(); ++i) b.push_back(curveValue(p.jitter, sleeps[i], fromMaxima));
   std::vector<double> growth;
   std::optional<double> cap;
   for (std::size_t i = 1; i < b.size(); ++i) {
@@ -132,32 +135,39 @@ void fitRetryAfter(sim::Policy& p, const std::vector<FaultReport>& faults, std::
 }
 
 // The jitter shapes are coarse (a library adding 0-20 % sits between "none" and "equal"), so
-// the estimate and its neighbours (each jitter shape; base -10 %, +10 %) are held to the
+// the estimate and its neighbours (each jitter shape; base ±5 %, ±10 %, ±25 %, -50 %) are held to the
 // measurement as the presets are (compare.h), and the one with fewest misses wins; ties keep
 // the estimate.
+int misses(const sim::Policy& p, const std::vector<FaultReport>& faults) {
+  int n = 0;
+  for (const auto& c : compareSchedule(p, faults)) n += c.ok ? 0 : 1;
+  return n;
+}
+
 sim::Policy bestNeighbour(const sim::Policy& estimate, const std::vector<FaultReport>& faults) {
-  const auto misses = [&](const sim::Policy& p) {
-    int n = 0;
-    for (const auto& c : compareSchedule(p, faults)) n += c.ok ? 0 : 1;
-    return n;
-  };
+  const auto misses = [&](const sim::Policy& p) { return measure::misses(p, faults); };
   sim::Policy best = estimate;
   int fewest = misses(estimate);
-  for (const auto j : {sim::Jitter::None, sim::Jitter::Equal, sim::Jitter::Full}) {
-    for (const double scale : {1.0, 0.9, 1.1}) {
-      if (fewest == 0) return best;
-      sim::Policy p = estimate;
-      // Keep the curve's median where it was measured: full jitter's median is half the
-      // curve, equal jitter's three quarters.
-      const auto medianShare = [](sim::Jitter x) { return x == sim::Jitter::Full ? 0.5 : x == sim::Jitter::Equal ? 0.75 : 1.0; };
-      p.jitter = j;
-      p.base = usec(sim::toSeconds(estimate.base) * medianShare(estimate.jitter) / medianShare(j) * scale);
-      if (const int m = misses(p); m < fewest) {
-        best = p;
-        fewest = m;
+  // Doubling is every measured library's multiplier: tried beside the (noisier) estimate.
+  for (const double multiplier : {estimate.multiplier, 2.0})
+    for (const auto j : {sim::Jitter::None, sim::Jitter::Equal, sim::Jitter::Full}) {
+      for (const double scale : {1.0, 0.95, 1.05, 0.9, 1.1, 0.75, 1.25, 0.5}) {
+        if (fewest == 0) return best;
+        sim::Policy p = estimate;
+        p.multiplier = multiplier;
+        // Keep the curve's median where it was measured: full jitter's median is half the
+        // curve, equal jitter's three quarters.
+        const auto medianShare = [](sim::Jitter x) {
+          return x == sim::Jitter::Full ? 0.5 : x == sim::Jitter::Equal ? 0.75 : 1.0;
+        };
+        p.jitter = j;
+        p.base = usec(sim::toSeconds(estimate.base) * medianShare(estimate.jitter) / medianShare(j) * scale);
+        if (const int m = misses(p); m < fewest) {
+          best = p;
+          fewest = m;
+        }
       }
     }
-  }
   return best;
 }
 
@@ -217,11 +227,20 @@ sim::Policy fitPolicy(const std::vector<FaultReport>& faults, std::vector<std::s
       p.base = usec(sim::toSeconds(p.base) / std::pow(p.multiplier, static_cast<double>(floored - from)));
       notes.emplace_back("the first " + std::to_string(floored - from) +
                          " sleep(s) sit on a floor (min_delay); the curve below it is assumed to double");
+      p = bestNeighbour(p, faults);
     } else {
       p.jitter = jitterOf(sleeps, from);
+      sim::Policy byMedian = p;
+      std::vector<std::string> medianNotes = notes;
       fitCurve(p, sleeps, from, notes);
+      fitCurve(byMedian, sleeps, from, medianNotes, /*fromMaxima=*/false);
+      p = bestNeighbour(p, faults);
+      byMedian = bestNeighbour(byMedian, faults);
+      if (misses(byMedian, faults) < misses(p, faults)) {
+        p = byMedian;
+        notes = medianNotes;
+      }
     }
-    p = bestNeighbour(p, faults);
   }
   fitRetryAfter(p, faults, notes);
   notes.emplace_back("retry budgets (quota, throttling) are not visible one operation at a time: none in the fit");

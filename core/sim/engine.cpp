@@ -58,9 +58,9 @@ struct Op {
   Usec storedAt = -1;  // key stored (first receipt or completion); < 0: no key
   Usec leaseUntil = 0;
   BackoffState backoff;
-  float lastRetryCost = -1;   // AWS retry quota refund; < 0: no retry taken
+  float lastRetryCost = -1;        // AWS retry quota refund; < 0: no retry taken
   std::uint32_t clientObject = 0;  // clients.client_objects: whose retry budget it spends
-  std::uint16_t pending = 0;  // events in the queue that name this operation
+  std::uint16_t pending = 0;       // events in the queue that name this operation
   std::uint16_t attempt = 0;
   KeyState key = KeyState::None;
   ClientState client = ClientState::Waiting;
@@ -450,7 +450,7 @@ class Engine final {
   Rng m_rng;
   ServerModel m_server;
   std::vector<RetryBudget> m_budgets;  // one per client object
-  std::uint64_t m_arrivals = 0;         // operations created, for handing out client objects
+  std::uint64_t m_arrivals = 0;        // operations created, for handing out client objects
   RetryBudget& budgetOf(const Op& o) { return m_budgets[o.clientObject]; }
   Result m_result;
   QuaternaryHeap<Event, Earlier> m_queue;

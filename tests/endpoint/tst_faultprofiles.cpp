@@ -51,7 +51,8 @@ class TestFaultProfiles : public QObject {
   void statusProfilesAnswerAndRecordEveryAttempt() {
     test::LiveServer s("ep_faultprof_status");
     auto c = s.client();
-    const auto r503 = c->post("/faults/503-retry-after-2/op-a/v1/payments", headersFor("fk-1", "tst/1"), test::kPayment);
+    const auto r503 =
+        c->post("/faults/503-retry-after-2/op-a/v1/payments", headersFor("fk-1", "tst/1"), test::kPayment);
     QCOMPARE(r503.status, 503);
     QCOMPARE(r503.header("Retry-After"), std::string("2"));
     const auto r409 = c->post("/faults/409/op-a/v1/payments", headersFor("fk-1", "tst/1"), test::kPayment);
@@ -64,8 +65,9 @@ class TestFaultProfiles : public QObject {
     QCOMPARE(s.ledgerRows("fk-1"), 0LL);
     // Written off the event loop: wait for the three rows.
     QTRY_COMPARE_WITH_TIMEOUT(attempts(s, "user_agent = 'tst/1'"), 3LL, 10000);
-    QCOMPARE(attempts(s, "profile = '503-retry-after-2' AND operation = 'a' AND idem_key = 'fk-1' AND "
-                         "outcome = '503' AND retry_after = '2' AND path = '/v1/payments' AND ended_at >= arrived_at"),
+    QCOMPARE(attempts(s,
+                      "profile = '503-retry-after-2' AND operation = 'a' AND idem_key = 'fk-1' AND "
+                      "outcome = '503' AND retry_after = '2' AND path = '/v1/payments' AND ended_at >= arrived_at"),
              1LL);
     QCOMPARE(attempts(s, "profile = '409' AND operation = 'a' AND outcome = '409' AND retry_after IS NULL"), 1LL);
     QCOMPARE(attempts(s, "profile = '500' AND operation IS NULL AND idem_key = 'fk-2'"), 1LL);
@@ -74,9 +76,9 @@ class TestFaultProfiles : public QObject {
   void unknownProfileIsRefusedWithTheSyntax() {
     test::LiveServer s("ep_faultprof_bad");
     auto c = s.client();
-    for (const char* path : {"/faults/418/v1/payments", "/faults/503-retry-after-x/v1/payments",
-                             "/faults/503-retry-after-999999/v1/payments", "/faults/op-/v1/payments",
-                             "/faults/500/op-/v1/payments"}) {
+    for (const char* path :
+         {"/faults/418/v1/payments", "/faults/503-retry-after-x/v1/payments",
+          "/faults/503-retry-after-999999/v1/payments", "/faults/op-/v1/payments", "/faults/500/op-/v1/payments"}) {
       const auto r = c->post(path, headersFor("fk-bad", "tst/bad"), test::kPayment);
       QCOMPARE(r.status, 400);
       QVERIFY2(r.body.find("reset, hang") != std::string::npos || r.body.find("op-") != std::string::npos,

@@ -52,7 +52,8 @@ class TestSimMeasured : public QObject {
  private slots:
   void data_present() {
     // Every library the issue names that can run here has stored data.
-    for (const char* lib : {"stripe-node", "stripe-python", "aws-js-v3", "aws-botocore", "urllib3", "got", "axios-retry"})
+    for (const char* lib :
+         {"stripe-node", "stripe-python", "aws-js-v3", "aws-botocore", "urllib3", "got", "axios-retry"})
       QVERIFY2(QFile::exists(QStringLiteral(IDEM_TEST_DATA_DIR "/clients/%1.json").arg(lib)), lib);
   }
 
@@ -103,8 +104,10 @@ class TestSimMeasured : public QObject {
   void old_readings_miss_the_libraries_data() {
     QTest::addColumn<QString>("old");
     QTest::addColumn<QString>("library");
-    QTest::newRow("stripe vs stripe-node") << "stripe" << "stripe-node";
-    QTest::newRow("aws-standard vs aws-js-v3") << "aws-standard" << "aws-js-v3";
+    QTest::newRow("stripe vs stripe-node") << "stripe"
+                                           << "stripe-node";
+    QTest::newRow("aws-standard vs aws-js-v3") << "aws-standard"
+                                               << "aws-js-v3";
   }
   void old_readings_miss_the_libraries() {
     QFETCH(QString, old);
@@ -113,7 +116,8 @@ class TestSimMeasured : public QObject {
     nlohmann::json policy = doc.value("policy_overrides", nlohmann::json::object());
     policy["preset"] = old.toStdString();
     const auto config = sim::parseConfig({{"policy", policy}});
-    const QString bad = failures(measure::compareSchedule(config.policy, measure::faultsFromJson(doc.at("measurement").at("faults"))));
+    const QString bad =
+        failures(measure::compareSchedule(config.policy, measure::faultsFromJson(doc.at("measurement").at("faults"))));
     qInfo("%s vs %s:%s", qPrintable(old), qPrintable(library), qPrintable(bad));
     QVERIFY(!bad.isEmpty());
   }
@@ -155,8 +159,9 @@ class TestSimMeasured : public QObject {
     config.write(R"({"policy": {"preset": "stripe-node"}})");
     config.close();
     std::string out;
-    QCOMPARE(test::runIdemctl({"simulate", "--config", config.fileName().toStdString(), "--schedule",
-                               "503-retry-after-2"}, &out), 0);
+    QCOMPARE(test::runIdemctl(
+                 {"simulate", "--config", config.fileName().toStdString(), "--schedule", "503-retry-after-2"}, &out),
+             0);
     QVERIFY2(out.find("retry 1 (1000): offset s min/p50/max 0.502 / 0.502 / 0.502") != std::string::npos, out.c_str());
     QVERIFY2(out.find("retry 2 (1000): offset s min/p50/max 1.004 / 1.004 / 1.004") != std::string::npos, out.c_str());
     QCOMPARE(test::runIdemctl({"simulate", "--config", config.fileName().toStdString(), "--schedule", "418-ish"}, &out),
