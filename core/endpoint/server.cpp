@@ -149,6 +149,7 @@ Server::Server(ServerOptions options)
   const std::string& docs = m_service->policy().docsUrl;
   Handler& front = m_front ? *m_front : static_cast<Handler&>(*m_service);
   m_impl->listeners[0]->context = std::make_unique<ConnectionContext>(m_options, front, m_impl->handlers, docs);
+  if (m_options.allowFaultInjection && !m_front) m_impl->listeners[0]->context->faultPool = &m_service->pool();
   if (m_options.adminPort >= 0) {
     m_admin = std::make_unique<AdminHandler>(*m_service, m_front.get());
     m_impl->listeners[1]->context = std::make_unique<ConnectionContext>(m_options, *m_admin, m_impl->handlers, docs);
