@@ -1,6 +1,8 @@
 #include "ui/explain/explainview.h"
 
 #include <QApplication>
+#include <QDir>
+#include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QMessageBox>
@@ -11,6 +13,7 @@
 #include <QThreadPool>
 #include <QVBoxLayout>
 
+#include "ui/cases/casefolder.h"
 #include "ui/trace/eventmodel.h"
 #include "ui/trace/timelinewidget.h"
 
@@ -21,6 +24,12 @@ namespace idem::ui {
 ExplainView::ExplainView(EventModel* model, QWidget* parent)
     : QWidget(parent), m_model(model), m_timeline(new TimelineWidget(model, this)), m_text(new QTextBrowser(this)) {
   auto* buttons = new QHBoxLayout;
+  // The one-action export of a support case (Ctrl+E anywhere in the window does the same).
+  auto* toCase = new QPushButton(tr("Export PDF to &case folder"), this);
+  toCase->setObjectName(u"exportToCaseFolder"_s);
+  toCase->setToolTip(tr("Writes the PDF into the case folder (Settings), named after the key — no dialog (Ctrl+E)"));
+  connect(toCase, &QPushButton::clicked, this, &ExplainView::caseExportRequested);
+  buttons->addWidget(toCase);
   buttons->addStretch(1);
   const std::pair<QString, Format> kinds[] = {
       {tr("Export &Markdown…"), Format::Markdown}, {tr("Export &HTML…"), Format::Html}, {tr("Export &PDF…"), Format::Pdf}};
@@ -96,6 +105,27 @@ void ExplainView::exportInBackground(const QString& path, Format format) {
         },
         Qt::QueuedConnection);
   });
+}
+
+QString ExplainView::exportToFolder(const QString& folder, const QString& name) {
+  if (markdown().isEmpty()) {
+    emit exportFailed(QString(), tr("there is no explanation to export"));
+    return {};
+  }
+  if (!QDir().mkpath(folder)) {
+    emit exportFailed(folder, tr("the case folder %1 cannot be created").arg(folder));
+    return {};
+  }
+  const QString path = freePath(folder, name);
+  // Claim the name now: a second export before this one is written gets name-2.
+  QFile claim(path);
+  if (!claim.open(QIODevice::WriteOnly | QIODevice::NewOnly)) {
+    emit exportFailed(path, claim.errorString());
+    return {};
+  }
+  claim.close();
+  exportInBackground(path, Format::Pdf);
+  return path;
 }
 
 void ExplainView::exportWithDialog(Format format) {

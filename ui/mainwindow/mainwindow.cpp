@@ -14,6 +14,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "ui/cases/casefolder.h"
 #include "ui/common/dbsession.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/connection/statuswidget.h"
@@ -119,6 +120,17 @@ void MainWindow::buildTopBar() {
     m_search->selectAll();
   });
   addAction(focusSearch);
+  // The support case's last action: the open key's PDF into the case folder, no dialog.
+  auto* exportCase = new QAction(tr("Export for customer"), this);
+  exportCase->setObjectName(u"exportForCustomer"_s);
+  exportCase->setShortcut(QKeySequence(u"Ctrl+E"_s));
+  exportCase->setShortcutContext(Qt::ApplicationShortcut);
+  connect(exportCase, &QAction::triggered, this, [this] {
+    m_keys->setCaseFolder(caseFolder(m_settings));
+    m_keys->exportToCaseFolder();
+  });
+  addAction(exportCase);
+  bar->addAction(exportCase);
   connect(m_search, &QLineEdit::returnPressed, this, [this] {
     setWorkspace(KeysPage);
     m_keys->search(m_search->text());
