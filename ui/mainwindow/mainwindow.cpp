@@ -11,10 +11,13 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QToolBar>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "ui/cases/casebook.h"
 #include "ui/cases/casefolder.h"
+#include "ui/cases/casesview.h"
 #include "ui/common/dbsession.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/connection/statuswidget.h"
@@ -41,7 +44,7 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
       m_detail(new DbSession(u"db-detail"_s, this)), m_tiers(new DbSession(u"db-tiers"_s, this)),
       m_connection(new ConnectionController({m_browse, m_detail, m_tiers}, settings, this)),
       m_banner(new ConnectionBanner(m_browse, this)), m_stack(new QStackedWidget(this)),
-      m_keys(new KeysWorkspace(m_browse, m_detail, this)) {
+      m_keys(new KeysWorkspace(m_browse, m_detail, this)), m_caseBook(new CaseBook(this)), m_cases(nullptr) {
   setWindowTitle(tr("Idem console"));
   // One session reports the connection; the others ping rarely, just to notice a loss.
   m_detail->setPingInterval(30000);
@@ -62,6 +65,8 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
     m_search->setText(prefix);
     m_keys->search(prefix);
   });
+
+  buildCases();
 
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
@@ -84,7 +89,28 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   restoreLayout();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() { m_cases->saveNotes(); }
+
+void MainWindow::buildCases() {
+  // The case book is the agent's own file; the console works without it (it says why).
+  if (!m_caseBook->open(CaseBook::pathFrom(m_settings)))
+    QTimer::singleShot(0, this, [this] {
+      statusBar()->showMessage(tr("The case book is not available (%1): lookups and exports are not kept.")
+                                   .arg(m_caseBook->error()));
+    });
+  m_cases = new CasesView(m_caseBook, this);
+  m_stack->addWidget(m_cases);
+  connect(m_keys, &KeysWorkspace::landed, this, [this](const KeyHit& hit, const QString& searched) {
+    m_caseBook->recordLookup(searched, hit.tenant, hit.endpoint, hit.key, hit.generation, hit.resourceRef);
+  });
+  connect(m_keys, &KeysWorkspace::caseExported, this,
+          [this](const KeyRef& key, const QString& path) { m_caseBook->recordExport(key.key, path); });
+  connect(m_cases, &CasesView::searchRequested, this, [this](const QString& text) {
+    setWorkspace(KeysPage);
+    m_search->setText(text);
+    m_keys->search(text);
+  });
+}
 
 void MainWindow::buildTopBar() {
   auto* bar = addToolBar(tr("Connection and search"));
@@ -144,8 +170,8 @@ void MainWindow::buildRail() {
   rail->setToolButtonStyle(Qt::ToolButtonTextOnly);
   addToolBar(Qt::LeftToolBarArea, rail);
   m_rail = new QActionGroup(this);
-  const QString names[] = {tr("Keys"), tr("Tiers"), tr("Sim")};
-  for (int i = 0; i < 3; ++i) {
+  const QString names[] = {tr("Keys"), tr("Tiers"), tr("Sim"), tr("Cases")};
+  for (int i = 0; i < 4; ++i) {
     auto* a = rail->addAction(names[i]);
     a->setCheckable(true);
     a->setShortcut(QKeySequence(Qt::ALT | static_cast<Qt::Key>(Qt::Key_1 + i)));
@@ -170,7 +196,7 @@ void MainWindow::restoreLayout() {
   restoreState(m_settings.value(u"window/state"_s).toByteArray());
   for (auto* s : findChildren<QSplitter*>())
     if (!s->objectName().isEmpty()) s->restoreState(m_settings.value(u"splitters/"_s % s->objectName()).toByteArray());
-  setWorkspace(static_cast<Workspace>(std::clamp(m_settings.value(u"window/workspace"_s, 0).toInt(), 0, 2)));
+  setWorkspace(static_cast<Workspace>(std::clamp(m_settings.value(u"window/workspace"_s, 0).toInt(), 0, 3)));
 }
 
 void MainWindow::saveLayout() {
