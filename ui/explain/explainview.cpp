@@ -6,6 +6,9 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QMessageBox>
+#include <QBuffer>
+#include <QPainter>
+#include <QSvgGenerator>
 #include <QPointer>
 #include <QPushButton>
 #include <QSplitter>
@@ -14,6 +17,7 @@
 #include <QVBoxLayout>
 
 #include "ui/cases/casefolder.h"
+#include "ui/explain/reporthtml.h"
 #include "ui/trace/eventmodel.h"
 #include "ui/trace/timelinewidget.h"
 
@@ -79,8 +83,36 @@ ExplanationReport ExplainView::report() const {
   ExplanationReport r;
   r.markdown = markdown();
   r.title = tr("Idem key %1").arg(m_model->detail().ref.key);
-  // The timeline as the agent sees it; a widget is grabbed on the GUI thread only.
-  if (!r.markdown.isEmpty()) r.timeline = m_timeline->grab().toImage();
+  if (r.markdown.isEmpty()) return r;
+  r.html = reportHtml(m_model->detail());
+  // The timeline for the page, not the screen: a widget of its own at a print size (whole
+  // legend on one line, every generation fitted), in print colours, recorded as vectors.
+  TimelineWidget print(m_model);
+  print.setAttribute(Qt::WA_DontShowOnScreen);
+  QPalette paper = print.palette();
+  paper.setColor(QPalette::Base, Qt::white);
+  paper.setColor(QPalette::Window, Qt::white);
+  paper.setColor(QPalette::Text, QColor(0x11, 0x11, 0x11));
+  paper.setColor(QPalette::WindowText, QColor(0x11, 0x11, 0x11));
+  paper.setColor(QPalette::Mid, QColor(0xb0, 0xb0, 0xb0));
+  print.setPalette(paper);
+  QFont font = print.font();
+  font.setPointSizeF(9);
+  print.setFont(font);
+  const QSize size(kPrintTimelineWidth, print.sizeHint().height());
+  print.resize(size);
+  print.fitAll();
+  QBuffer svg(&r.timelineSvg);
+  svg.open(QIODevice::WriteOnly);
+  QSvgGenerator generator;
+  generator.setOutputDevice(&svg);
+  generator.setSize(size);
+  generator.setViewBox(QRect(QPoint(0, 0), size));
+  generator.setResolution(96);
+  generator.setTitle(tr("Timeline of key %1").arg(m_model->detail().ref.key));
+  QPainter painter(&generator);
+  print.render(&painter);
+  painter.end();
   return r;
 }
 

@@ -19,6 +19,8 @@ class ExplainView final : public QWidget {
 
  public:
   using Format = ExplanationReport::Format;
+  /// The timeline's width in a report, in pixels of the recording (scaled to the page).
+  static constexpr int kPrintTimelineWidth = 1000;
 
   explicit ExplainView(EventModel* model, QWidget* parent = nullptr);
   [[nodiscard]] QString narrativeText() const;

@@ -11,6 +11,9 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QToolBar>
+#include <QGuiApplication>
+#include <QScreen>
+#include <QStyle>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -192,7 +195,15 @@ void MainWindow::profileChanged(const ConnectionProfile& profile) {
 }
 
 void MainWindow::restoreLayout() {
-  restoreGeometry(m_settings.value(u"window/geometry"_s).toByteArray());
+  // First run: most of the screen's available area, centred (the widgets' size hints alone
+  // gave ~1080×670 on a 1600×1000 screen, too small for the tables' headers).
+  if (!restoreGeometry(m_settings.value(u"window/geometry"_s).toByteArray())) {
+    if (const QScreen* screen = QGuiApplication::primaryScreen()) {
+      const QRect area = screen->availableGeometry();
+      const QSize size(area.width() * 85 / 100, area.height() * 85 / 100);
+      setGeometry(QStyle::alignedRect(Qt::LeftToRight, Qt::AlignCenter, size, area));
+    }
+  }
   restoreState(m_settings.value(u"window/state"_s).toByteArray());
   for (auto* s : findChildren<QSplitter*>())
     if (!s->objectName().isEmpty()) s->restoreState(m_settings.value(u"splitters/"_s % s->objectName()).toByteArray());
