@@ -106,7 +106,7 @@ class TestCaseBook : public QObject {
       QTest::keyClick(window.searchBox(), Qt::Key_Return);
       QVERIFY(loaded.wait(10000));
       QSignalSpy exported(window.keys()->detail()->explainView(), &ExplainView::exported);
-      QTest::keyClick(&window, Qt::Key_E, Qt::ControlModifier);
+      QTest::keyClick(&window, Qt::Key_P, Qt::ControlModifier);
       QVERIFY(exported.wait(20000));
     }  // destroyed without close(): the note typed a moment ago is written all the same
     QSettings settings(ini, QSettings::IniFormat);

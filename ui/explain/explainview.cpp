@@ -28,10 +28,10 @@ namespace idem::ui {
 ExplainView::ExplainView(EventModel* model, QWidget* parent)
     : QWidget(parent), m_model(model), m_timeline(new TimelineWidget(model, this)), m_text(new QTextBrowser(this)) {
   auto* buttons = new QHBoxLayout;
-  // The one-action export of a support case (Ctrl+E anywhere in the window does the same).
+  // The one-action export of a support case (Ctrl+P anywhere in the window does the same).
   auto* toCase = new QPushButton(tr("Export PDF to &case folder"), this);
   toCase->setObjectName(u"exportToCaseFolder"_s);
-  toCase->setToolTip(tr("Writes the PDF into the case folder (Settings), named after the key — no dialog (Ctrl+E)"));
+  toCase->setToolTip(tr("Writes the PDF into the case folder (Settings), named after the key — no dialog (Ctrl+P)"));
   connect(toCase, &QPushButton::clicked, this, &ExplainView::caseExportRequested);
   buttons->addWidget(toCase);
   buttons->addStretch(1);

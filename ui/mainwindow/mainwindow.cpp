@@ -149,10 +149,11 @@ void MainWindow::buildTopBar() {
     m_search->selectAll();
   });
   addAction(focusSearch);
-  // The support case's last action: the open key's PDF into the case folder, no dialog.
+  // The support case's last action: the open key's PDF into the case folder, no dialog. Ctrl+P
+  // (print), not Ctrl+E: on X11 the search box takes Ctrl+E as "end of line" before any shortcut.
   auto* exportCase = new QAction(tr("Export for customer"), this);
   exportCase->setObjectName(u"exportForCustomer"_s);
-  exportCase->setShortcut(QKeySequence(u"Ctrl+E"_s));
+  exportCase->setShortcut(QKeySequence(u"Ctrl+P"_s));
   exportCase->setShortcutContext(Qt::ApplicationShortcut);
   connect(exportCase, &QAction::triggered, this, [this] {
     m_keys->setCaseFolder(caseFolder(m_settings));
