@@ -75,7 +75,9 @@ void ExplainView::rebuild() {
   } else if (d.markdown.isEmpty()) {
     m_text->setHtml(tr("<p>No explanation: %1</p>").arg(d.explainError.toHtmlEscaped()));
   } else {
-    m_text->setMarkdown(d.markdown);
+    // The document the exports print, less the timeline (it is beside the text): tables
+    // whose cells never wrap (headers read whole; the view scrolls sideways when narrow).
+    m_text->setHtml(reportHtml(d).replace(QLatin1String(kTimelinePlaceholder), QString()));
   }
 }
 

@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QActionGroup>
 #include <QCloseEvent>
+#include <QFileDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -128,6 +129,13 @@ void MainWindow::buildTopBar() {
   profileMenu->addAction(tr("&Edit connections…"), this, [this] { m_connection->editProfiles(this); });
   profileMenu->addAction(tr("&Forget this connection's password (system keyring)"), m_connection,
                          &ConnectionController::forgetPassword);
+  profileMenu->addAction(tr("&Case folder…"), this, [this] {
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Case folder (exports for customers)"),
+                                                             caseFolder(m_settings));
+    if (folder.isEmpty()) return;
+    m_settings.setValue(QLatin1String(kCaseFolderSetting), folder);
+    statusBar()->showMessage(tr("Exports for customers go to %1").arg(folder), 8000);
+  });
   m_profileButton->setMenu(profileMenu);
   m_profileButton->setPopupMode(QToolButton::MenuButtonPopup);
   bar->addWidget(m_profileButton);
