@@ -20,11 +20,11 @@ const char* const kStyle = R"(
   h1 { font-size: 15pt; margin: 0 0 4pt 0; }
   h2 { font-size: 11.5pt; margin: 12pt 0 4pt 0; }
   p { margin: 0 0 6pt 0; }
-  .facts td { padding: 1pt 8pt 1pt 0; white-space: nowrap; }
+  .facts td { padding: 1px 10px 1px 0; white-space: nowrap; }
   .facts td.label { color: #555; }
   table.data { border-collapse: collapse; font-size: 8.5pt; }
-  table.data th { background: #eef1f5; text-align: left; white-space: nowrap; padding: 2pt 5pt; }
-  table.data td { white-space: nowrap; padding: 2pt 5pt; border-bottom: 0.5pt solid #ccd; }
+  table.data th { background: #eef1f5; text-align: left; white-space: nowrap; padding: 2px 6px; }
+  table.data td { white-space: nowrap; padding: 2px 6px; border-bottom: 0.5pt solid #ccd; }
   td.num { text-align: right; }
   .duplicate { color: #c01cb0; font-weight: bold; }
   .timeline { margin: 6pt 0; }

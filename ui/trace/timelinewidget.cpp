@@ -373,6 +373,10 @@ void TimelineWidget::paintLegend(QPainter& p) {
     p.drawText(QPointF(x + 16, y + fm.ascent() / 2 - 1), s.label);
     x += 30 + fm.horizontalAdvance(s.label);
   }
+  if (x + 30 + fm.horizontalAdvance(tr("validity window")) > width()) {  // the last item wraps too
+    x = kLeft;
+    y += fm.height() + 4;
+  }
   p.fillRect(QRectF(x, y - 6, 18, 12), QColor(0x1f, 0x6f, 0xd1, 40));
   p.setPen(palette().color(QPalette::Text));
   p.drawText(QPointF(x + 24, y + fm.ascent() / 2 - 1), tr("validity window"));
