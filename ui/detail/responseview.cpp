@@ -25,6 +25,7 @@ ResponseView::ResponseView(QWidget* parent)
   top->addWidget(m_generation);
   top->addWidget(m_status, 1);
   m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_generation->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "1 (archived)" whole
   m_headers->setHeaderLabels({tr("Header"), tr("Value")});
   m_headers->setRootIsDecorated(false);
   m_headers->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
