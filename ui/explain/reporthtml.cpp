@@ -65,7 +65,8 @@ QString reportHtml(const KeyDetail& d) {
   QString html = u"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>"_s %
                  QObject::tr("Idempotency key %1").arg(key) % u"</title><style>"_s % QLatin1String(kStyle) %
                  u"</style></head><body>\n"_s;
-  html += u"<h1>"_s % QObject::tr("Idempotency key %1").arg(key) % u"</h1>\n"_s;
+  // The key whole on one line: a key broken at a hyphen reads as two.
+  html += u"<h1 style=\"white-space: nowrap\">"_s % QObject::tr("Idempotency key %1").arg(key) % u"</h1>\n"_s;
   auto fact = [](const QString& label, const QString& value) -> QString {
     return u"<tr><td class=\"label\" style=\"white-space: nowrap\">"_s % label.toHtmlEscaped() %
            u"</td><td style=\"white-space: nowrap\">"_s % value % u"</td></tr>"_s;

@@ -37,18 +37,18 @@ bool writePdf(const ExplanationReport& report, const QString& path, QString* err
   doc.documentLayout()->registerHandler(TimelineObject::kType, &timeline);
   doc.setDocumentMargin(0);
   doc.setHtml(report.html);
-  // Cell padding in points: the HTML's pixels would be a hair at the writer's resolution.
-  const double pt = writer.resolution() / 72.0;
+  // Cell padding as the layout reads it (in 96-dpi pixels, scaled by the layout to the writer's
+  // resolution): the same breathing room as the HTML's CSS.
   for (QTextFrame* frame : doc.rootFrame()->childFrames())
     if (auto* table = qobject_cast<QTextTable*>(frame)) {
       for (int r = 0; r < table->rows(); ++r)
         for (int c = 0; c < table->columns(); ++c) {
           QTextTableCell cell = table->cellAt(r, c);
           QTextTableCellFormat format = cell.format().toTableCellFormat();
-          format.setTopPadding(1.5 * pt);
-          format.setBottomPadding(1.5 * pt);
-          format.setLeftPadding(4 * pt);
-          format.setRightPadding(4 * pt);
+          format.setTopPadding(1.5);
+          format.setBottomPadding(1.5);
+          format.setLeftPadding(4);
+          format.setRightPadding(4);
           cell.setFormat(format);
         }
     }
