@@ -1,15 +1,22 @@
 #include "ui/explain/explainview.h"
 
 #include <QApplication>
+#include <QDir>
+#include <QFile>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QMessageBox>
+#include <QBuffer>
+#include <QPainter>
+#include <QSvgGenerator>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
+#include "ui/cases/casefolder.h"
 #include "ui/common/filework.h"
+#include "ui/explain/reporthtml.h"
 #include "ui/trace/eventmodel.h"
 #include "ui/trace/timelinewidget.h"
 
@@ -20,6 +27,12 @@ namespace idem::ui {
 ExplainView::ExplainView(EventModel* model, QWidget* parent)
     : QWidget(parent), m_model(model), m_timeline(new TimelineWidget(model, this)), m_text(new QTextBrowser(this)) {
   auto* buttons = new QHBoxLayout;
+  // The one-action export of a support case (Ctrl+P anywhere in the window does the same).
+  auto* toCase = new QPushButton(tr("Export PDF to &case folder"), this);
+  toCase->setObjectName(u"exportToCaseFolder"_s);
+  toCase->setToolTip(tr("Writes the PDF into the case folder (Settings), named after the key — no dialog (Ctrl+P)"));
+  connect(toCase, &QPushButton::clicked, this, &ExplainView::caseExportRequested);
+  buttons->addWidget(toCase);
   buttons->addStretch(1);
   const std::pair<QString, Format> kinds[] = {
       {tr("Export &Markdown…"), Format::Markdown}, {tr("Export &HTML…"), Format::Html}, {tr("Export &PDF…"), Format::Pdf}};
@@ -61,7 +74,9 @@ void ExplainView::rebuild() {
   } else if (d.markdown.isEmpty()) {
     m_text->setHtml(tr("<p>No explanation: %1</p>").arg(d.explainError.toHtmlEscaped()));
   } else {
-    m_text->setMarkdown(d.markdown);
+    // The document the exports print, less the timeline (it is beside the text): tables
+    // whose cells never wrap (headers read whole; the view scrolls sideways when narrow).
+    m_text->setHtml(reportHtml(d).replace(QLatin1String(kTimelinePlaceholder), QString()));
   }
 }
 
@@ -69,8 +84,36 @@ ExplanationReport ExplainView::report() const {
   ExplanationReport r;
   r.markdown = markdown();
   r.title = tr("Idem key %1").arg(m_model->detail().ref.key);
-  // The timeline as the agent sees it; a widget is grabbed on the GUI thread only.
-  if (!r.markdown.isEmpty()) r.timeline = m_timeline->grab().toImage();
+  if (r.markdown.isEmpty()) return r;
+  r.html = reportHtml(m_model->detail());
+  // The timeline for the page, not the screen: a widget of its own at a print size (whole
+  // legend on one line, every generation fitted), in print colours, recorded as vectors.
+  TimelineWidget print(m_model);
+  print.setAttribute(Qt::WA_DontShowOnScreen);
+  QPalette paper = print.palette();
+  paper.setColor(QPalette::Base, Qt::white);
+  paper.setColor(QPalette::Window, Qt::white);
+  paper.setColor(QPalette::Text, QColor(0x11, 0x11, 0x11));
+  paper.setColor(QPalette::WindowText, QColor(0x11, 0x11, 0x11));
+  paper.setColor(QPalette::Mid, QColor(0xb0, 0xb0, 0xb0));
+  print.setPalette(paper);
+  QFont font = print.font();
+  font.setPointSizeF(9);
+  print.setFont(font);
+  const QSize size(kPrintTimelineWidth, print.sizeHint().height());
+  print.resize(size);
+  print.fitAll();
+  QBuffer svg(&r.timelineSvg);
+  svg.open(QIODevice::WriteOnly);
+  QSvgGenerator generator;
+  generator.setOutputDevice(&svg);
+  generator.setSize(size);
+  generator.setViewBox(QRect(QPoint(0, 0), size));
+  generator.setResolution(96);
+  generator.setTitle(tr("Timeline of key %1").arg(m_model->detail().ref.key));
+  QPainter painter(&generator);
+  print.render(&painter);
+  painter.end();
   return r;
 }
 
@@ -93,6 +136,27 @@ void ExplainView::exportInBackground(const QString& path, Format format) {
         else
           emit exportFailed(path, result.second);
       });
+}
+
+QString ExplainView::exportToFolder(const QString& folder, const QString& name) {
+  if (markdown().isEmpty()) {
+    emit exportFailed(QString(), tr("there is no explanation to export"));
+    return {};
+  }
+  if (!QDir().mkpath(folder)) {
+    emit exportFailed(folder, tr("the case folder %1 cannot be created").arg(folder));
+    return {};
+  }
+  const QString path = freePath(folder, name);
+  // Claim the name now: a second export before this one is written gets name-2.
+  QFile claim(path);
+  if (!claim.open(QIODevice::WriteOnly | QIODevice::NewOnly)) {
+    emit exportFailed(path, claim.errorString());
+    return {};
+  }
+  claim.close();
+  exportInBackground(path, Format::Pdf);
+  return path;
 }
 
 void ExplainView::exportWithDialog(Format format) {

@@ -19,6 +19,8 @@ class ExplainView final : public QWidget {
 
  public:
   using Format = ExplanationReport::Format;
+  /// The timeline's width in a report, in pixels of the recording (scaled to the page).
+  static constexpr int kPrintTimelineWidth = 1000;
 
   explicit ExplainView(EventModel* model, QWidget* parent = nullptr);
   [[nodiscard]] QString narrativeText() const;
@@ -33,10 +35,16 @@ class ExplainView final : public QWidget {
   void exportInBackground(const QString& path, Format format);
   /// Asks for a file name, then exports in the background.
   void exportWithDialog(Format format);
+  /// Exports the PDF into folder (made when missing) under name, or name-2… when taken, in the
+  /// background, without a dialog; returns the path written to ("" when there is nothing to
+  /// export or the folder cannot be made: exportFailed says why).
+  QString exportToFolder(const QString& folder, const QString& name);
 
  signals:
   void exported(const QString& path);
   void exportFailed(const QString& path, const QString& error);
+  /// The "Export PDF to case folder" button: whoever knows the case folder exports.
+  void caseExportRequested();
 
  private:
   void rebuild();
