@@ -76,6 +76,7 @@ class Server {
   ~Server();
 
   [[nodiscard]] int port() const { return m_port; }
+  [[nodiscard]] const ServerOptions& options() const { return m_options; }
   /// "http://127.0.0.1:PORT"
   [[nodiscard]] std::string url() const;
   /// The admin listener's port and URL; 0 and "" without one.

@@ -22,7 +22,8 @@ class TestResolutionDemo : public QObject {
 
  private slots:
   void theSeedsIncidentIsResolved() {
-    test::LiveServer s("ep_resolution_demo", std::string(*resources::find("policy/demo-policy.json")));
+    // The seed edits keys behind the endpoint's back: no replays from memory (seedHistory says so).
+    test::LiveServer s("ep_resolution_demo", std::string(*resources::find("policy/demo-policy.json")), true, false);
     const demo::SeedReport seeded = demo::seedHistory(*s.server, s.db.conninfo());
     QCOMPARE(seeded.incidentKey, std::string("checkout-8812-pay"));
 

@@ -8,6 +8,9 @@
 #include <QMenu>
 #include <QSettings>
 #include <QTabWidget>
+#include <QProcess>
+#include <QPushButton>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -73,8 +76,9 @@ class TestSupportFlow : public QObject {
     QCOMPARE(shownResponseGeneration(window), u"2 (live)"_s);
   }
 
-  // Ctrl+K, paste, Enter: the duplicate's explanation is in view; Ctrl+P: its PDF is in the
-  // case folder, named after the resource id pasted and the whole key. No dialog opens.
+  // Ctrl+K, paste, Enter: the duplicate's explanation is in view; Ctrl+P: the customer's PDF is
+  // in the case folder, named after the resource id pasted and the whole key, with none of the
+  // store's internals in its words. No dialog opens.
   void threeActionsFromPastedIdToPdfInTheCaseFolder() {
     QTemporaryDir dir;
     QSettings settings(dir.filePath(u"s.ini"_s), QSettings::IniFormat);
@@ -92,16 +96,36 @@ class TestSupportFlow : public QObject {
     QSignalSpy exported(window.keys()->detail()->explainView(), &ExplainView::exported);
     QTest::keyClick(QApplication::focusWidget(), Qt::Key_P, Qt::ControlModifier);  // the search box still has focus
     QVERIFY(exported.wait(20000));
-    const QString expected = QDir(folder).filePath(u"idem-pay_1NvQ8A-"_s + QString::fromLatin1(test::kIncidentKey) + u".pdf"_s);
+    const QString expected =
+        QDir(folder).filePath(u"idem-pay_1NvQ8A-"_s + QString::fromLatin1(test::kIncidentKey) + u"-customer.pdf"_s);
     QCOMPARE(exported.first().first().toString(), expected);
     QFile pdf(expected);
     QVERIFY(pdf.open(QIODevice::ReadOnly));
     QCOMPARE(pdf.read(5), QByteArray("%PDF-"));
     QVERIFY(QApplication::activeModalWidget() == nullptr);
+    // What the customer reads: the charge ids they know, not the key, generations or leases.
+    QProcess text;
+    text.start(u"pdftotext"_s, {expected, u"-"_s});
+    QVERIFY(text.waitForFinished(30000));
+    const QString words = QString::fromUtf8(text.readAllStandardOutput());
+    QVERIFY2(words.contains(u"pay_"_s), qPrintable(words));
+    static const QRegularExpression internal(
+        uR"(\b(keys?|generations?|leases?|idempotency|idempotent|ttl|tier|policy|fingerprint|trace)\b|req_|acct_)"_s,
+        QRegularExpression::CaseInsensitiveOption);
+    const QRegularExpressionMatch leak = internal.match(words);
+    QVERIFY2(!leak.hasMatch(), qPrintable(u"internal term \"%1\" in the customer's PDF:\n%2"_s.arg(leak.captured(0), words)));
+    QVERIFY(!words.contains(QString::fromLatin1(test::kIncidentKey)));
     // A second export does not overwrite the first.
     QTest::keyClick(QApplication::focusWidget(), Qt::Key_P, Qt::ControlModifier);  // the search box still has focus
     QVERIFY(exported.wait(20000));
-    QVERIFY(exported.last().first().toString().endsWith(QString::fromLatin1(test::kIncidentKey) + u"-2.pdf"_s));
+    QVERIFY(exported.last().first().toString().endsWith(QString::fromLatin1(test::kIncidentKey) + u"-customer-2.pdf"_s));
+    // The Explain tab's button writes the version it shows: support's, by default.
+    auto* toCase = window.keys()->detail()->explainView()->findChild<QPushButton*>(u"exportToCaseFolder"_s);
+    QVERIFY(toCase);
+    QTest::mouseClick(toCase, Qt::LeftButton);
+    QVERIFY(exported.wait(20000));
+    QCOMPARE(exported.last().first().toString(),
+             QDir(folder).filePath(u"idem-pay_1NvQ8A-"_s + QString::fromLatin1(test::kIncidentKey) + u".pdf"_s));
   }
 
   // A key that ran once lands on the Response tab as before.

@@ -7,6 +7,8 @@
 #include <QHBoxLayout>
 #include <QMessageBox>
 #include <QBuffer>
+#include <QComboBox>
+#include <QTextDocument>
 #include <QPainter>
 #include <QSvgGenerator>
 #include <QPushButton>
@@ -25,13 +27,26 @@ using namespace Qt::StringLiterals;
 namespace idem::ui {
 
 ExplainView::ExplainView(EventModel* model, QWidget* parent)
-    : QWidget(parent), m_model(model), m_timeline(new TimelineWidget(model, this)), m_text(new QTextBrowser(this)) {
+    : QWidget(parent),
+      m_model(model),
+      m_timeline(new TimelineWidget(model, this)),
+      m_text(new QTextBrowser(this)),
+      m_audience(new QComboBox(this)) {
   auto* buttons = new QHBoxLayout;
-  // The one-action export of a support case (Ctrl+P anywhere in the window does the same).
+  m_audience->setObjectName(u"audience"_s);
+  m_audience->addItem(tr("For support"), static_cast<int>(Audience::Internal));
+  m_audience->addItem(tr("For the customer"), static_cast<int>(Audience::Customer));
+  m_audience->setToolTip(tr("Support sees keys, generations, leases and request ids; the customer's version "
+                            "has none of them. The exports below write the version shown."));
+  connect(m_audience, &QComboBox::currentIndexChanged, this, &ExplainView::rebuild);
+  buttons->addWidget(m_audience);
+  // The one-action export of a support case (Ctrl+P anywhere in the window exports the
+  // customer's version the same way).
   auto* toCase = new QPushButton(tr("Export PDF to &case folder"), this);
   toCase->setObjectName(u"exportToCaseFolder"_s);
-  toCase->setToolTip(tr("Writes the PDF into the case folder (Settings), named after the key — no dialog (Ctrl+P)"));
-  connect(toCase, &QPushButton::clicked, this, &ExplainView::caseExportRequested);
+  toCase->setToolTip(tr("Writes the version shown as PDF into the case folder (Settings), named after the key "
+                        "— no dialog. Ctrl+P writes the customer's version."));
+  connect(toCase, &QPushButton::clicked, this, [this] { emit caseExportRequested(audience()); });
   buttons->addWidget(toCase);
   buttons->addStretch(1);
   const std::pair<QString, Format> kinds[] = {
@@ -65,7 +80,17 @@ ExplainView::ExplainView(EventModel* model, QWidget* parent)
 }
 
 QString ExplainView::narrativeText() const { return m_model->detail().narrative(); }
-QString ExplainView::markdown() const { return m_model->detail().markdown; }
+QString ExplainView::markdown(Audience audience) const {
+  return audience == Audience::Customer ? m_model->detail().customerMarkdown : m_model->detail().markdown;
+}
+
+ExplainView::Audience ExplainView::audience() const {
+  return static_cast<Audience>(m_audience->currentData().toInt());
+}
+
+void ExplainView::setAudience(Audience audience) {
+  m_audience->setCurrentIndex(m_audience->findData(static_cast<int>(audience)));
+}
 
 void ExplainView::rebuild() {
   const KeyDetail& d = m_model->detail();
@@ -73,16 +98,27 @@ void ExplainView::rebuild() {
     m_text->setHtml(tr("<p><i>Select a key to explain what happened to it.</i></p>"));
   } else if (d.markdown.isEmpty()) {
     m_text->setHtml(tr("<p>No explanation: %1</p>").arg(d.explainError.toHtmlEscaped()));
+  } else if (audience() == Audience::Customer) {
+    m_text->setMarkdown(d.customerMarkdown);
   } else {
     // The document the exports print, less the timeline (it is beside the text): tables
     // whose cells never wrap (headers read whole; the view scrolls sideways when narrow).
     m_text->setHtml(reportHtml(d).replace(QLatin1String(kTimelinePlaceholder), QString()));
   }
+  // The timeline shows generations and leases: support's view only.
+  m_timeline->setVisible(audience() == Audience::Internal);
 }
 
-ExplanationReport ExplainView::report() const {
+ExplanationReport ExplainView::report(Audience audience) const {
   ExplanationReport r;
-  r.markdown = markdown();
+  r.markdown = markdown(audience);
+  if (audience == Audience::Customer) {
+    r.title = tr("Your request");
+    QTextDocument doc;
+    doc.setMarkdown(r.markdown);
+    r.html = doc.toHtml();
+    return r;
+  }
   r.title = tr("Idem key %1").arg(m_model->detail().ref.key);
   if (r.markdown.isEmpty()) return r;
   r.html = reportHtml(m_model->detail());
@@ -117,15 +153,15 @@ ExplanationReport ExplainView::report() const {
   return r;
 }
 
-bool ExplainView::exportTo(const QString& path, Format format, QString* error) const {
-  return writeReport(report(), path, format, error);
+bool ExplainView::exportTo(const QString& path, Format format, QString* error, Audience audience) const {
+  return writeReport(report(audience), path, format, error);
 }
 
-void ExplainView::exportInBackground(const QString& path, Format format) {
+void ExplainView::exportInBackground(const QString& path, Format format, Audience audience) {
   // The error text is the second half of the result; empty when the file was written.
   runFileWork<std::pair<bool, QString>>(
       this,
-      [report = report(), path, format] {
+      [report = report(audience), path, format] {
         QString error;
         const bool ok = writeReport(report, path, format, &error);
         return std::pair{ok, error};
@@ -138,8 +174,8 @@ void ExplainView::exportInBackground(const QString& path, Format format) {
       });
 }
 
-QString ExplainView::exportToFolder(const QString& folder, const QString& name) {
-  if (markdown().isEmpty()) {
+QString ExplainView::exportToFolder(const QString& folder, const QString& name, Audience audience) {
+  if (markdown(audience).isEmpty()) {
     emit exportFailed(QString(), tr("there is no explanation to export"));
     return {};
   }
@@ -155,7 +191,7 @@ QString ExplainView::exportToFolder(const QString& folder, const QString& name) 
     return {};
   }
   claim.close();
-  exportInBackground(path, Format::Pdf);
+  exportInBackground(path, Format::Pdf, audience);
   return path;
 }
 
@@ -168,7 +204,7 @@ void ExplainView::exportWithDialog(Format format) {
   const QString path = QFileDialog::getSaveFileName(this, tr("Export explanation"), suggested, filter);
   if (path.isEmpty()) return;
   m_dialogExports.insert(path);
-  exportInBackground(path, format);
+  exportInBackground(path, format, audience());
 }
 
 }  // namespace idem::ui

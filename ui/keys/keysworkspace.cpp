@@ -291,15 +291,16 @@ void KeysWorkspace::landOn(const KeyHit& hit) {
   m_detail->showKey(m_pendingSelect, hit.matchedBy == u"key"_s ? 0 : hit.generation);
 }
 
-QString KeysWorkspace::exportToCaseFolder() {
+QString KeysWorkspace::exportToCaseFolder(explain::Audience audience) {
   const KeyRef ref = m_detail->key();
   if (!ref.isValid() || m_detail->detail().ref != ref) {
     emit message(tr("Open a key first: Ctrl+K, paste the customer's id, Enter."));
     return {};
   }
+  const bool forCustomer = audience == explain::Audience::Customer;
   const QString path = m_detail->explainView()->exportToFolder(
       m_caseFolder.isEmpty() ? defaultCaseFolder() : m_caseFolder,
-      caseFileName(ref.key, m_foundByResource, QString(), u"pdf"_s));
+      caseFileName(ref.key, m_foundByResource, forCustomer ? u"customer"_s : QString(), u"pdf"_s), audience);
   if (!path.isEmpty()) emit message(tr("Exporting to %1…").arg(path));
   return path;
 }

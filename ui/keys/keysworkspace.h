@@ -43,9 +43,10 @@ class KeysWorkspace final : public QWidget {
   void copySelectedKeys();
   /// The folder exportToCaseFolder writes into.
   void setCaseFolder(const QString& folder) { m_caseFolder = folder; }
-  /// Writes the open key's explanation as a PDF into the case folder, named after the key and
-  /// the resource id it was found by; no dialog. Returns the path ("" when nothing to export).
-  QString exportToCaseFolder();
+  /// Writes the open key's explanation for audience as a PDF into the case folder, named after
+  /// the key and the resource id it was found by (the customer's version ends "-customer"); no
+  /// dialog. Returns the path ("" when nothing to export).
+  QString exportToCaseFolder(explain::Audience audience);
   void exportCsv();
 
   [[nodiscard]] KeyListModel* keyModel() const { return m_keys; }

@@ -157,7 +157,8 @@ void MainWindow::buildTopBar() {
     m_search->selectAll();
   });
   addAction(focusSearch);
-  // The support case's last action: the open key's PDF into the case folder, no dialog. Ctrl+P
+  // The support case's last action: the open key's explanation for the customer (no keys,
+  // leases or generations) as PDF into the case folder, no dialog. Ctrl+P
   // (print), not Ctrl+E: on X11 the search box takes Ctrl+E as "end of line" before any shortcut.
   auto* exportCase = new QAction(tr("Export for customer"), this);
   exportCase->setObjectName(u"exportForCustomer"_s);
@@ -165,7 +166,7 @@ void MainWindow::buildTopBar() {
   exportCase->setShortcutContext(Qt::ApplicationShortcut);
   connect(exportCase, &QAction::triggered, this, [this] {
     m_keys->setCaseFolder(caseFolder(m_settings));
-    m_keys->exportToCaseFolder();
+    m_keys->exportToCaseFolder(explain::Audience::Customer);
   });
   addAction(exportCase);
   bar->addAction(exportCase);
