@@ -93,6 +93,11 @@ class TestSupportFlow : public QObject {
     QCOMPARE(window.keys()->detail()->detail().executions(), 2);
     QCOMPARE(window.keys()->detail()->tabs()->currentIndex(), int(KeyDetailWidget::ExplainTab));
 
+    // Support's document carries core's resolution: what to refund, and what would have prevented it.
+    const QString supportHtml = window.keys()->detail()->explainView()->report().html;
+    QVERIFY2(supportHtml.contains(u"<h2>Resolution</h2>"_s) && supportHtml.contains(u"Refund "_s),
+             qPrintable(supportHtml.left(3000)));
+    QVERIFY(supportHtml.contains(u"<h2>Prevention</h2>"_s));
     QSignalSpy exported(window.keys()->detail()->explainView(), &ExplainView::exported);
     QTest::keyClick(QApplication::focusWidget(), Qt::Key_P, Qt::ControlModifier);  // the search box still has focus
     QVERIFY(exported.wait(20000));

@@ -80,6 +80,15 @@ QString reportHtml(const KeyDetail& d) {
   html += fact(QObject::tr("As of"), formatAbsolute(d.serverNow()).toHtmlEscaped());
   html += u"</table>\n"_s;
   html += u"<h2>"_s % QObject::tr("What happened") % u"</h2>\n<p>"_s % d.narrative().toHtmlEscaped() % u"</p>\n"_s;
+  // Core's resolution: which execution is the duplicate, what to do, and what would have
+  // prevented it (the same words `idemctl explain` prints).
+  const explain::Resolution& resolution = d.explanation.resolution;
+  if (!resolution.proposal.empty())
+    html += u"<h2>"_s % QObject::tr("Resolution") % u"</h2>\n<p class=\"duplicate\">"_s %
+            QString::fromStdString(resolution.proposal).toHtmlEscaped() % u"</p>\n"_s;
+  if (resolution.prevention)
+    html += u"<h2>"_s % QObject::tr("Prevention") % u"</h2>\n<p>"_s %
+            QString::fromStdString(resolution.prevention->text).toHtmlEscaped() % u"</p>\n"_s;
   html += u"<div class=\"timeline\">"_s % QLatin1String(kTimelinePlaceholder) % u"</div>\n"_s;
 
   GenerationModel generations;
