@@ -22,7 +22,7 @@ struct ServiceOptions {
   std::chrono::milliseconds traceFlushInterval{100};
   std::size_t traceFoldAfter = 3;  // see ServerOptions
   bool preparedStatements = true;  // see ServerOptions
-  enforce::ReplayCacheOptions replayCache;  // see ServerOptions
+  enforce::ReplayCacheOptions replayCache{};  // see ServerOptions
 };
 
 class Service : public Handler {
