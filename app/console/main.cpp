@@ -94,7 +94,17 @@ int main(int argc, char** argv) {
   if (cli.isSet(tab)) {
     static const QStringList names{u"response"_s, u"generations"_s, u"trace"_s, u"explain"_s};
     const int index = static_cast<int>(names.indexOf(cli.value(tab).toLower()));
-    if (index >= 0) window.keys()->detail()->setCurrentTab(static_cast<idem::ui::KeyDetailWidget::Tab>(index));
+    if (index >= 0) {
+      const auto chosen = static_cast<idem::ui::KeyDetailWidget::Tab>(index);
+      window.keys()->detail()->setCurrentTab(chosen);
+      // The tab asked for wins over the search's own landing (Explain for a duplicate), once.
+      auto conn = std::make_shared<QMetaObject::Connection>();
+      *conn = QObject::connect(window.keys()->detail(), &idem::ui::KeyDetailWidget::detailLoaded, &window,
+                               [&window, chosen, conn] {
+                                 QObject::disconnect(*conn);
+                                 window.keys()->detail()->setCurrentTab(chosen);
+                               });
+    }
   }
   if (cli.isSet(screenshot)) {
     const QString path = cli.value(screenshot);

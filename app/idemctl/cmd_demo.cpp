@@ -3,7 +3,6 @@
 // console when it is built. Everything stops on Ctrl-C / SIGTERM or when the console closes.
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/idemctl/command.h"
+#include "app/idemctl/demo_proxy.h"
 #include "core/cluster/localcluster.h"
 #include "core/demo/seed.h"
 #include "core/demo/traffic.h"
@@ -23,13 +23,11 @@
 #include "core/store/migrations.h"
 #include "resources/embedded_resources.h"
 
-extern char** environ;
-
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kUsageText = "[--headless] [--data DIR] [--keep] [--port N]";
+constexpr const char* kUsageText = "[--headless] [--data DIR] [--keep] [--port N] [--through-proxy]";
 constexpr const char* kDatabase = "idem_demo";
 
 std::string defaultDataDir() {
@@ -51,23 +49,9 @@ std::string consolePath() {
 }
 
 pid_t launchConsole(const std::string& exe, const std::string& conninfo, const std::string& url) {
-  std::vector<std::string> args{exe, "--db", conninfo};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   // The console's live simulation finds the endpoint here.
   setenv("IDEM_DEMO_ENDPOINT", url.c_str(), 1);
-  // The child must not inherit our blocked SIGINT/SIGTERM.
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, exe.c_str(), nullptr, &attr, argv.data(), environ);
-  posix_spawnattr_destroy(&attr);
-  return rc == 0 ? pid : -1;
+  return idemctl::spawnProcess({exe, "--db", conninfo});
 }
 
 void recreateDatabase(const idem::cluster::LocalCluster& cluster, bool keep) {
@@ -134,6 +118,9 @@ int runDemo(const idemctl::Args& args) {
   options.port = port;
   options.threads = 32;
   options.allowFaultInjection = true;
+  // The seed moves keys back in time by SQL behind the endpoint's back (an operator's edit):
+  // replays from memory would honour that only after --replay-cache's max age.
+  options.replayCache.maxAge = std::chrono::milliseconds(0);
   if (log)
     options.accessLog = [log, &logMutex](const std::string& line) {
       std::lock_guard lock(logMutex);
@@ -160,9 +147,26 @@ int runDemo(const idemctl::Args& args) {
   }
   idem::demo::LiveTraffic traffic("127.0.0.1", server->port());
 
+  // The sample service behind `idemctl proxy`, on the same store: its traffic shows in the console.
+  std::unique_ptr<idemctl::DemoProxy> proxy;
+  if (args.has("through-proxy")) {
+    try {
+      proxy = std::make_unique<idemctl::DemoProxy>(
+          conninfo, dataDir,
+          idem::policy::parsePolicy(*idem::resources::find("policy/demo-policy.json"), "demo-policy.json"));
+    } catch (const std::exception& e) {
+      std::cerr << "idemctl demo: --through-proxy: " << e.what() << '\n';
+      return idemctl::kUnavailable;
+    }
+    std::cout << "sample service (Flask) on " << proxy->serviceUrl() << ", idemctl proxy in front of it on "
+              << proxy->url() << " (admin " << proxy->adminUrl() << ")\n"
+              << std::flush;
+  }
   {
     std::ofstream info(dataDir + "/demo.json");
-    info << nlohmann::json{{"conninfo", conninfo}, {"endpoint", url}, {"pid", getpid()}}.dump(2) << '\n';
+    nlohmann::json j{{"conninfo", conninfo}, {"endpoint", url}, {"pid", getpid()}};
+    if (proxy) j["proxy"] = proxy->url(), j["sample_service"] = proxy->serviceUrl();
+    info << j.dump(2) << '\n';
   }
   const std::string key = report.incidentKey.empty() ? "checkout-8812-pay" : report.incidentKey;
   std::cout << "\nThe demo is running.\n"
@@ -176,7 +180,15 @@ int runDemo(const idemctl::Args& args) {
             << "  curl -s '" << url << "/v1/payments?idempotency_key=" << key << "' -H 'Account-Id: acct_acme'\n"
             << "  idemctl explain --db \"" << conninfo << "\" --key " << key
             << " --scope \"acct_acme POST /v1/payments\"\n"
-            << "  psql \"" << conninfo << "\"\n\n";
+            << "  psql \"" << conninfo << "\"\n";
+  if (proxy)
+    std::cout << "Through the proxy (the sample service runs each charge; retries replay):\n"
+              << "  curl -s -X POST " << proxy->url()
+              << "/v1/payments -H 'Content-Type: application/json' -H 'Account-Id: acct_me' \\\n"
+                 "       -H 'Idempotency-Key: proxy-first-key' -d '{\"amount\":1000,\"currency\":\"usd\"}'\n"
+              << "  curl -s " << proxy->serviceUrl() << "/executions    # the service's own count\n"
+              << "  In the console, keys named proxy-… came through the proxy.\n";
+  std::cout << "\n";
 
   pid_t console = -1;
   if (headless) {
@@ -212,6 +224,7 @@ int runDemo(const idemctl::Args& args) {
     }
   }
   traffic.stop();
+  proxy.reset();
   if (console > 0) {
     kill(console, SIGTERM);
     waitpid(console, nullptr, 0);
@@ -240,4 +253,4 @@ int demoMain(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("demo", "run the demo: private PostgreSQL, seeded endpoint, live traffic, the console", kUsageText,
-                {"headless", "data", "keep", "port"}, demoMain);
+                {"headless", "data", "keep", "port", "through-proxy"}, demoMain);

@@ -8,7 +8,8 @@
 namespace {
 
 constexpr const char* kUsageText =
-    "(--key KEY [--scope \"TENANT METHOD /path\"] | --resource ID) [--format text|json|markdown] [--db CONNINFO]";
+    "(--key KEY [--scope \"TENANT METHOD /path\"] | --resource ID) [--format text|json|markdown] [--audience internal|customer] "
+    "[--tz UTC|local|Area/City] [--db CONNINFO]";
 
 int usage(const std::string& message) { return idemctl::usageError("explain", kUsageText, message); }
 
@@ -22,6 +23,12 @@ int runExplain(const idemctl::Args& args) {
   if (byResource && args.has("scope")) return usage("--scope goes with --key");
   const auto format = idem::text::parseOutputFormat(args.get("format", "text"));
   if (!format) return usage("--format: \"" + args.get("format") + "\" is not text, json or markdown");
+  const auto audience = ex::parseAudience(args.get("audience", "internal"));
+  if (!audience) return usage("--audience: \"" + args.get("audience") + "\" is not internal or customer");
+  const auto zone = idem::text::TimeZone::parse(args.get("tz", "UTC"));
+  if (!zone)
+    return usage("--tz: \"" + args.get("tz") +
+                 "\" is not a time zone; write UTC, local, or a zone of the system's database such as Europe/Paris");
   std::optional<ex::Scope> scope;
   if (args.has("scope")) {
     scope = ex::Scope::parse(args.get("scope"));
@@ -34,7 +41,7 @@ int runExplain(const idemctl::Args& args) {
   try {
     idem::pg::Connection conn(idemctl::conninfo(args));
     auto history = byKey ? ex::loadByKey(conn, args.get("key"), scope) : ex::loadByResource(conn, args.get("resource"));
-    std::cout << ex::render(ex::explain(std::move(history)), *format);
+    std::cout << ex::render(ex::explain(std::move(history), ex::ExplainOptions{*zone}), *format, *audience);
     return idemctl::kOk;
   } catch (const ex::NotFound& e) {
     std::cerr << "idemctl explain: " << e.what() << '\n';
@@ -51,4 +58,4 @@ int runExplain(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("explain", "tell what happened to one idempotency key (text, JSON or Markdown)", kUsageText,
-                {"db", "key", "scope", "resource", "format"}, runExplain);
+                {"db", "key", "scope", "resource", "format", "audience", "tz"}, runExplain);

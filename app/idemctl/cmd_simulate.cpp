@@ -1,5 +1,6 @@
 // idemctl simulate: runs the retry/backoff simulator (core/sim) on a JSON config and prints
 // the result as JSON or text; --bench measures simulated attempts per second on one core.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "core/sim/engine.h"
 #include "core/sim/presets.h"
 #include "core/sim/report.h"
+#include "core/sim/schedule.h"
 
 namespace {
 
@@ -20,6 +22,10 @@ constexpr const char* kUsage =
     "--config FILE [--format json|text] [--seed N]\n"
     "       idemctl simulate --bench [--config FILE]\n"
     "       idemctl simulate --list-presets\n"
+    "       idemctl simulate --config FILE --schedule PROFILE [--operations N]\n"
+    "--schedule: one operation's retry offsets against a fault that never clears, PROFILE as the\n"
+    "endpoint's fault routes name it (500, 503-retry-after-2, 409, reset, hang); compare with\n"
+    "`idemctl measure` on the real client.\n"
     "FILE is a JSON simulator config ('-' reads standard input); see core/sim/README.md.\n"
     "Exit codes: 0 done, 2 bad arguments or config.";
 
@@ -72,8 +78,32 @@ int runBench(const idem::sim::SimConfig& config) {
 
 int listPresets() {
   for (const auto& p : idem::sim::presets()) {
-    std::cout << p.name << "  " << p.title << "\n    source: " << p.source << "\n    "
-              << idem::sim::policyToJson(p.policy).dump() << '\n';
+    std::cout << p.name << "  " << p.title << "\n    source: " << p.source << "\n    measured: " << p.measured
+              << "\n    " << idem::sim::policyToJson(p.policy).dump() << '\n';
+  }
+  for (const auto& a : idem::sim::presetAliases()) std::cout << a.alias << "  old name of " << a.name << '\n';
+  return idemctl::kOk;
+}
+
+// Per retry: min, median and max of the offset from the first attempt, over N operations.
+int printSchedule(const idem::sim::SimConfig& config, const std::string& profile, const std::string& opsText) {
+  const auto fault = idem::sim::parseFaultSpec(profile);
+  if (!fault)
+    return usageError("--schedule: unknown profile '" + profile + "' (500, 503-retry-after-2, 409, reset, hang)");
+  int ops = 1000;
+  if (!opsText.empty() && !idemctl::parseInt(opsText, 1, 1'000'000, ops))
+    return usageError("--operations must be a whole number from 1 to 1000000");
+  const auto s = idem::sim::simulateSchedule(config.policy, *fault, ops, config.seed, config.server.fastLatency);
+  std::vector<double> attempts(s.attemptsPerOperation.begin(), s.attemptsPerOperation.end());
+  std::sort(attempts.begin(), attempts.end());
+  std::printf("policy %s against '%s', %d operations: attempts p50 %.0f\n",
+              config.policy.preset.empty() ? "(custom)" : config.policy.preset.c_str(), profile.c_str(), ops,
+              attempts[attempts.size() / 2]);
+  for (std::size_t n = 0; n < s.offsets.size(); ++n) {
+    auto v = s.offsets[n];
+    std::sort(v.begin(), v.end());
+    std::printf("  retry %zu (%zu): offset s min/p50/max %.3f / %.3f / %.3f\n", n + 1, v.size(), v.front(),
+                v[(v.size() + 1) / 2 - 1], v.back());
   }
   return idemctl::kOk;
 }
@@ -112,6 +142,7 @@ int runSimulate(const idemctl::Args& args) {
     }
   }
   if (args.has("bench")) return runBench(config);
+  if (args.has("schedule")) return printSchedule(config, args.get("schedule"), args.get("operations"));
 
   const auto result = idem::sim::simulate(config);
   if (format == "text") {
@@ -125,4 +156,4 @@ int runSimulate(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("simulate", "simulate client retry policies against key expiry and server load", kUsage,
-                {"config", "format", "seed", "bench", "list-presets"}, runSimulate);
+                {"config", "format", "seed", "bench", "list-presets", "schedule", "operations"}, runSimulate);

@@ -8,18 +8,20 @@
 #include <thread>
 
 #include "core/endpoint/client.h"
+#include "core/policy/duration.h"
 
 namespace idemctl {
 
 const char* const kServerFlagsUsage =
     "[--listen HOST:PORT] [--threads N] [--pool N] [--access-log -|FILE|off] [--max-body BYTES] [--trace-fold N] "
+    "[--replay-cache DURATION|off] "
     "[--prepared-statements on|off] [--max-header-bytes BYTES] [--max-headers N] [--max-connections N] "
     "[--header-timeout SECONDS] [--body-timeout SECONDS] [--idle-timeout SECONDS]";
 
 std::vector<std::string_view> withServerFlags(std::vector<std::string_view> own) {
   for (std::string_view name :
        {"listen", "threads", "pool", "access-log", "max-body", "trace-fold", "prepared-statements", "max-header-bytes",
-        "max-headers", "max-connections", "header-timeout", "body-timeout", "idle-timeout"})
+        "replay-cache", "max-headers", "max-connections", "header-timeout", "body-timeout", "idle-timeout"})
     own.push_back(name);
   return own;
 }
@@ -40,6 +42,15 @@ std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& opt
     if (!parseInt(args.get("trace-fold"), 0, 1000000, keep))
       return "--trace-fold must be a whole number from 0 (a trace row per decision) to 1000000";
     options.traceFoldAfter = static_cast<std::size_t>(keep);
+  }
+  if (args.has("replay-cache")) {
+    // How long a done key's answer may be replayed from memory (the bound on an operator's purge).
+    const std::string text = args.get("replay-cache");
+    const auto d = text == "off" ? std::optional<std::chrono::milliseconds>(0) : idem::policy::parseDuration(text);
+    if (!d || *d > std::chrono::minutes(10))
+      return "--replay-cache must be off or a duration up to 10m such as 500ms or 1s (how long a replay may be "
+             "answered from memory)";
+    options.replayCache.maxAge = *d;
   }
   if (args.has("max-body")) {
     int bytes = 0;

@@ -302,6 +302,11 @@ void backdateKey(pg::Connection& conn, const std::string& tenant, const std::str
 }
 
 SeedReport seedHistory(endpoint::Server& server, const std::string& conninfo) {
+  // The seed moves keys back in time by SQL behind the endpoint's back (as an operator's edit
+  // would); replays from memory honour such an edit only after the cache's max age, so the
+  // seed's late retry would be replayed instead of refused.
+  if (server.options().replayCache.maxAge > std::chrono::milliseconds(0))
+    throw std::invalid_argument("demo seed: the endpoint must run with its replay cache off (replayCache.maxAge 0)");
   Seeder s(server, conninfo);
   return s.run();
 }

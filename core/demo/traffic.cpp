@@ -8,7 +8,8 @@
 
 namespace idem::demo {
 
-LiveTraffic::LiveTraffic(std::string host, int port) : m_host(std::move(host)), m_port(port) {
+LiveTraffic::LiveTraffic(std::string host, int port, std::string keyPrefix)
+    : m_host(std::move(host)), m_port(port), m_keyPrefix(std::move(keyPrefix)) {
   m_thread = std::thread([this] { run(); });
 }
 
@@ -54,10 +55,10 @@ void LiveTraffic::run() {
       (void)client.post("/v1/payments", h, R"({"amount":1,"currency":"usd","customer":"cus_live_bug"})");
     } else if (p < 35) {
       h.emplace_back("Account-Id", "acct_globex");
-      h.emplace_back("Idempotency-Key", "live-cart-" + std::to_string(++n));
+      h.emplace_back("Idempotency-Key", m_keyPrefix + "cart-" + std::to_string(++n));
       (void)client.post("/v1/orders", h, R"({"item":"sku_live","quantity":1})");
     } else {
-      Sent s{tenants[tenantPick(rng)], "live-pay-" + std::to_string(++n),
+      Sent s{tenants[tenantPick(rng)], m_keyPrefix + "pay-" + std::to_string(++n),
              nlohmann::json{
                  {"amount", amount(rng)}, {"currency", "usd"}, {"customer", "cus_live_" + std::to_string(n % 40)}}
                  .dump()};

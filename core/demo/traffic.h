@@ -11,7 +11,8 @@ namespace idem::demo {
 
 class LiveTraffic {
  public:
-  LiveTraffic(std::string host, int port);
+  /// keyPrefix starts every key it sends ("live-pay-7"), so two of them on one store never share a key.
+  LiveTraffic(std::string host, int port, std::string keyPrefix = "live-");
   LiveTraffic(const LiveTraffic&) = delete;
   LiveTraffic& operator=(const LiveTraffic&) = delete;
   /// Stops and joins.
@@ -23,6 +24,7 @@ class LiveTraffic {
   void run();
   std::string m_host;
   int m_port;
+  std::string m_keyPrefix;
   std::atomic<long long> m_sent{0};
   std::mutex m_mutex;
   std::condition_variable m_wake;

@@ -6,10 +6,13 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <chrono>
+#include <iostream>
 #include <optional>
 #include <vector>
 
 #include "core/endpoint/accesslog.h"
+#include "core/endpoint/faultlog.h"
+#include "core/endpoint/faultprofile.h"
 #include "core/endpoint/problems.h"
 #include "core/endpoint/target.h"
 #include "core/enforce/requestid.h"
@@ -23,6 +26,11 @@ namespace bhttp = boost::beast::http;
 using Clock = std::chrono::steady_clock;
 using Parser = bhttp::request_parser<bhttp::string_body>;
 using Reply = bhttp::response<bhttp::string_body>;
+
+long long wallUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 long long wallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -148,6 +156,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return refuse(statusForParseError(ec));
     }
     m_busy = true;
+    m_arrivedUs = wallUs();
     const auto& head = m_parser->get();
     if (static_cast<std::size_t>(std::distance(head.begin(), head.end())) > m_options.maxHeaderCount)
       return refuse(431);
@@ -208,6 +217,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     sr.body = std::move(request.body());
     m_logMethod = sr.method;
     m_logPath = sr.path;
+    if (m_context.faultPool && isFaultRoute(sr.path)) return serveFault(sr, request.keep_alive(), sr.method == "HEAD");
     // The handler may block on the store (or an injected delay) for long: it runs on the
     // handler threads, so the event loop keeps reading, writing and timing out other clients.
     // The work guard keeps the loop alive (shutdown waits for this answer).
@@ -220,6 +230,78 @@ class Connection : public std::enable_shared_from_this<Connection> {
         const auto response = std::move(h.response);
         self->answer(response, std::move(h), keepAlive, head);
       });
+    });
+  }
+
+  // A fault route: the profile answers (nothing is executed) and the attempt is recorded.
+  void serveFault(const ServiceRequest& sr, bool keepAlive, bool head) {
+    std::string error;
+    const auto route = parseFaultRoute(sr.path, error);
+    if (!route)
+      return answer(problem(400, "bad-request", "Unknown fault profile", error + "; nothing was executed or stored.",
+                            m_context.docs),
+                    {}, keepAlive, head);
+    FaultAttempt a;
+    a.arrivedUs = m_arrivedUs;
+    a.profile = route->profileName;
+    a.operation = route->operation;
+    a.key = http::findHeader(sr.headers, "Idempotency-Key");
+    a.userAgent = http::findHeader(sr.headers, "User-Agent").value_or("");
+    a.method = sr.method;
+    a.path = route->rest;
+    a.remote = m_remote;
+    switch (route->profile.kind) {
+      case FaultProfile::Kind::Status: {
+        const int status = route->profile.status;
+        auto response =
+            problem(status, "injected-fault", "Injected fault",
+                    "Fault profile '" + route->profileName + "' answered; nothing was executed.", m_context.docs);
+        if (route->profile.retryAfter) response.headers.emplace_back("Retry-After", *route->profile.retryAfter);
+        a.outcome = std::to_string(status);
+        a.retryAfter = route->profile.retryAfter;
+        a.endedUs = wallUs();
+        recordFault(std::move(a));
+        return answer(response, {}, keepAlive, head);
+      }
+      case FaultProfile::Kind::Reset: {
+        a.outcome = "reset";
+        a.endedUs = wallUs();
+        recordFault(std::move(a));
+        // SO_LINGER 0: close() sends RST instead of FIN, what a crashed peer or a middlebox does.
+        beast::error_code ignored;
+        m_stream.socket().set_option(boost::asio::socket_base::linger(true, 0), ignored);
+        m_stream.close();
+        return;
+      }
+      case FaultProfile::Kind::Hang:
+        a.outcome = "hang";
+        m_hung = std::move(a);
+        m_busy = false;  // a stopping server may close it (closeIfWaiting): that ends the attempt
+        m_stream.expires_after(kMaxHang);
+        return awaitClientGivingUp();
+    }
+  }
+
+  // Hang: read (and drop) until the client closes or resets; when it does is its timeout.
+  void awaitClientGivingUp() {
+    m_buffer.clear();
+    m_stream.async_read_some(m_buffer.prepare(4096), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (!ec && !self->m_context.stopping.load()) return self->awaitClientGivingUp();
+      self->m_hung->endedUs = wallUs();
+      self->recordFault(std::move(*self->m_hung));
+      self->m_hung.reset();
+      self->close();
+    });
+  }
+
+  // Written on a handler thread: the insert must not stall the event loop.
+  void recordFault(FaultAttempt a) {
+    boost::asio::post(m_context.handlers, [pool = m_context.faultPool, a = std::move(a)] {
+      try {
+        pool->withRetry([&](pg::Connection& conn) { insertFaultAttempt(conn, a); });
+      } catch (const std::exception& e) {
+        std::cerr << "idem endpoint: fault attempt on '" << a.profile << "' not recorded: " << e.what() << '\n';
+      }
     });
   }
 
@@ -341,6 +423,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool m_lingering = false;
   std::size_t m_drained = 0;
   Clock::time_point m_started;
+  long long m_arrivedUs = 0;
+  std::optional<FaultAttempt> m_hung;  // a hang profile's attempt, until the client gives up
   std::string m_requestId;
   std::string m_remote;
   std::string m_logMethod;

@@ -10,8 +10,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/endpoint/server.h"
 #include "core/endpoint/handler.h"
+#include "core/endpoint/server.h"
+#include "core/store/pool.h"
 
 namespace idem::endpoint {
 
@@ -25,6 +26,9 @@ struct ConnectionContext {
   Handler& handler;                    // what answers this listener's requests
   boost::asio::thread_pool& handlers;  // runs Handler::handle (it blocks on the store)
   const std::string docs;
+  /// Set on a server with --allow-fault-injection: /faults/... routes are answered by their
+  /// profile (faultprofile.h) and each attempt is written through this pool (faultlog.h).
+  store::Pool* faultPool = nullptr;
   std::atomic<bool> stopping{false};
   std::atomic<int> open{0};
   std::mutex mutex;  // guards `connections`

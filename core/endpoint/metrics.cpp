@@ -155,6 +155,25 @@ std::string Metrics::render(const Gauges& g) const {
       "# TYPE idem_completions_stored_late_total counter\n"
       "idem_completions_stored_late_total " +
       std::to_string(g.completionsStoredLate) + "\n";
+  auto counter = [&](const char* name, const char* help, long long v) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n" + name + " " +
+           std::to_string(v) + "\n";
+  };
+  counter("idem_replay_cache_hits_total", "Replays answered from memory, without a store round trip (still traced).",
+          g.replayCache.hits);
+  counter("idem_replay_cache_misses_total",
+          "Keyed requests the replay cache could not answer (no entry, a stale one, or another payload).",
+          g.replayCache.misses);
+  counter("idem_replay_cache_evictions_total", "Replay cache entries dropped to stay within its memory bounds.",
+          g.replayCache.evictions);
+  counter("idem_replay_cache_expired_total",
+          "Replay cache entries dropped because their bound came (max age, or the key's expiry by the "
+          "database's clock).",
+          g.replayCache.expired);
+  gauge("idem_replay_cache_entries", "Done keys whose answer the replay cache holds.", "",
+        static_cast<double>(g.replayCache.entries));
+  gauge("idem_replay_cache_bytes", "Bytes of stored answers the replay cache holds.", "",
+        static_cast<double>(g.replayCache.bytes));
   return out;
 }
 

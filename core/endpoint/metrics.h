@@ -8,6 +8,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "core/enforce/replaycache.h"
 #include "core/store/pool.h"
 
 namespace idem::endpoint {
@@ -28,6 +29,7 @@ struct Gauges {
   long long completionBacklog = 0;   // executed responses waiting for the store to take their record
   long long completionsStoredLate = 0;
   int inFlight = 0;
+  enforce::ReplayCache::Stats replayCache;
 };
 
 class Metrics {

@@ -143,12 +143,13 @@ Server::Server(ServerOptions options)
   m_service = std::make_unique<Service>(
       m_options.conninfo, std::move(published), m_policyVersion,
       ServiceOptions{m_options.allowFaultInjection, m_options.poolSize, m_options.traceFlushInterval,
-                     m_options.traceFoldAfter, m_options.preparedStatements});
+                     m_options.traceFoldAfter, m_options.preparedStatements, m_options.replayCache});
   if (m_options.frontHandler) m_front = m_options.frontHandler(*m_service);
   m_impl->maxConnections = connectionCeiling(m_options.maxConnections, m_options.poolSize);
   const std::string& docs = m_service->policy().docsUrl;
   Handler& front = m_front ? *m_front : static_cast<Handler&>(*m_service);
   m_impl->listeners[0]->context = std::make_unique<ConnectionContext>(m_options, front, m_impl->handlers, docs);
+  if (m_options.allowFaultInjection && !m_front) m_impl->listeners[0]->context->faultPool = &m_service->pool();
   if (m_options.adminPort >= 0) {
     m_admin = std::make_unique<AdminHandler>(*m_service, m_front.get());
     m_impl->listeners[1]->context = std::make_unique<ConnectionContext>(m_options, *m_admin, m_impl->handlers, docs);

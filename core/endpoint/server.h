@@ -41,6 +41,9 @@ struct ServerOptions {
   /// false: unnamed statements only, for a pooler in transaction mode that does not keep
   /// prepared statements (PgBouncer before 1.21); the pool also finds that out by itself.
   bool preparedStatements = true;
+  /// Replays answered from memory (core/enforce/replaycache.h): a done key's answer is served
+  /// without the store for at most 1 s after the store last replayed it, never past its expiry.
+  enforce::ReplayCacheOptions replayCache{std::chrono::seconds(1)};
   /// Receives one JSON line per request (thread-safe calls); empty: no access log.
   std::function<void(const std::string&)> accessLog;
   /// Makes what answers the listener from the service (the proxy's forwarder); empty: the
@@ -73,6 +76,7 @@ class Server {
   ~Server();
 
   [[nodiscard]] int port() const { return m_port; }
+  [[nodiscard]] const ServerOptions& options() const { return m_options; }
   /// "http://127.0.0.1:PORT"
   [[nodiscard]] std::string url() const;
   /// The admin listener's port and URL; 0 and "" without one.

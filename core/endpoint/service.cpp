@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/endpoint/accesslog.h"
+#include "core/endpoint/durabilityreport.h"
 #include "core/endpoint/faults.h"
 #include "core/endpoint/ledger.h"
 #include "core/endpoint/problems.h"
@@ -92,6 +93,7 @@ Service::Service(std::string conninfo, policy::Policy policy, int policyVersion,
                                                   options.traceFoldAfter}),
       m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {
   if (!options.preparedStatements) m_pool.setPreparedStatements(false);
+  m_enforcer.setReplayCache(options.replayCache);
 }
 
 Service::~Service() = default;
@@ -112,6 +114,7 @@ Gauges Service::gauges() const {
   g.completionBacklog = static_cast<long long>(m_enforcer.backlog().size());
   g.completionsStoredLate = m_enforcer.backlog().storedLate();
   g.inFlight = m_inFlight.load();
+  g.replayCache = m_enforcer.replays().stats();
   return g;
 }
 
@@ -351,8 +354,8 @@ Handled Service::postResource(const ServiceRequest& req) {
       h.outcome = trace::sqlName(trace::Outcome::LeaseLost);
       h.resource.clear();
       break;
-    case enforce::Ticket::End::RolledBack:
-      h.outcome = "unavailable";  // nothing ran: the store failed while committing
+    case enforce::Ticket::End::OutcomeUnknown:
+      h.outcome = "unavailable";  // committed or not: a retry with the key finds out
       h.resource.clear();
       break;
   }
@@ -478,6 +481,10 @@ Handled Service::health(const std::string& requestId) {
                 {"policy_version", m_policyVersion},
                 {"in_flight", m_inFlight.load()}};
     if (!writable) store = "read_only";
+    // What an acknowledged key survives, and each tier's durability setting against it.
+    const store::Durability durability = m_enforcer.durability().watch().refresh();
+    body["durability"] = durabilityJson(durability, m_policy, m_enforcer.durability());
+    if (auto warnings = durabilityWarnings(durability, m_policy); !warnings.empty()) body["warnings"] = warnings;
   } catch (const pg::Unavailable& e) {
     logInternalError(requestId, "health check", e.what());
     store = "unreachable";
@@ -499,12 +506,13 @@ Handled Service::health(const std::string& requestId) {
   return h;
 }
 
-Handled Service::metricsPage() const {
+Handled Service::metricsPage() {
   Handled h;
   h.outcome = "read";
   h.response.status = 200;
   h.response.headers.emplace_back("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-  h.response.body = m_metrics.render(gauges());
+  h.response.body = m_metrics.render(gauges()) +
+                    durabilityMetrics(m_enforcer.durability().watch().current(), m_policy, m_enforcer.durability());
   return h;
 }
 

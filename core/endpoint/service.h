@@ -22,6 +22,7 @@ struct ServiceOptions {
   std::chrono::milliseconds traceFlushInterval{100};
   std::size_t traceFoldAfter = 3;  // see ServerOptions
   bool preparedStatements = true;  // see ServerOptions
+  enforce::ReplayCacheOptions replayCache{};  // see ServerOptions
 };
 
 class Service : public Handler {
@@ -47,7 +48,7 @@ class Service : public Handler {
   [[nodiscard]] enforce::Enforcer& enforcer() { return m_enforcer; }
   [[nodiscard]] Handled publishedPolicy(const ServiceRequest& request) const;
   [[nodiscard]] Handled health(const std::string& requestId);
-  [[nodiscard]] Handled metricsPage() const;
+  [[nodiscard]] Handled metricsPage();
   /// The tenant header's value; nullopt when absent (tenantProblem() has vetted it).
   [[nodiscard]] std::optional<std::string> tenantHeaderValue(const http::Headers& headers) const;
   /// 400 when the tenant header is repeated or malformed, or missing on a route that reads or

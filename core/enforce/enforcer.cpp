@@ -158,6 +158,9 @@ Decision Enforcer::begin(const Request& req) {
                    "key_not_honoured", "");
   }
 
+  // A tier that needs synchronous durability runs only on a store that gives it (or warns).
+  if (auto refused = m_durability.check(*tier, docs)) return respond(std::move(*refused), "durability_refused", tier->name);
+
   if (!rawKey) {
     if (!tier->keyRequired) {
       Decision d;
@@ -220,8 +223,21 @@ Decision Enforcer::begin(const Request& req) {
   // would say 409, or 503 while it is away, and after the lease a takeover would run it again).
   const std::optional<PendingCompletion> pending = m_backlog.find(claim.scope);
   if (pending) result = fromBacklog(*pending, fingerprint);
+  // A done key this process replayed moments ago: its answer cannot have changed (ReplayCache
+  // says within which bounds), so it is replayed without the store and traced all the same.
+  if (!pending)
+    if (auto hit = m_replays->find(claim.scope, fingerprint)) {
+      store::ClaimResult cached;
+      cached.decision = store::Decision::Replay;
+      cached.generation = hit->generation;
+      cached.expiresAt = hit->expiresAt;
+      cached.now = hit->dbNow;
+      return replay(claim.scope, *tier, cached, *hit->response, fingerprint, started, claim.requestId);
+    }
+  auto sentAt = Clock::now();
   for (; !pending;) {
     try {
+      sentAt = Clock::now();
       result = m_store.claim(claim);
     } catch (const pg::Error& e) {
       // The claim's own serialization failure or deadlock: nothing committed, resending is safe.
@@ -276,24 +292,13 @@ Decision Enforcer::begin(const Request& req) {
       t.m_expiresAt = result.expiresAt.value_or(0);
       t.m_started = started;
       m_leases.hold(t.m_scope, t.m_leaseToken, tier->lease);
+      m_replays->erase(t.m_scope);  // the key runs again here (an operator purged it): forget its old answer
       d.ticket.emplace(std::move(t));
       return d;
     }
-    case D::Replay: {
-      Response r;
-      r.status = result.stored->status;
-      for (auto& [name, value] : result.stored->headers)
-        if (allowedOnReplay(*tier, name)) r.headers.emplace_back(name, value);
-      r.headers.emplace_back(kReplayedHeader, "true");
-      r.body = std::move(result.stored->body);
-      addKeyHeaders(r, key, result.expiresAt);
-      const double waited = msSince(started);
-      // A request that waited for the original is a replay like any other (it got the stored
-      // answer, nothing ran); its latency and this detail say that it waited.
-      trace(claim.scope, *tier, result, trace::Outcome::Replayed, fingerprint, r.status, waited, claim.requestId,
-            tier->onConflict.wait && waited > 20 ? "replayed after waiting for the original" : "");
-      return respond(std::move(r), std::string(trace::sqlName(trace::Outcome::Replayed)), tier->name);
-    }
+    case D::Replay:
+      if (!pending) m_replays->put(claim.scope, fingerprint, result, sentAt);  // the store's answer only
+      return replay(claim.scope, *tier, result, *result.stored, fingerprint, started, claim.requestId);
     case D::Conflict:
       return refuse(Problem::RequestInProgress, trace::Outcome::Conflict,
                     "A request with the same key is still being processed. Retry after the Retry-After delay "
@@ -309,6 +314,24 @@ Decision Enforcer::begin(const Request& req) {
                     "original outcome can no longer be replayed.");
   }
   return Decision{};
+}
+
+Decision Enforcer::replay(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& decided,
+                          const store::StoredResponse& stored, const std::string& fingerprint,
+                          Clock::time_point started, const std::string& requestId) {
+  Response r;
+  r.status = stored.status;
+  for (const auto& [name, value] : stored.headers)
+    if (allowedOnReplay(tier, name)) r.headers.emplace_back(name, value);
+  r.headers.emplace_back(kReplayedHeader, "true");
+  r.body = stored.body;
+  addKeyHeaders(r, scope.key, decided.expiresAt);
+  const double waited = msSince(started);
+  // A request that waited for the original is a replay like any other (it got the stored
+  // answer, nothing ran); its latency and this detail say that it waited.
+  trace(scope, tier, decided, trace::Outcome::Replayed, fingerprint, r.status, waited, requestId,
+        tier.onConflict.wait && waited > 20 ? "replayed after waiting for the original" : "");
+  return respond(std::move(r), std::string(trace::sqlName(trace::Outcome::Replayed)), tier.name);
 }
 
 std::optional<store::CompleteResult> Enforcer::completeWithRetry(const store::CompleteRequest& q,
@@ -404,15 +427,19 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
     addKeyHeaders(response, key, ticket.m_expiresAt);
     return response;
   }
-  // The side effects rolled back with the completion: nothing was executed.
+  // Every attempt failed. The last one may have failed before its COMMIT reached the server
+  // (rolled back with its side effects) or after the server committed it (the answer was lost):
+  // which, nobody here knows. Freeing the key is safe either way (a committed key is done, and
+  // release leaves it alone); the answer must not claim that nothing ran.
   if (!done) {
     m_log("completion of " + where + " with its side statements failed after " + std::to_string(attempts) +
-          " attempts (" + failure + "); rolled back, nothing executed");
-    freeKey(ticket, 503, "store failed while committing; rolled back");
-    ticket.m_end = Ticket::End::RolledBack;
+          " attempts (" + failure + "); outcome unknown: committed or rolled back");
+    freeKey(ticket, 503, "store failed while committing; outcome unknown");
+    ticket.m_end = Ticket::End::OutcomeUnknown;
     return storeTrouble(key,
-                        "The idempotency store failed while committing; nothing was executed. Retry with the same "
-                        "key later.");
+                        "The idempotency store failed while committing this request, so whether it was executed is "
+                        "not known. Retry with the same key: the retry returns the stored result if it was "
+                        "committed, and runs it once if it was not.");
   }
   ticket.m_end = Ticket::End::LeaseLost;
   Response r = makeProblem(Problem::RequestInProgress, m_policy.docsUrl,

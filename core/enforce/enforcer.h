@@ -8,12 +8,15 @@
 // A ticket dropped without either ends itself (see Ticket).
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "core/enforce/completionbacklog.h"
+#include "core/enforce/durabilitygate.h"
 #include "core/enforce/leasekeeper.h"
 #include "core/enforce/problem.h"
+#include "core/enforce/replaycache.h"
 #include "core/policy/policy.h"
 #include "core/store/keystore.h"
 #include "core/trace/tracewriter.h"
@@ -61,7 +64,7 @@ class Ticket {
     Pending,     // the store refused the record for now: the completion backlog stores it when it returns
     Unrecorded,  // the store failed and the backlog was full; the answer was passed on, the key stays processing
     LeaseLost,   // a retry took the lease over: this response is not the key's
-    RolledBack,  // the store failed while committing the side statements: nothing executed (503)
+    OutcomeUnknown,  // every commit of the side statements failed: committed or rolled back, unknown (503)
     Released,    // nothing stored; the key is free again
   };
   [[nodiscard]] End end() const { return m_end; }
@@ -135,6 +138,10 @@ class Enforcer {
   using Log = std::function<void(const std::string&)>;
   void setLog(Log log) { m_log = std::move(log); }
   void setCompletionRetry(CompletionRetry r) { m_retry = r; }
+  /// Replays answered from memory within the options' bounds (ReplayCache); off by default.
+  /// Set it before the first request.
+  void setReplayCache(ReplayCacheOptions options) { m_replays = std::make_unique<ReplayCache>(options); }
+  [[nodiscard]] const ReplayCache& replays() const { return *m_replays; }
 
   /// Decides what to do with a request. Never throws for store trouble: answers 503.
   [[nodiscard]] Decision begin(const Request& request);
@@ -143,8 +150,8 @@ class Enforcer {
   /// response plus the key echo and the expiry header. A store failure is retried (see
   /// CompletionRetry); one that outlasts the retries moves to the backlog, which stores it when
   /// the store returns and answers retries in this process meanwhile (logged, never hidden). A
-  /// lost lease, or a store failure while committing side statements, turns into a 409/503
-  /// (the side effects did not commit).
+  /// lost lease turns into a 409 (the side effects did not commit); a store failure while
+  /// committing side statements into a 503 that says the outcome is unknown.
   [[nodiscard]] Response complete(Ticket& ticket, Response response, const CompleteOptions& options = {});
 
   /// The handler failed before execution started (validation, auth, rate limit): nothing is
@@ -162,6 +169,8 @@ class Enforcer {
   [[nodiscard]] const LeaseKeeper& leases() const { return m_leases; }
   /// Responses whose work ran while the store refused their record, waiting for it to return.
   [[nodiscard]] const CompletionBacklog& backlog() const { return m_backlog; }
+  /// The tiers' durability settings against the store's replication (durabilitygate.h).
+  [[nodiscard]] DurabilityGate& durability() { return m_durability; }
 
  private:
   friend class Ticket;
@@ -180,6 +189,10 @@ class Enforcer {
              const std::string& requestId, std::string_view detail);
   /// The execution's row, queued once its key says done (after the commit, never before).
   void traceExecution(const PendingCompletion& execution, const store::CompleteResult& done, const std::string& note);
+  /// The replay of a done key's stored answer (from the store's read or from memory), traced.
+  Decision replay(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& decided,
+                  const store::StoredResponse& stored, const std::string& fingerprint,
+                  std::chrono::steady_clock::time_point started, const std::string& requestId);
   /// A retry of a key whose record waits in the backlog: its replay (or a payload mismatch).
   store::ClaimResult fromBacklog(const PendingCompletion& pending, const std::string& fingerprint) const;
 
@@ -190,8 +203,10 @@ class Enforcer {
   LeaseKeeper m_leases{m_store};
   Log m_log;
   CompletionRetry m_retry;
+  std::unique_ptr<ReplayCache> m_replays = std::make_unique<ReplayCache>();
   // After m_leases and m_log, so it stops (and logs what it could not store) before they go.
   CompletionBacklog m_backlog;
+  DurabilityGate m_durability{m_store.pool(), m_log};
 };
 
 }  // namespace idem::enforce

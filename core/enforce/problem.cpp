@@ -27,6 +27,8 @@ Info info(Problem p) {
     case Problem::KeyExpired: return {422, "key-expired", "Idempotency-Key expired"};
     case Problem::RequestInProgress: return {409, "request-in-progress", "Server processing previous request"};
     case Problem::StoreUnavailable: return {503, "store-unavailable", "Idempotency store unavailable"};
+    case Problem::DurabilityTooWeak:
+      return {503, "durability-too-weak", "Idempotency store not durable enough for this operation"};
     case Problem::ExecutionAbandoned:
       return {500, "execution-abandoned", "Execution ended without a response"};
   }

@@ -26,6 +26,7 @@ enum class Problem {
   KeyExpired,         // 422
   RequestInProgress,  // 409
   StoreUnavailable,   // 503
+  DurabilityTooWeak,  // 503: the tier requires synchronous durability and the store does not give it
   ExecutionAbandoned, // 500: the handler never answered after execution started (stored)
 };
 

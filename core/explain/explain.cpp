@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/explain/resolve.h"
 #include "core/text/humanduration.h"
 #include "core/text/json_text.h"
 
@@ -15,31 +16,24 @@ std::string times(int n, const char* one, const char* many) {
 
 std::string count(int n) { return n == 1 ? "once" : (n == 2 ? "twice" : std::to_string(n) + " times"); }
 
-// The generation an event belongs to: its recorded generation, else (older traces) the
-// generation that was live at its time. -1 when the generation is no longer stored.
-int generationIndex(const KeyHistory& h, const std::map<int, int>& byNumber, const Event& e) {
-  if (e.generation) {
-    auto it = byNumber.find(*e.generation);
-    return it == byNumber.end() ? -1 : it->second;
-  }
-  int found = h.generations.empty() ? -1 : 0;
-  for (std::size_t i = 0; i < h.generations.size(); ++i)
-    if (h.generations[i].createdAt <= e.at) found = static_cast<int>(i);
-  return found;
-}
-
 std::string span(Instant from, Instant to) { return text::humanDuration(std::chrono::microseconds(to.micros - from.micros)); }
+
+// Every time in the narrative, in the reader's zone.
+struct Clock {
+  const text::TimeZone& zone;
+  std::string operator()(Instant t) const { return text::humanTime(t.micros, zone); }
+};
 
 bool leaseValid(const Generation& g, Instant now) { return g.live && g.leaseUntil && *g.leaseUntil > now; }
 
 // "201, pay_123" / "still running, lease until …" / "never completed: no response was stored".
-std::string outcomeDetail(const Generation& g, Instant now) {
+std::string outcomeDetail(const Generation& g, Instant now, const Clock& when) {
   if (g.state == "done") {
     std::string out = g.status ? std::to_string(*g.status) : "no status recorded";
     if (g.resourceRef && !g.resourceRef->empty()) out += ", " + *g.resourceRef;
     return out;
   }
-  if (leaseValid(g, now)) return "still running, lease until " + isoUtc(*g.leaseUntil);
+  if (leaseValid(g, now)) return "still running, lease until " + when(*g.leaseUntil);
   return "never completed: no response was stored";
 }
 
@@ -55,23 +49,31 @@ std::string whichKey(std::size_t index, const Generation& g) {
 
 }  // namespace
 
-Explanation explain(KeyHistory history) {
+std::optional<Audience> parseAudience(std::string_view name) {
+  if (name == "internal") return Audience::Internal;
+  if (name == "customer") return Audience::Customer;
+  return std::nullopt;
+}
+
+Explanation explain(KeyHistory history, const ExplainOptions& options) {
   Explanation x;
   x.history = std::move(history);
+  x.zone = options.zone;
   const KeyHistory& h = x.history;
   const Instant now = h.observedAt;
+  const Clock when{x.zone};
 
-  std::map<int, int> byNumber;
   for (std::size_t i = 0; i < h.generations.size(); ++i) {
-    byNumber[h.generations[i].number] = static_cast<int>(i);
     GenerationSummary s;
     s.generation = h.generations[i].number;
     x.generations.push_back(s);
   }
 
   int orphanExecutions = 0;  // execution events of generations no longer stored
-  for (const auto& e : h.events) {
-    const int gi = generationIndex(h, byNumber, e);
+  const std::vector<int> eventGeneration = eventGenerations(h);
+  for (std::size_t k = 0; k < h.events.size(); ++k) {
+    const Event& e = h.events[k];
+    const int gi = eventGeneration[k];
     if (gi < 0) {
       if (e.isExecution()) ++orphanExecutions;
       continue;
@@ -133,31 +135,31 @@ Explanation explain(KeyHistory history) {
   for (std::size_t i = 0; i < h.generations.size(); ++i) {
     const auto& g = h.generations[i];
     const auto& s = x.generations[i];
-    const std::string detail = outcomeDetail(g, now);
+    const std::string detail = outcomeDetail(g, now, when);
     const std::string ttl = span(g.createdAt, g.expiresAt);
 
     // How the generation started.
     if (i == 0) {
       std::string verb = g.state == "done" ? "executed" : "claimed";
       if (g.number == 1 && !s.afterExpiry) {
-        story.push_back("First " + verb + " at " + isoUtc(g.createdAt) + " (" + detail + ").");
+        story.push_back("First " + verb + " at " + when(g.createdAt) + " (" + detail + ").");
       } else {
         story.push_back("Generation " + std::to_string(g.number) + " (earlier ones are past their retention) was " +
-                        verb + " at " + isoUtc(g.createdAt) + " (" + detail + ").");
+                        verb + " at " + when(g.createdAt) + " (" + detail + ").");
       }
     } else {
       const auto& prev = h.generations[i - 1];
       const std::int64_t gap = g.createdAt.micros - prev.expiresAt.micros;
-      const std::string when = isoUtc(g.createdAt) + (gap >= 0 ? ", " + text::humanDuration(std::chrono::microseconds(gap)) + " after expiry," : "");
+      const std::string arrival = when(g.createdAt) + (gap >= 0 ? ", " + text::humanDuration(std::chrono::microseconds(gap)) + " after expiry," : "");
       const std::string what = "(generation " + std::to_string(g.number) + ", " + detail + ")";
       if (!s.afterExpiry) {
-        story.push_back("Generation " + std::to_string(g.number) + " started at " + isoUtc(g.createdAt) + " " + what +
+        story.push_back("Generation " + std::to_string(g.number) + " started at " + when(g.createdAt) + " " + what +
                         ".");
       } else if (s.samePayloadAsPrevious) {
-        story.push_back("A retry arrived at " + when + " and was executed again as a new request " + what + ".");
+        story.push_back("A retry arrived at " + arrival + " and was executed again as a new request " + what + ".");
         if (s.executions > 0) retryAfterExpiry = true;
       } else {
-        story.push_back("A request with the same key but a different payload arrived at " + when +
+        story.push_back("A request with the same key but a different payload arrived at " + arrival +
                         " and was executed as a new request " + what + ".");
         if (s.executions > 0) reuseAfterExpiry = true;
       }
@@ -186,7 +188,7 @@ Explanation explain(KeyHistory history) {
       story.push_back(times(s.conflicts, "request", "requests") + " arrived while it was still processing and got 409.");
     if (s.replays > 0)
       story.push_back("Replayed " + count(s.replays) + " within the key's " + ttl + " window (" +
-                      (s.replays == 1 ? "at " : "last at ") + isoUtc(*s.lastReplay) + ").");
+                      (s.replays == 1 ? "at " : "last at ") + when(*s.lastReplay) + ").");
     if (s.mismatches > 0)
       story.push_back(times(s.mismatches, "request", "requests") +
                       " reused the key with a different payload and " + (s.mismatches == 1 ? "was" : "were") +
@@ -195,19 +197,19 @@ Explanation explain(KeyHistory history) {
     // How it ended.
     const bool later = i + 1 < h.generations.size();
     if (!g.live && g.archivedBy == "sweeper" && g.archivedAt) {
-      story.push_back(whichKey(i, g) + " expired at " + isoUtc(g.expiresAt) + " and was archived by the sweeper at " +
-                      isoUtc(*g.archivedAt) + ".");
+      story.push_back(whichKey(i, g) + " expired at " + when(g.expiresAt) + " and was archived by the sweeper at " +
+                      when(*g.archivedAt) + ".");
     } else if (!g.live || later) {
-      story.push_back(whichKey(i, g) + " expired at " + isoUtc(g.expiresAt) + ".");
+      story.push_back(whichKey(i, g) + " expired at " + when(g.expiresAt) + ".");
     }
     if (g.bodyDroppedAt)
-      story.push_back("Its stored response body was dropped at " + isoUtc(*g.bodyDroppedAt) +
+      story.push_back("Its stored response body was dropped at " + when(*g.bodyDroppedAt) +
                       " (the tier's body retention); the record itself is kept" +
-                      (g.purgeAfter ? " until " + isoUtc(*g.purgeAfter) : std::string()) + ".");
+                      (g.purgeAfter ? " until " + when(*g.purgeAfter) : std::string()) + ".");
     if (s.rejectedExpired > 0)
       story.push_back(times(s.rejectedExpired, "request", "requests") + " arrived after expiry and " +
                       (s.rejectedExpired == 1 ? "was" : "were") + " refused (422: this tier rejects expired keys; " +
-                      (s.rejectedExpired == 1 ? "at " : "last at ") + isoUtc(*s.lastRejectedExpired) + ").");
+                      (s.rejectedExpired == 1 ? "at " : "last at ") + when(*s.lastRejectedExpired) + ").");
   }
 
   // Totals: attached to the last execution when nothing follows it, else a sentence of its own.
@@ -245,15 +247,17 @@ Explanation explain(KeyHistory history) {
     const auto& g = h.generations.back();
     const std::string who = h.generations.size() == 1 ? "The key" : "Generation " + std::to_string(g.number);
     if (g.expiresAt > now)
-      story.push_back(who + " is honoured until " + isoUtc(g.expiresAt) + ".");
+      story.push_back(who + " is honoured until " + when(g.expiresAt) + ".");
     else
-      story.push_back(who + " expired at " + isoUtc(g.expiresAt) + " and is stored until the sweeper archives it.");
+      story.push_back(who + " expired at " + when(g.expiresAt) + " and is stored until the sweeper archives it.");
   }
 
   for (std::size_t i = 0; i < story.size(); ++i) {
     if (i) x.narrative += ' ';
     x.narrative += story[i];
   }
+  x.resolution = resolve(x, eventGeneration);
+  x.customer = tellCustomer(x);
   return x;
 }
 

@@ -4,9 +4,13 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "core/explain/customer.h"
 #include "core/explain/history.h"
+#include "core/explain/resolution.h"
+#include "core/text/humantime.h"
 
 namespace idem::explain {
 
@@ -39,8 +43,21 @@ struct GenerationSummary {
   bool inDoubt = false;
 };
 
+/// Who reads the explanation: support (keys, generations, leases, request ids) or the customer
+/// (plain words, no internals).
+enum class Audience { Internal, Customer };
+/// "internal" | "customer"; nullopt otherwise.
+[[nodiscard]] std::optional<Audience> parseAudience(std::string_view name);
+
+struct ExplainOptions {
+  /// The zone of every time in words (narrative, resolution, customer text, text and Markdown
+  /// tables). JSON's time fields stay ISO-8601 UTC.
+  text::TimeZone zone;
+};
+
 struct Explanation {
   KeyHistory history;
+  text::TimeZone zone;  ///< as given in ExplainOptions
   /// How many times the operation ran: the sum over generations (and over execution events of
   /// generations no longer stored).
   int executions = 0;
@@ -49,9 +66,13 @@ struct Explanation {
   std::vector<GenerationSummary> generations;  // parallel to history.generations
   std::string narrative;
   std::string cause;  // "" when nothing went wrong
+  /// Each execution with its resource and role, the proposal, the policy change.
+  Resolution resolution;
+  /// The same story for the customer.
+  CustomerExplanation customer;
 };
 
 /// Computes the explanation. Pure: the same history always gives the same text.
-[[nodiscard]] Explanation explain(KeyHistory history);
+[[nodiscard]] Explanation explain(KeyHistory history, const ExplainOptions& options = {});
 
 }  // namespace idem::explain

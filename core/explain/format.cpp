@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/explain/format_parts.h"
 #include "core/text/json_text.h"
 
 namespace idem::explain {
@@ -16,6 +17,9 @@ json opt(const std::optional<int>& v) { return v ? json(*v) : json(nullptr); }
 json opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 json opt(const std::optional<Instant>& v) { return v ? json(isoUtc(*v)) : json(nullptr); }
 
+// Times in tables and the timeline: to the second, in the explanation's zone.
+std::string at(const Explanation& x, Instant t) { return text::humanTime(t.micros, x.zone, text::TimePrecision::Second); }
+
 std::string orDash(const std::optional<std::string>& v) { return v && !v->empty() ? *v : "-"; }
 std::string orDash(const std::optional<int>& v) { return v ? std::to_string(*v) : "-"; }
 
@@ -25,9 +29,9 @@ std::string latency(double ms) {
   return buf;
 }
 
-std::string archivedText(const Generation& g) {
+std::string archivedText(const Explanation& x, const Generation& g) {
   if (g.live) return "live";
-  std::string out = g.archivedAt ? isoUtc(*g.archivedAt) : "archived";
+  std::string out = g.archivedAt ? at(x, *g.archivedAt) : "archived";
   if (!g.archivedBy.empty()) out += " (" + g.archivedBy + ")";
   return out;
 }
@@ -52,8 +56,42 @@ std::string table(const std::vector<std::vector<std::string>>& rows, const std::
   return out;
 }
 
-// Wraps words at `width` columns (the narrative in a terminal).
-std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
+// A table cell: pipes escaped, line breaks flattened.
+std::string mdCell(std::string v) {
+  std::string out;
+  for (char ch : v) {
+    if (ch == '|') out += "\\|";
+    else if (ch == '\n' || ch == '\r') out += ' ';
+    else out += ch;
+  }
+  return out;
+}
+
+std::string eventDetails(const Explanation& x, const Event& e, bool markdown) {
+  std::vector<std::string> parts;
+  if (e.generation) parts.push_back("generation " + std::to_string(*e.generation));
+  if (e.status) parts.push_back(std::to_string(*e.status));
+  if (e.repeats > 1)
+    parts.push_back(std::to_string(e.repeats) + " identical decisions" +
+                    (e.lastAt ? " until " + at(x, *e.lastAt) : std::string()) + ", folded into one trace row");
+  const bool folded = e.repeats > 1;
+  if (e.latencyMs) parts.push_back((folded ? "slowest " : "") + latency(*e.latencyMs));
+  if (e.requestId && !e.requestId->empty())
+    parts.push_back((folded ? "last request " : "request ") + (markdown ? markdownCode(*e.requestId) : *e.requestId));
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  return out;
+}
+
+int totalReplays(const Explanation& x) {
+  int n = 0;
+  for (const auto& s : x.generations) n += s.replays;
+  return n;
+}
+
+}  // namespace
+
+std::string wrapWords(const std::string& text, std::size_t width, const std::string& indent) {
   std::istringstream in(text);
   std::string word;
   std::string line;
@@ -69,8 +107,7 @@ std::string wrap(const std::string& text, std::size_t width, const std::string& 
   return out;
 }
 
-// Markdown inline code that survives backticks in the value (keys may contain them).
-std::string mdCode(const std::string& v) {
+std::string markdownCode(const std::string& v) {
   std::size_t run = 0;
   std::size_t longest = 0;
   for (char ch : v) {
@@ -82,19 +119,7 @@ std::string mdCode(const std::string& v) {
   return fence + (pad ? " " : "") + v + (pad ? " " : "") + fence;
 }
 
-// A table cell: pipes escaped, line breaks flattened.
-std::string mdCell(std::string v) {
-  std::string out;
-  for (char ch : v) {
-    if (ch == '|') out += "\\|";
-    else if (ch == '\n' || ch == '\r') out += ' ';
-    else out += ch;
-  }
-  return out;
-}
-
-// Text outside code: escape the characters Markdown would read as formatting.
-std::string mdText(const std::string& v) {
+std::string markdownText(const std::string& v) {
   std::string out;
   for (char ch : v) {
     if (ch == '\\' || ch == '*' || ch == '_' || ch == '`' || ch == '[' || ch == ']' || ch == '<' || ch == '>' ||
@@ -105,31 +130,9 @@ std::string mdText(const std::string& v) {
   return out;
 }
 
-std::string eventDetails(const Event& e, bool markdown) {
-  std::vector<std::string> parts;
-  if (e.generation) parts.push_back("generation " + std::to_string(*e.generation));
-  if (e.status) parts.push_back(std::to_string(*e.status));
-  if (e.repeats > 1)
-    parts.push_back(std::to_string(e.repeats) + " identical decisions" +
-                    (e.lastAt ? " until " + isoUtc(*e.lastAt) : std::string()) + ", folded into one trace row");
-  const bool folded = e.repeats > 1;
-  if (e.latencyMs) parts.push_back((folded ? "slowest " : "") + latency(*e.latencyMs));
-  if (e.requestId && !e.requestId->empty())
-    parts.push_back((folded ? "last request " : "request ") + (markdown ? mdCode(*e.requestId) : *e.requestId));
-  std::string out;
-  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
-  return out;
-}
 
-int totalReplays(const Explanation& x) {
-  int n = 0;
-  for (const auto& s : x.generations) n += s.replays;
-  return n;
-}
-
-}  // namespace
-
-nlohmann::ordered_json toJson(const Explanation& x) {
+nlohmann::ordered_json toJson(const Explanation& x, Audience audience) {
+  if (audience == Audience::Customer) return customerJson(x);
   const auto& h = x.history;
   json gens = json::array();
   for (std::size_t i = 0; i < h.generations.size(); ++i) {
@@ -188,15 +191,18 @@ nlohmann::ordered_json toJson(const Explanation& x) {
           {"endpoint", h.scope.endpoint},
           {"key", h.key},
           {"observed_at", isoUtc(h.observedAt)},
+          {"time_zone", x.zone.name()},
           {"executions", x.executions},
           {"in_doubt", x.inDoubt},
           {"cause", x.cause.empty() ? json(nullptr) : json(x.cause)},
           {"generations", gens},
           {"events", events},
-          {"narrative", x.narrative}};
+          {"narrative", x.narrative},
+          {"resolution", resolutionJson(x.resolution)}};
 }
 
-std::string toText(const Explanation& x) {
+std::string toText(const Explanation& x, Audience audience) {
+  if (audience == Audience::Customer) return customerText(x, 100);
   const auto& h = x.history;
   std::string out;
   out += "Key:         " + h.key + "\n";
@@ -205,15 +211,15 @@ std::string toText(const Explanation& x) {
   if (x.inDoubt > 0) out += " (+" + std::to_string(x.inDoubt) + " in doubt)";
   out += "\n";
   if (!x.cause.empty()) out += "Cause:       " + x.cause + "\n";
-  out += "Observed at: " + isoUtc(h.observedAt) + "\n\n";
+  out += "Observed at: " + at(x, h.observedAt) + "\n\n";
 
   out += "Generations:\n";
   std::vector<std::vector<std::string>> rows{
       {"gen", "state", "status", "resource", "created", "expires", "archived", "replays", "policy"}};
   for (std::size_t i = 0; i < h.generations.size(); ++i) {
     const auto& g = h.generations[i];
-    rows.push_back({std::to_string(g.number), g.state, orDash(g.status), orDash(g.resourceRef), isoUtc(g.createdAt),
-                    isoUtc(g.expiresAt), archivedText(g), std::to_string(x.generations[i].replays),
+    rows.push_back({std::to_string(g.number), g.state, orDash(g.status), orDash(g.resourceRef), at(x, g.createdAt),
+                    at(x, g.expiresAt), archivedText(x, g), std::to_string(x.generations[i].replays),
                     g.policy ? "v" + std::to_string(g.policy->version) : "-"});
   }
   if (h.generations.empty()) rows.push_back({"(none stored)"});
@@ -221,32 +227,35 @@ std::string toText(const Explanation& x) {
 
   out += "\nEvents:\n";
   std::vector<std::vector<std::string>> ev;
-  for (const auto& e : h.events) ev.push_back({isoUtc(e.at), e.outcome, eventDetails(e, false)});
+  for (const auto& e : h.events) ev.push_back({at(x, e.at), e.outcome, eventDetails(x, e, false)});
   if (ev.empty()) ev.push_back({"(no events recorded)"});
   out += table(ev, "  ");
 
-  out += "\nWhat happened:\n" + wrap(x.narrative, 100, "  ");
+  out += "\nWhat happened:\n" + wrapWords(x.narrative, 100, "  ");
+  out += resolutionText(x, 100);
   return out;
 }
 
-std::string toMarkdown(const Explanation& x, std::size_t maxTimelineEvents) {
+std::string toMarkdown(const Explanation& x, std::size_t maxTimelineEvents, Audience audience) {
+  if (audience == Audience::Customer) return customerMarkdown(x);
   const auto& h = x.history;
   std::string out;
-  out += "## Idempotency key " + mdCode(h.key) + " — " + mdText(h.scope.text()) + "\n\n";
+  out += "## Idempotency key " + markdownCode(h.key) + " — " + markdownText(h.scope.text()) + "\n\n";
   out += "**Executions: " + std::to_string(x.executions) + "**";
   if (x.inDoubt > 0) out += " (+" + std::to_string(x.inDoubt) + " in doubt)";
   out += " · generations: " + std::to_string(h.generations.size()) + " · replays: " + std::to_string(totalReplays(x));
-  out += " · observed at " + isoUtc(h.observedAt) + "\n\n";
-  out += mdText(x.narrative) + "\n\n";
+  out += " · observed at " + at(x, h.observedAt) + "\n\n";
+  out += markdownText(x.narrative) + "\n\n";
+  out += resolutionMarkdown(x);
 
   out += "### Generations\n\n";
-  out += "| Generation | State | Status | Resource | Created (UTC) | Expires (UTC) | Archived (UTC) | Replays | Policy |\n";
+  out += "| Generation | State | Status | Resource | Created | Expires | Archived | Replays | Policy |\n";
   out += "|---:|---|---:|---|---|---|---|---:|---|\n";
   for (std::size_t i = 0; i < h.generations.size(); ++i) {
     const auto& g = h.generations[i];
     out += "| " + std::to_string(g.number) + " | " + g.state + " | " + orDash(g.status) + " | " +
-           (g.resourceRef && !g.resourceRef->empty() ? mdCell(mdCode(*g.resourceRef)) : "-") + " | " +
-           isoUtc(g.createdAt) + " | " + isoUtc(g.expiresAt) + " | " + archivedText(g) + " | " +
+           (g.resourceRef && !g.resourceRef->empty() ? mdCell(markdownCode(*g.resourceRef)) : "-") + " | " +
+           at(x, g.createdAt) + " | " + at(x, g.expiresAt) + " | " + archivedText(x, g) + " | " +
            std::to_string(x.generations[i].replays) + " | " +
            (g.policy ? "v" + std::to_string(g.policy->version) : "-") + " |\n";
   }
@@ -260,23 +269,23 @@ std::string toMarkdown(const Explanation& x, std::size_t maxTimelineEvents) {
              " more events (the full trace: `idemctl explain --format json`)\n";
       break;
     }
-    std::string details = eventDetails(e, true);
-    out += "- **" + isoUtc(e.at) + "** — " + mdText(e.outcome) + (details.empty() ? "" : " (" + details + ")") + "\n";
+    std::string details = eventDetails(x, e, true);
+    out += "- **" + at(x, e.at) + "** — " + markdownText(e.outcome) + (details.empty() ? "" : " (" + details + ")") + "\n";
   }
   if (h.events.empty()) out += "- no events recorded\n";
   return out;
 }
 
-std::string render(const Explanation& x, Format format) {
+std::string render(const Explanation& x, Format format, Audience audience) {
   switch (format) {
     case Format::Json:
-      return text::dumpJson(toJson(x), 2) + "\n";  // stored keys and bodies are client bytes
+      return text::dumpJson(toJson(x, audience), 2) + "\n";  // stored keys and bodies are client bytes
     case Format::Markdown:
-      return toMarkdown(x);
+      return toMarkdown(x, std::numeric_limits<std::size_t>::max(), audience);
     case Format::Text:
       break;
   }
-  return toText(x);
+  return toText(x, audience);
 }
 
 }  // namespace idem::explain

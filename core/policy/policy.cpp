@@ -24,6 +24,10 @@ std::string_view onExpiredName(OnExpired e) { return e == OnExpired::Reject ? "r
 
 std::string_view cacheRuleName(CacheRule c) { return c == CacheRule::SuccessOnly ? "2xx-only" : "after-start"; }
 
+std::string_view durabilityNeedName(DurabilityNeed d) { return d == DurabilityNeed::Synchronous ? "synchronous" : "any"; }
+
+std::string_view onWeakerStoreName(OnWeakerStore o) { return o == OnWeakerStore::Warn ? "warn" : "refuse"; }
+
 std::string onConflictName(const OnConflict& c) { return c.wait ? "wait:" + formatDuration(c.waitFor) : "409"; }
 
 Policy::Match Policy::match(std::string_view method, std::string_view path) const {

@@ -16,6 +16,11 @@ namespace idem::policy {
 
 enum class OnExpired { Execute, Reject };
 enum class CacheRule { AfterStart, SuccessOnly };  // "after-start" | "2xx-only"
+/// What a tier asks of the store's replication: "any", or "synchronous" (an acknowledged key
+/// survives a failover to a synchronous standby).
+enum class DurabilityNeed { Any, Synchronous };
+/// What a tier that needs synchronous durability does on a store that does not give it.
+enum class OnWeakerStore { Refuse, Warn };  // "refuse": 503 on its routes | "warn": log, metric, /healthz
 
 struct OnConflict {
   bool wait = false;   // "409" -> false; "wait:2s" -> true
@@ -39,6 +44,8 @@ struct Tier {
   std::optional<Millis> bodyRetention;
   std::map<std::string, Millis> referenceWindows;  // "channel_retry" -> 72h
   std::vector<std::string> replayHeaders;          // allow-list; defaults when absent
+  DurabilityNeed durability = DurabilityNeed::Any;
+  OnWeakerStore onWeakerStore = OnWeakerStore::Refuse;
 };
 
 /// Replayed headers when a tier names none. Never Set-Cookie or Date.
@@ -48,6 +55,10 @@ struct Tier {
 [[nodiscard]] std::string_view onExpiredName(OnExpired e);
 /// "after-start" | "2xx-only".
 [[nodiscard]] std::string_view cacheRuleName(CacheRule c);
+/// "any" | "synchronous".
+[[nodiscard]] std::string_view durabilityNeedName(DurabilityNeed d);
+/// "refuse" | "warn".
+[[nodiscard]] std::string_view onWeakerStoreName(OnWeakerStore o);
 /// "409" | "wait:2s".
 [[nodiscard]] std::string onConflictName(const OnConflict& c);
 

@@ -164,7 +164,7 @@ class Reader {
     internal::rejectUnknown(v, m_source, path,
                             {"name", "routes", "key_required", "ttl", "lease", "on_expired", "on_conflict", "cache",
                              "fingerprint", "archive_retention", "body_retention", "reference_windows",
-                             "replay_headers"});
+                             "replay_headers", "durability", "on_weaker_store"});
     Tier t;
     t.name = tierName(required(v, path, "name", "a unique name such as \"payments\""), member(path, "name"));
     t.routes = routes(required(v, path, "routes", "the routes of this tier, e.g. [\"POST /v1/payments\"]"),
@@ -188,6 +188,7 @@ class Reader {
     if (const json* f = optional(v, "on_expired")) t.onExpired = onExpired(*f, member(path, "on_expired"));
     if (const json* f = optional(v, "on_conflict")) t.onConflict = onConflict(*f, member(path, "on_conflict"));
     if (const json* f = optional(v, "cache")) t.cache = cacheRule(*f, member(path, "cache"));
+    durability(v, path, t);
     if (const json* f = optional(v, "fingerprint")) t.fingerprint = fingerprint(*f, member(path, "fingerprint"));
     if (const json* f = optional(v, "archive_retention"))
       t.archiveRetention = duration(*f, member(path, "archive_retention"));
@@ -277,6 +278,32 @@ class Reader {
     fail(path, shown(v) +
                    " is not valid (use \"after-start\" to store every response once processing began, or "
                    "\"2xx-only\" to store successes only)");
+  }
+
+  // on_weaker_store is a choice only a tier that asks for synchronous durability makes.
+  void durability(const json& v, const std::string& path, Tier& t) const {
+    if (const json* f = optional(v, "durability")) {
+      const std::string s = str(*f, member(path, "durability"));
+      if (s == "synchronous")
+        t.durability = DurabilityNeed::Synchronous;
+      else if (s != "any")
+        fail(member(path, "durability"),
+             shown(*f) + " is not valid (use \"synchronous\" for a tier whose acknowledged keys must survive a "
+                         "failover, or \"any\")");
+    }
+    if (const json* f = optional(v, "on_weaker_store")) {
+      const std::string s = str(*f, member(path, "on_weaker_store"));
+      if (s == "warn")
+        t.onWeakerStore = OnWeakerStore::Warn;
+      else if (s != "refuse")
+        fail(member(path, "on_weaker_store"),
+             shown(*f) + " is not valid (use \"refuse\" to answer 503 on this tier's routes while the store does "
+                         "not give synchronous durability, or \"warn\" to serve them and say so)");
+      if (t.durability != DurabilityNeed::Synchronous)
+        fail(member(path, "on_weaker_store"),
+             "is never used unless durability is \"synchronous\"; add \"durability\": \"synchronous\" or leave "
+             "it out");
+    }
   }
 
   fp::Spec fingerprint(const json& v, const std::string& path) const {

@@ -100,8 +100,11 @@ Handled Forwarder::handle(const ServiceRequest& req) {
 
 UpstreamRequest Forwarder::upstreamRequest(const ServiceRequest& req, const enforce::Ticket* ticket) const {
   ForwardedFor who{req.remote, req.requestId, std::nullopt};
-  // The key goes on in the strict sf-string form (docs/design.md §2: lenient in, strict out).
-  if (ticket) who.key = http::serializeSfString(ticket->scope().key);
+  // The key goes on exactly as the client sent it: the service sees what it would see without
+  // the proxy and can pass it on to its own provider unchanged ("order-1", not "\"order-1\"").
+  // Idem reads both spellings as one key (docs/design.md §2); the enforcer has vetted it.
+  if (ticket)
+    if (auto raw = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader)) who.key = std::string(*raw);
   return UpstreamRequest{req.method, req.target, towardsUpstream(req.headers, who), req.body};
 }
 

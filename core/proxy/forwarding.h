@@ -17,7 +17,8 @@ namespace idem::proxy {
 struct ForwardedFor {
   std::string remote;     // the peer's address ("127.0.0.1", "::1")
   std::string requestId;  // the proxy's id for the request, sent as Request-Id
-  /// The key in the strict sf-string form when the proxy enforces it; nullopt: as received.
+  /// The client's key header when the proxy enforces the request (it then also asks for the
+  /// identity body); nullopt: not enforced, headers as received.
   std::optional<std::string> key;
 };
 

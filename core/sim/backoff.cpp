@@ -107,10 +107,15 @@ double backoffUpperBound(const Policy& p, int retry) {
 std::optional<Usec> honouredRetryAfter(const Policy& p, Usec ra) {
   if (p.retryAfter == RetryAfterMode::Ignore) return std::nullopt;
   if (p.retryAfterCap && ra > *p.retryAfterCap) {
-    if (p.overCap == OverCap::Ignore) return std::nullopt;
+    if (p.overCap != OverCap::Clamp) return std::nullopt;  // ignore; give_up never gets here (givesUpOn)
     return *p.retryAfterCap;
   }
   return ra;
+}
+
+bool givesUpOn(const Policy& p, Usec ra) {
+  return p.retryAfter != RetryAfterMode::Ignore && p.overCap == OverCap::GiveUp && p.retryAfterCap &&
+         ra > *p.retryAfterCap;
 }
 
 Usec combineWithRetryAfter(const Policy& p, Usec backoff, std::optional<Usec> retryAfter) {

@@ -35,6 +35,9 @@ struct BackoffState {
 /// header or ignores this value; clamped to retry_after_cap when the policy clamps.
 [[nodiscard]] std::optional<Usec> honouredRetryAfter(const Policy& p, Usec ra);
 
+/// Does a Retry-After of ra end the operation instead of a retry (over the cap, "give_up")?
+[[nodiscard]] bool givesUpOn(const Policy& p, Usec ra);
+
 /// Final sleep: backoff combined with an honoured Retry-After (max or replace).
 [[nodiscard]] Usec combineWithRetryAfter(const Policy& p, Usec backoff, std::optional<Usec> retryAfter);
 

@@ -18,8 +18,9 @@ enum class RetryAfterMode {
   Max,      // sleep max(backoff, Retry-After): never earlier than asked (Stripe)
   Replace,  // sleep exactly Retry-After when present, else the backoff (urllib3, gRPC pushback)
 };
-/// What a Retry-After above retry_after_cap does.
-enum class OverCap { Clamp, Ignore };
+/// What a Retry-After above retry_after_cap does: clamp it to the cap, ignore it (back off as
+/// if absent), or give up the operation (got: a Retry-After beyond its request timeout ends it).
+enum class OverCap { Clamp, Ignore, GiveUp };
 
 /// Outcomes of one attempt that a policy may retry (bit set).
 enum Outcome : unsigned {
@@ -103,6 +104,10 @@ struct Store {
 struct Clients {
   std::int64_t operations = 100000;
   double arrivalRatePerSecond = 200;
+  /// SDK client objects the operations are spread over, in turn; each has its own retry budget
+  /// (an AWS quota or gRPC bucket belongs to one client). 1: one client shared by every
+  /// operation, what the presets assume.
+  std::int64_t clientObjects = 1;
 };
 
 struct SimConfig {

@@ -29,7 +29,8 @@ constexpr Named<Jitter> kJitters[] = {
     {"none", Jitter::None}, {"full", Jitter::Full}, {"equal", Jitter::Equal}, {"decorrelated", Jitter::Decorrelated}};
 constexpr Named<RetryAfterMode> kRetryAfterModes[] = {
     {"ignore", RetryAfterMode::Ignore}, {"max", RetryAfterMode::Max}, {"replace", RetryAfterMode::Replace}};
-constexpr Named<OverCap> kOverCaps[] = {{"clamp", OverCap::Clamp}, {"ignore", OverCap::Ignore}};
+constexpr Named<OverCap> kOverCaps[] = {
+    {"clamp", OverCap::Clamp}, {"ignore", OverCap::Ignore}, {"give_up", OverCap::GiveUp}};
 constexpr Named<Store::StoredAt> kStoredAts[] = {{"first_receipt", Store::StoredAt::FirstReceipt},
                                                  {"completion", Store::StoredAt::Completion}};
 constexpr Named<unsigned> kOutcomes[] = {{"timeout", kTimeout}, {"connection_error", kConnectionError},
@@ -235,9 +236,11 @@ Policy parsePolicy(const json& value) {
     if (!preset) {
       std::string names;
       for (const auto& pr : presets()) names += (names.empty() ? "" : " | ") + std::string(pr.name);
+      for (const auto& a : presetAliases()) names += " | " + std::string(a.alias) + " (= " + std::string(a.name) + ")";
       throw ConfigError(r.field("preset"), "must be one of " + names);
     }
     p = preset->policy;
+    p.preset = name.get<std::string>();  // an old name (alias) stays as written, and loads again
   }
   r.integer("max_attempts", p.maxAttempts, 1, 100);
   r.optionalDuration("timeout", p.timeout, true);
@@ -341,6 +344,7 @@ Clients parseClients(const json& value) {
   Clients c;
   r.integer("operations", c.operations, 1, 100'000'000);
   r.number("arrival_rate_per_s", c.arrivalRatePerSecond, 1e-6, 1e9, "a number > 0 (operations per second)");
+  r.integer("client_objects", c.clientObjects, 1, 1'000'000);
   r.finish();
   return c;
 }
@@ -431,6 +435,7 @@ nlohmann::ordered_json configToJson(const SimConfig& c) {
   nlohmann::ordered_json j;
   j["seed"] = c.seed;
   j["clients"] = {{"operations", c.clients.operations}, {"arrival_rate_per_s", c.clients.arrivalRatePerSecond}};
+  if (c.clients.clientObjects != 1) j["clients"]["client_objects"] = c.clients.clientObjects;
   j["policy"] = policyToJson(c.policy);
   nlohmann::ordered_json server;
   server["latency"] = {{"median", formatDuration(c.server.latencyMedian)},

@@ -58,8 +58,9 @@ struct Op {
   Usec storedAt = -1;  // key stored (first receipt or completion); < 0: no key
   Usec leaseUntil = 0;
   BackoffState backoff;
-  float lastRetryCost = -1;   // AWS retry quota refund; < 0: no retry taken
-  std::uint16_t pending = 0;  // events in the queue that name this operation
+  float lastRetryCost = -1;        // AWS retry quota refund; < 0: no retry taken
+  std::uint32_t clientObject = 0;  // clients.client_objects: whose retry budget it spends
+  std::uint16_t pending = 0;       // events in the queue that name this operation
   std::uint16_t attempt = 0;
   KeyState key = KeyState::None;
   ClientState client = ClientState::Waiting;
@@ -83,7 +84,8 @@ class Engine final {
         m_control(control),
         m_rng(config.seed),
         m_server(config.server),
-        m_budget(config.policy.budget) {
+        m_budgets(static_cast<std::size_t>(std::max<std::int64_t>(1, config.clients.clientObjects)),
+                  RetryBudget(config.policy.budget)) {
     m_result.config = config;
     m_offsets.resize(static_cast<std::size_t>(std::max(2, m_p.maxAttempts + 1)));
     m_ttlPlusLag = m_cfg.store.ttl + m_cfg.store.purgeLag;
@@ -191,6 +193,7 @@ class Engine final {
       id = static_cast<std::uint32_t>(m_ops.size());
       m_ops.emplace_back();
     }
+    m_ops[id].clientObject = static_cast<std::uint32_t>(m_arrivals++ % m_budgets.size());
     ++m_result.operations;
     ++row().offered;
     send(id);
@@ -216,7 +219,7 @@ class Engine final {
     ++row().attempts;
     if (o.attempt == 1) {
       o.t0 = m_now;
-      m_budget.onFirstAttempt(m_now);
+      budgetOf(o).onFirstAttempt(m_now);
     } else {
       ++row().retries;
       m_offsets[o.attempt].push_back(toSeconds(m_now - o.t0));
@@ -270,7 +273,7 @@ class Engine final {
     o.client = ClientState::Finished;
     ++m_result.successes;
     ++row().successes;
-    m_budget.onSuccess(o.lastRetryCost);
+    budgetOf(o).onSuccess(o.lastRetryCost);
   }
 
   void failed(Op& o, std::uint32_t id, Outcome outcome, Usec retryAfter) {
@@ -279,9 +282,13 @@ class Engine final {
       ++m_result.failures.notRetryable;
       return;
     }
-    m_budget.onQualifiedFailure();
+    budgetOf(o).onQualifiedFailure();
     if (o.attempt >= m_p.maxAttempts) {
       ++m_result.failures.retriesExhausted;
+      return;
+    }
+    if (retryAfter >= 0 && givesUpOn(m_p, retryAfter)) {
+      ++m_result.failures.notRetryable;
       return;
     }
     const Usec backoff = backoffDelay(m_p, o.attempt, o.backoff, m_rng);
@@ -292,7 +299,7 @@ class Engine final {
       return;
     }
     double cost = 0;
-    if (!m_budget.tryAcquire(m_now, outcome == kTimeout, &cost)) {
+    if (!budgetOf(o).tryAcquire(m_now, outcome == kTimeout, &cost)) {
       ++m_result.failures.budget;
       return;
     }
@@ -442,7 +449,9 @@ class Engine final {
   const RunControl& m_control;
   Rng m_rng;
   ServerModel m_server;
-  RetryBudget m_budget;
+  std::vector<RetryBudget> m_budgets;  // one per client object
+  std::uint64_t m_arrivals = 0;        // operations created, for handing out client objects
+  RetryBudget& budgetOf(const Op& o) { return m_budgets[o.clientObject]; }
   Result m_result;
   QuaternaryHeap<Event, Earlier> m_queue;
   std::vector<Op> m_ops;

@@ -15,10 +15,25 @@ namespace idem::store::sql {
 
 // The common repeat, an unexpired done key with the same fingerprint, is answered by a plain
 // primary-key read: a replay costs what a SELECT costs. Binary results: the stored body comes as is.
+// `sync_durable`: whether this session's commits wait for a synchronous standby (kAwaitDurableSql).
 inline constexpr const char* kReplaySql =
     "SELECT k.generation, k.expires_at, k.resp_status, k.resp_headers, k.resp_body, now() AS db_now, "
-    "(k.state = 'done' AND k.expires_at > now() AND k.fingerprint = $4) AS replayable "
+    "(k.state = 'done' AND k.expires_at > now() AND k.fingerprint = $4) AS replayable, "
+    "(current_setting('synchronous_standby_names') <> '' "
+    "AND current_setting('synchronous_commit') IN ('on', 'remote_write', 'remote_apply')) AS sync_durable "
     "FROM idem.keys k WHERE k.tenant = $1 AND k.endpoint = $2 AND k.idem_key = $3";
+
+// Before a stored answer is acknowledged under synchronous durability: a row read on the primary
+// may have been committed locally by a commit whose wait for the standby was cut short (a
+// terminated backend, a fast stop) — PostgreSQL never acknowledged it and the standby may not
+// have it. A transactional WAL record makes this statement's own commit wait for the
+// synchronous standby; the standby confirms WAL in order, so once it has this commit it has the
+// row's too. No privilege needed; nothing is written but a logical-decoding message (prefix
+// "idem"). A no-op outside synchronous durability (no WAL, no wait).
+inline constexpr const char* kAwaitDurableSql =
+    "SELECT CASE WHEN current_setting('synchronous_standby_names') <> '' "
+    "AND current_setting('synchronous_commit') IN ('on', 'remote_write', 'remote_apply') "
+    "THEN pg_logical_emit_message(true, 'idem', 'durable') END AS lsn";
 
 // A key never seen (no live row, no archived generation): generation 1, leased to us. No row
 // back: the key has a live row or history; the read or idem.claim decides then. The archive check

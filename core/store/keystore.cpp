@@ -13,7 +13,7 @@ using pg::Type;
 
 // Each statement's columns, resolved and type-checked once per result (keysql.h's select lists).
 struct ReplayColumns {
-  int generation, expiresAt, status, headers, body, now, replayable;
+  int generation, expiresAt, status, headers, body, now, replayable, syncDurable;
   explicit ReplayColumns(const pg::Result& r)
       : generation(r.column("generation", Type::Int4)),
         expiresAt(r.column("expires_at", Type::Timestamptz)),
@@ -21,7 +21,8 @@ struct ReplayColumns {
         headers(r.column("resp_headers", Type::Jsonb)),
         body(r.column("resp_body", Type::Bytea)),
         now(r.column("db_now", Type::Timestamptz)),
-        replayable(r.column("replayable", Type::Bool)) {}
+        replayable(r.column("replayable", Type::Bool)),
+        syncDurable(r.column("sync_durable", Type::Bool)) {}
 };
 
 struct FreshClaimColumns {
@@ -79,6 +80,10 @@ std::vector<pg::Param> completeParams(const CompleteRequest& r) {
           pg::Param::bytes(r.response.body),
           r.resourceRef ? pg::Param(*r.resourceRef) : pg::Param::null()};
 }
+
+// A stored answer is acknowledged only once it is as durable as the store promises
+// (kAwaitDurableSql): every path that answers from a row it did not see committed goes through here.
+void awaitDurable(pg::Connection& c) { (void)c.exec(kAwaitDurableSql); }
 
 }  // namespace
 
@@ -146,6 +151,7 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
       const ReplayColumns col(replay);
       hadLiveRow = replay.rows() != 0;
       if (replay.rows() != 1 || !replay.binBoolAt(0, col.replayable)) return false;
+      if (replay.binBoolAt(0, col.syncDurable)) awaitDurable(c);
       out.decision = Decision::Replay;
       out.generation = replay.binInt32At(0, col.generation);
       out.expiresAt = replay.binTimestampMsAt(0, col.expiresAt);
@@ -201,6 +207,7 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
     out.retryAfterMs = r.isNull(0, col.retryAfterMs) ? 0 : r.binInt64At(0, col.retryAfterMs);
     out.now = r.binTimestampMsAt(0, col.now);
     if (out.decision == Decision::Replay) {  // the row completed between the statements
+      awaitDurable(c);
       StoredResponse s;
       s.status = r.binInt32At(0, col.status);
       s.headers = headersFromJson(r.binJsonbAt(0, col.headers));
@@ -219,7 +226,12 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
   auto lease = m_pool.acquire();
   auto& conn = lease.conn();
   CompleteResult out;
-  const auto recordLeaseLost = [&](const char* detail) {
+  // The late execution's work: rolled back with its completion, or done and unrecorded — then
+  // the resource it created is the one support has to find (explain names it).
+  const auto recordLeaseLost = [&](std::string_view fate) {
+    std::string detail(fate);
+    if (fate == kLeaseLostNotStored && q.resourceRef && !q.resourceRef->empty())
+      detail += std::string(kDetailResource) + *q.resourceRef;
     conn.exec(kLeaseLostSql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.response.status, q.latencyMs,
                               q.requestId, detail});
   };
@@ -228,6 +240,7 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
   const auto storedByUs = [&]() -> std::optional<CompleteResult> {
     auto ours = conn.exec(kCompletedBySql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.leaseToken});
     if (ours.rows() == 0) return std::nullopt;
+    awaitDurable(conn);  // the COMMIT that stored it was never acknowledged
     return completed(ours);
   };
   try {
@@ -236,7 +249,7 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
       result.emplace(conn.execPrepared("idem_complete", kCompleteSql, completeParams(q)));
       if (result->rows() == 0) {
         if (auto ours = storedByUs()) return *ours;
-        recordLeaseLost("completed after the lease was taken over; response not stored");
+        recordLeaseLost(kLeaseLostNotStored);
         return out;
       }
     } else {
@@ -257,7 +270,7 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
         tx.rollback();
         // Our own earlier attempt committed, its side statements with it: nothing to redo.
         if (auto ours = storedByUs()) return *ours;
-        recordLeaseLost("completed after the lease was taken over; rolled back");
+        recordLeaseLost(kLeaseLostRolledBack);
         return out;
       }
     }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/http/headers.h"
@@ -86,6 +87,13 @@ struct LeaseHold {
   std::string token;
   Millis lease{0};
 };
+
+/// What a lease_lost row's detail says became of the late execution's work (explain reads it:
+/// work that committed with the key was rolled back, so it left nothing behind). The store
+/// appends "; resource <id>" when the late execution named the resource it created.
+inline constexpr std::string_view kLeaseLostNotStored = "completed after the lease was taken over; response not stored";
+inline constexpr std::string_view kLeaseLostRolledBack = "completed after the lease was taken over; rolled back";
+inline constexpr std::string_view kDetailResource = "; resource ";
 
 class KeyStore {
  public:

@@ -7,12 +7,17 @@
 #   IDEMCTL=build-ep/app/idemctl/idemctl tests/bench/load.sh
 #
 # What is compared (same body, same JSON parsing and validation, same HTTP stack):
-#   replay     POST /v1/payments with an Idempotency-Key that already completed: one claim
-#              round trip to PostgreSQL that answers "replay" with the stored response.
-#   no-enforce POST /v1/echo: parses the JSON body and answers it; no store access.
-# The ratio replay/no-enforce is the throughput the enforcement keeps on its hottest path.
+#   noenforce    POST /v1/echo: parses the JSON body and answers it; no store access.
+#   replay-store POST /v1/payments with an Idempotency-Key that already completed, on a second
+#                endpoint started with --replay-cache off: every replay is one claim round trip
+#                to PostgreSQL that answers "replay" with the stored response (the "before").
+#   replay       the same on the endpoint as it runs by default: the replay cache answers from
+#                memory (at most --replay-cache after the store's last read, never past expiry).
+# Every replay is traced either way. The ratio replay/noenforce is the throughput the enforcement
+# keeps on its hottest path; "commits/s" is the store's load during each run (pg_stat_database
+# xact_commit delta: claim reads and the trace's batched COPYs).
 # It needs wrk (apt install wrk) and the PostgreSQL server binaries; it starts its own private
-# cluster (fsync on) and endpoint (access log off) and removes them afterwards.
+# cluster (fsync on) and endpoints (access log off) and removes them afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 IDEMCTL=${IDEMCTL:-build/app/idemctl/idemctl}
@@ -27,9 +32,9 @@ command -v wrk >/dev/null || { echo "load.sh: wrk is not installed (apt install 
 
 WORK=$(mktemp -d /tmp/idem-bench-XXXXXX)
 chmod 755 "$WORK"
-SERVER_PID=""
+PIDS=()
 cleanup() {
-  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null || true
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
   "$IDEMCTL" cluster stop --dir "$WORK/pg" >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
@@ -39,12 +44,22 @@ trap cleanup EXIT
 DB="$("$IDEMCTL" cluster conninfo --dir "$WORK/pg")"
 "$IDEMCTL" migrate --db "$DB" >/dev/null
 
-"$IDEMCTL" serve --db "$DB" --listen 127.0.0.1:0 --threads "$SERVER_THREADS" --pool "$POOL" --access-log off \
-  >"$WORK/serve.out" 2>"$WORK/serve.err" &
-SERVER_PID=$!
-for _ in $(seq 50); do grep -q "listening on" "$WORK/serve.out" && break; sleep 0.1; done
-URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/serve.out" | head -1)
-[ -n "$URL" ] || { echo "load.sh: the endpoint did not start:" >&2; cat "$WORK/serve.err" >&2; exit 1; }
+start_server() {  # name [flags...]: starts an endpoint, sets URL_<name>
+  local name=$1
+  shift
+  "$IDEMCTL" serve --db "$DB" --listen 127.0.0.1:0 --threads "$SERVER_THREADS" --pool "$POOL" --access-log off "$@" \
+    >"$WORK/$name.out" 2>"$WORK/$name.err" &
+  PIDS+=($!)
+  for _ in $(seq 50); do grep -q "listening on" "$WORK/$name.out" && break; sleep 0.1; done
+  local url
+  url=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/$name.out" | head -1)
+  [ -n "$url" ] || { echo "load.sh: the endpoint did not start:" >&2; cat "$WORK/$name.err" >&2; exit 1; }
+  eval "URL_$name=$url"
+}
+start_server cached
+start_server uncached --replay-cache off
+# shellcheck disable=SC2154  # set by eval in start_server
+URL=$URL_cached
 
 BODY='{"amount":1000,"currency":"usd","customer":"cus_bench"}'
 # The key's first request executes; every request of the run is then a replay.
@@ -59,20 +74,41 @@ wrk.headers["Idempotency-Key"] = "bench-replay-1"
 wrk.headers["Account-Id"] = "acct_bench"
 LUA
 
-run() {  # name path
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$WORK/post.lua" "$URL$2" >"$WORK/$1.txt"
-  local rps p50 p99 non2xx
+commits() {
+  psql "$DB" -Atc "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+}
+
+claims() {  # url: the store round trips its claims took (idem_claim_statements_total)
+  curl -s "$1/metrics" | awk '$1 == "idem_claim_statements_total" {print $2}'
+}
+
+run() {  # name url path
+  local before after trips
+  before=$(commits)
+  trips=$(claims "$2")
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$WORK/post.lua" "$2$3" >"$WORK/$1.txt"
+  sleep 11  # an idle backend reports its statistics to pg_stat_database within 10 s (PGSTAT_IDLE_INTERVAL)
+  after=$(commits)
+  trips=$(( $(claims "$2") - trips ))
+  local rps p50 p99 non2xx secs
   rps=$(awk '/^Requests\/sec:/ {print $2}' "$WORK/$1.txt")
   p50=$(awk '$1 == "50%" {print $2}' "$WORK/$1.txt")
   p99=$(awk '$1 == "99%" {print $2}' "$WORK/$1.txt")
   non2xx=$(awk '/Non-2xx/ {print $5}' "$WORK/$1.txt")
-  printf '%-11s %-18s %12s req/s   p50 %-9s p99 %-9s%s\n' "$1" "$2" "$rps" "$p50" "$p99" \
-    "${non2xx:+  ($non2xx non-2xx!)}"
-  eval "RPS_$1=$rps"
+  secs=$(awk '/requests in/ {v=$4; sub(/,$/, "", v); if (v ~ /ms$/) {sub(/ms$/, "", v); v/=1000} else sub(/s$/, "", v); print v}' "$WORK/$1.txt")
+  printf '%-13s %-14s %10s req/s  p50 %-9s p99 %-9s claim round trips/s %7.0f  store commits/s %7.0f%s\n' \
+    "$1" "$3" "$rps" "$p50" "$p99" "$(awk -v t="$trips" -v s="$secs" 'BEGIN { print t / s }')" \
+    "$(awk -v a="$after" -v b="$before" -v s="$secs" 'BEGIN { print (a - b) / s }')" "${non2xx:+  ($non2xx non-2xx!)}"
+  eval "RPS_${1//-/_}=$rps"
 }
 
-echo "wrk: $THREADS thread(s), $CONNECTIONS connections, $DURATION per run; endpoint $URL ($SERVER_THREADS threads, pool $POOL)"
-run noenforce /v1/echo
-run replay /v1/payments
+echo "wrk: $THREADS thread(s), $CONNECTIONS connections, $DURATION per run; endpoints $URL_cached (default) and" \
+  "$URL_uncached (--replay-cache off), $SERVER_THREADS threads, pool $POOL each"
+run noenforce "$URL" /v1/echo
+run replay-store "$URL_uncached" /v1/payments
+run replay "$URL" /v1/payments
 # shellcheck disable=SC2154  # set by eval in run()
-awk -v r="$RPS_replay" -v n="$RPS_noenforce" 'BEGIN { printf "ratio replay / no-enforce: %.2f\n", r / n }'
+awk -v r="$RPS_replay" -v s="$RPS_replay_store" -v n="$RPS_noenforce" \
+  'BEGIN { printf "ratio replay / no-enforce: %.2f (replay-store / no-enforce: %.2f)\n", r / n, s / n }'
+curl -s "$URL/metrics" |
+  grep -E '^idem_replay_cache_(hits|misses)_total' || true

@@ -29,9 +29,10 @@ inline const char* const kEndpointPolicy = R"json({
 
 struct LiveServer {
   explicit LiveServer(const std::string& prefix, const std::string& policyText = kEndpointPolicy,
-                      bool allowFaults = true)
+                      bool allowFaults = true, bool replayCache = true)
       : db(prefix) {
     endpoint::ServerOptions o;
+    if (!replayCache) o.replayCache.maxAge = std::chrono::milliseconds(0);
     o.conninfo = db.conninfo();
     o.policy = policy::parsePolicy(policyText, "endpoint-test-policy.json");
     o.allowFaultInjection = allowFaults;

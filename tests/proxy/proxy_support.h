@@ -1,5 +1,5 @@
 #pragma once
-// Shared by the proxy suites: the sample Flask service (tests/data/upstream/charge_app.py) as a
+// Shared by the proxy suites: the sample Flask service (resources/sample/charge_app.py) as a
 // real process that counts its own executions, and a real `idemctl proxy` in front of it over a
 // fresh migrated database.
 #include <unistd.h>
@@ -54,7 +54,7 @@ class UpstreamApp {
       std::istringstream words(line);
       std::string t, k;
       words >> t >> k;
-      // The proxy passes the key on as an sf-string ("k"), docs/design.md §2's strict form.
+      // The proxy passes the key on as the client sent it: bare (k) or as an sf-string ("k").
       n += (t == tenant && (k == key || k == "\"" + key + "\"")) ? 1 : 0;
     }
     return n;
@@ -64,7 +64,7 @@ class UpstreamApp {
   void start(int port) {
     // Debian's python3 has python3-flask (./run PACKAGES).
     m_process =
-        std::make_unique<ServeProcess>(ServeProcess::Program{{"/usr/bin/python3", dataPath("upstream/charge_app.py"),
+        std::make_unique<ServeProcess>(ServeProcess::Program{{"/usr/bin/python3", IDEM_SOURCE_DIR "/resources/sample/charge_app.py",
                                                               "--port", std::to_string(port), "--ledger", m_ledger}},
                                        m_ledger + ".log");
     m_port = m_process->port();

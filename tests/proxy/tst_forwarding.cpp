@@ -1,5 +1,5 @@
 // What crosses `idemctl proxy` and what does not: hop-by-hop headers stop at the proxy, the
-// forwarding headers and the key (as an sf-string) reach the service, requests outside the
+// forwarding headers and the key (as the client sent it) reach the service, requests outside the
 // policy pass untouched, the tenant is the gateway's and a client cannot pick another, /healthz
 // and /metrics live on the admin listener only, upstream connections are reused, and SIGTERM
 // finishes what is in flight.
@@ -92,11 +92,20 @@ class TestForwarding : public QObject {
     auto c = rig.client();
     const auto created = c->post("/v1/charges", charge("pass-1"), kCharge);
     QCOMPARE(created.status, 201);
-    // Lenient in, strict out: the service gets the key as an sf-string.
-    QCOMPARE(json::parse(created.body).value("idempotency_key", ""), std::string("\"pass-1\""));
+    // The service gets the key exactly as the client sent it: what it would see without the
+    // proxy, and what it passes on to its own payment provider.
+    QCOMPARE(json::parse(created.body).value("idempotency_key", ""), std::string("pass-1"));
+    const auto quoted = c->post("/v1/charges", charge("\"pass-3\""), kCharge);
+    QCOMPARE(quoted.status, 201);
+    QCOMPARE(json::parse(quoted.body).value("idempotency_key", ""), std::string("\"pass-3\""));
+    // Both spellings are one key to Idem (docs/design.md §2): the other spelling replays.
+    const auto respelled = c->post("/v1/charges", charge("pass-3"), kCharge);
+    QCOMPARE(respelled.header("Idempotent-Replayed"), std::string("true"));
+    QCOMPARE(respelled.body, quoted.body);
+    QCOMPARE(rig.upstream.executions("pass-3"), 1);
     const auto listed = c->get("/executions");
     QCOMPARE(listed.status, 200);
-    QCOMPARE(json::parse(listed.body)["total"].get<int>(), 1);
+    QCOMPARE(json::parse(listed.body)["total"].get<int>(), 2);
     QVERIFY(listed.header("Idempotent-Replayed").empty());
     // A keyed POST the policy does not cover is refused, not forwarded: its retry would charge again.
     const auto uncovered = c->post("/v1/uncovered", charge("pass-2"), kCharge);
@@ -139,6 +148,8 @@ class TestForwarding : public QObject {
     const auto health = admin.get("/healthz");
     QCOMPARE(health.status, 200);
     QCOMPARE(json::parse(health.body).value("status", ""), std::string("ok"));
+    // What an acknowledged key survives on this store (no standby here), as serve says it.
+    QCOMPARE(json::parse(health.body).at("durability").value("level", ""), std::string("local"));
     auto c = rig.client();
     QCOMPARE(c->post("/v1/charges", charge("adm-1"), kCharge).status, 201);
     const auto metrics = admin.get("/metrics");

@@ -214,7 +214,8 @@ class TestSimReference : public QObject {
     c.store.ttl = 100 * kUsecPerMs;
     const Result shortTtl = simulate(c);
     QVERIFY(expiryDuplicatesPossible(shortTtl));
-    if (c.policy.retryOn & kTimeout) {
+    // (aws-js-v3 waits 300 s, past this scenario's latency tail: it never times out here.)
+    if ((c.policy.retryOn & kTimeout) && shortTtl.timeouts > 0) {
       QVERIFY2(shortTtl.duplicates > 0, qPrintable(QString::number(shortTtl.duplicates)));
     } else {
       QCOMPARE(shortTtl.duplicates, std::int64_t{0});

@@ -8,6 +8,7 @@
 #include "core/explain/explain.h"
 #include "core/explain/format.h"
 #include "core/explain/loader.h"
+#include "tests/store/explain_incident.h"
 #include "tests/support/testdb.h"
 
 using namespace idem;
@@ -26,44 +27,16 @@ const std::string kScope = "acct_42 POST /v1/payments";
 // The seed's incident: a payment executed, replayed three times, expired, swept, and a late
 // retry of the same payload executed again 32 minutes after expiry.
 const std::string kExpectedNarrative =
-    "First executed at 2026-03-02T10:00:00Z (201, pay_123). "
-    "Replayed 3 times within the key's 24 h window (last at 2026-03-02T14:00:00Z). "
-    "The key expired at 2026-03-03T10:00:00Z and was archived by the sweeper at 2026-03-03T10:05:00Z. "
-    "A retry arrived at 2026-03-03T10:32:00Z, 32 min after expiry, and was executed again as a new request "
+    "First executed at 2 Mar 2026, 10:00 UTC (201, pay_123). "
+    "Replayed 3 times within the key's 24 h window (last at 2 Mar 2026, 14:00 UTC). "
+    "The key expired at 3 Mar 2026, 10:00 UTC and was archived by the sweeper at 3 Mar 2026, 10:05 UTC. "
+    "A retry arrived at 3 Mar 2026, 10:32 UTC, 32 min after expiry, and was executed again as a new request "
     "(generation 2, 201, pay_456) — 2 executions. "
     "Cause: the client's retry horizon outran the key's TTL. "
-    "Generation 2 expired at 2026-03-04T10:32:00Z and is stored until the sweeper archives it.";
+    "Generation 2 expired at 4 Mar 2026, 10:32 UTC and is stored until the sweeper archives it.";
 
 void craftIncident(pg::Connection& c) {
-  auto policy = c.exec(
-      "INSERT INTO idem.policies (sha256, document, source, effective_at) VALUES ('incident-policy', $1::jsonb,"
-      " 'policy.json', '2026-01-01T00:00:00Z') RETURNING version",
-      {R"({"tiers":[{"name":"payments","routes":["POST /v1/payments"],"ttl":"24h","lease":"30s",)"
-       R"("on_expired":"execute","archive_retention":"400d"}]})"});
-  const std::string version = policy.str(0, "version");
-  c.exec(
-      "INSERT INTO idem.key_archive (tenant, endpoint, idem_key, generation, tier, policy_version, fingerprint,"
-      "   state, resp_status, resource_ref, request_id, created_at, completed_at, expires_at, archived_at,"
-      "   archived_by, purge_after)"
-      " VALUES ('acct_42', 'POST /v1/payments', 'k_incident', 1, 'payments', $1::integer, '\\xaabb'::bytea, 'done',"
-      "   201, 'pay_123', 'req_1', '2026-03-02T10:00:00Z', '2026-03-02T10:00:00.120Z', '2026-03-03T10:00:00Z',"
-      "   '2026-03-03T10:05:00Z', 'sweeper', '2027-04-07T10:05:00Z')",
-      {version});
-  c.exec(
-      "INSERT INTO idem.keys (tenant, endpoint, idem_key, generation, tier, policy_version, fingerprint, state,"
-      "   resp_status, resource_ref, request_id, created_at, completed_at, expires_at)"
-      " VALUES ('acct_42', 'POST /v1/payments', 'k_incident', 2, 'payments', $1::integer, '\\xaabb'::bytea, 'done',"
-      "   201, 'pay_456', 'req_5', '2026-03-03T10:32:00Z', '2026-03-03T10:32:00.095Z', '2026-03-04T10:32:00Z')",
-      {version});
-  const char* event =
-      "INSERT INTO idem.events (at, tenant, endpoint, idem_key, generation, tier, outcome, status, latency_ms,"
-      "   request_id) VALUES ($1::timestamptz, 'acct_42', 'POST /v1/payments', 'k_incident', $2::integer, 'payments',"
-      "   $3, $4::integer, $5::double precision, $6)";
-  c.exec(event, {"2026-03-02T10:00:00.120Z", 1, "executed", 201, 120.0, "req_1"});
-  c.exec(event, {"2026-03-02T10:00:05Z", 1, "replayed", 201, pg::Param::null(), "req_2"});
-  c.exec(event, {"2026-03-02T10:00:35Z", 1, "replayed", 201, pg::Param::null(), "req_3"});
-  c.exec(event, {"2026-03-02T14:00:00Z", 1, "replayed", 201, pg::Param::null(), "req_4"});
-  c.exec(event, {"2026-03-03T10:32:00.095Z", 2, "executed_after_expiry", 201, 95.0, "req_5"});
+  test::craftIncident(c);
 
   // The same key under two tenants (another key, docs/design.md §2), for the ambiguity check.
   const char* shared =
@@ -151,7 +124,7 @@ class TestExplain : public QObject {
     // While generation 2 is still within its TTL the last sentence says until when.
     h.observedAt = at("2026-03-03T11:00:00Z");
     auto early = explain::explain(h);
-    QVERIFY2(early.narrative.ends_with("Generation 2 is honoured until 2026-03-04T10:32:00Z."), early.narrative.c_str());
+    QVERIFY2(early.narrative.ends_with("Generation 2 is honoured until 4 Mar 2026, 10:32 UTC."), early.narrative.c_str());
   }
 
   void singleExecutionAndExecutionsFromStateWhenTraceIsMissing() {
@@ -170,8 +143,8 @@ class TestExplain : public QObject {
     h.generations = {g};  // no events at all (a trace lost in a crash)
     auto x = explain::explain(h);
     QCOMPARE(x.executions, 1);  // a done generation ran, trace or not
-    QCOMPARE(x.narrative, std::string("First executed at 2026-06-01T11:00:00Z (201, ord_1). The operation ran once. "
-                                      "The key expired at 2026-06-01T11:30:00Z and is stored until the sweeper "
+    QCOMPARE(x.narrative, std::string("First executed at 1 Jun 2026, 11:00 UTC (201, ord_1). The operation ran once. "
+                                      "The key expired at 1 Jun 2026, 11:30 UTC and is stored until the sweeper "
                                       "archives it."));
     QVERIFY(x.cause.empty());
   }
@@ -273,12 +246,12 @@ class TestExplain : public QObject {
     QVERIFY2(md.starts_with("## Idempotency key `k_incident`"), md.c_str());
     QVERIFY2(md.find("**Executions: 2**") != std::string::npos, md.c_str());
     QVERIFY2(md.find("| Generation | State | Status | Resource |") != std::string::npos, md.c_str());
-    QVERIFY2(md.find("| 1 | done | 201 | `pay_123` | 2026-03-02T10:00:00Z | 2026-03-03T10:00:00Z | "
-                     "2026-03-03T10:05:00Z (sweeper) | 3 | v1 |") != std::string::npos,
+    QVERIFY2(md.find("| 1 | done | 201 | `pay_123` | 2 Mar 2026, 10:00:00 UTC | 3 Mar 2026, 10:00:00 UTC | "
+                     "3 Mar 2026, 10:05:00 UTC (sweeper) | 3 | v1 |") != std::string::npos,
              md.c_str());
     QVERIFY2(md.find("| 2 | done | 201 | `pay_456` |") != std::string::npos, md.c_str());
     QVERIFY2(md.find("### Timeline") != std::string::npos, md.c_str());
-    QVERIFY2(md.find("- **2026-03-03T10:32:00.095Z** — executed\\_after\\_expiry (generation 2, 201, 95 ms") !=
+    QVERIFY2(md.find("- **3 Mar 2026, 10:32:00 UTC** — executed\\_after\\_expiry (generation 2, 201, 95 ms") !=
                  std::string::npos,
              md.c_str());
 
@@ -301,7 +274,7 @@ class TestExplain : public QObject {
     QCOMPARE(x.generations[1].replays, 40);
     QCOMPARE(x.generations[0].replays, 3);
     QVERIFY2(x.narrative.find("Replayed 40 times") != std::string::npos, x.narrative.c_str());
-    QVERIFY2(x.narrative.find("last at 2026-03-03T10:33:00.090Z") != std::string::npos, x.narrative.c_str());
+    QVERIFY2(x.narrative.find("last at 3 Mar 2026, 10:33 UTC") != std::string::npos, x.narrative.c_str());
 
     const auto j = explain::toJson(x);
     QCOMPARE(j["generations"][1]["replays"].get<int>(), 40);
@@ -312,7 +285,7 @@ class TestExplain : public QObject {
     QVERIFY(j["events"][0]["last_at"].is_null());
 
     const std::string md = explain::toMarkdown(x);
-    QVERIFY2(md.find("40 identical decisions until 2026-03-03T10:33:00.090Z, folded into one trace row") !=
+    QVERIFY2(md.find("40 identical decisions until 3 Mar 2026, 10:33:00 UTC, folded into one trace row") !=
                  std::string::npos,
              md.c_str());
     QVERIFY2(md.find("slowest 4.5 ms, last request `req_storm_last`") != std::string::npos, md.c_str());

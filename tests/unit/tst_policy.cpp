@@ -273,6 +273,13 @@ class TestPolicy : public QObject {
     bad("replay twice", "/tiers/1/replay_headers", R"(["ETag", "etag"])", "tiers[1].replay_headers[1]", "listed twice");
     bad("replay bad name", "/tiers/1/replay_headers", R"(["Content Type"])", "tiers[1].replay_headers[0]",
         "not an HTTP header name");
+
+    // Durability.
+    bad("durability misspelt", "/tiers/1/durability", R"("sync")", "tiers[1].durability",
+        R"("sync" is not valid (use "synchronous")");
+    bad("durability number", "/tiers/1/durability", "1", "tiers[1].durability", "must be a string");
+    bad("on_weaker_store alone", "/tiers/1/on_weaker_store", R"("warn")", "tiers[1].on_weaker_store",
+        R"(is never used unless durability is "synchronous")");
   }
   void badValuesNameTheFileAndTheField() {
     QFETCH(QString, pointer);
@@ -290,6 +297,25 @@ class TestPolicy : public QObject {
     QCOMPARE(errorOf(changed(QStringLiteral("/tiers/1/on_conflict"), QStringLiteral(R"("wait")")), "demo.json"),
              QStringLiteral(R"(demo.json: tiers[1].on_conflict: "wait" is not valid (use "409" or )"
                             R"("wait:<duration>", e.g. "wait:2s"))"));
+  }
+
+  void durabilityIsPerTierAndRefusesByDefault() {
+    const Policy p = parsePolicy(R"({"docs_url": "/a", "tiers": [
+        {"name": "a", "routes": ["POST /a"], "ttl": "1h", "durability": "synchronous"},
+        {"name": "b", "routes": ["POST /b"], "ttl": "1h", "durability": "synchronous", "on_weaker_store": "warn"},
+        {"name": "c", "routes": ["POST /c"], "ttl": "1h", "durability": "any"},
+        {"name": "d", "routes": ["POST /d"], "ttl": "1h"}]})",
+                                 kSource);
+    QVERIFY(p.tiers.at(0).durability == DurabilityNeed::Synchronous);
+    QVERIFY(p.tiers.at(0).onWeakerStore == OnWeakerStore::Refuse);
+    QVERIFY(p.tiers.at(1).onWeakerStore == OnWeakerStore::Warn);
+    QVERIFY(p.tiers.at(2).durability == DurabilityNeed::Any);
+    QVERIFY(p.tiers.at(3).durability == DurabilityNeed::Any);
+    QCOMPARE(durabilityNeedName(p.tiers.at(0).durability), std::string_view("synchronous"));
+    QCOMPARE(onWeakerStoreName(p.tiers.at(1).onWeakerStore), std::string_view("warn"));
+    const QString error = errorOf(R"({"docs_url": "/a", "tiers": [{"name": "a", "routes": ["POST /a"], "ttl": "1h",
+        "durability": "synchronous", "on_weaker_store": "ignore"}]})");
+    QVERIFY2(error.contains(R"(tiers[0].on_weaker_store: "ignore" is not valid (use "refuse")"), qPrintable(error));
   }
 
   void defaultLeaseIsHalfOfAShortTtl() {

@@ -53,6 +53,7 @@ void DbSession::workerConnecting(bool reconnecting) {
 
 void DbSession::workerOpened(const ServerInfo& info, const ConnectFailure& warning) {
   m_info = info;
+  m_replication = {};  // read again by the next ping
   m_failure = warning;
   m_state = State::Connected;
   emit stateChanged(m_state);
@@ -64,6 +65,8 @@ void DbSession::workerFailed(const ConnectFailure& failure) {
   m_state = failure.isTransient() ? State::Reconnecting : State::Failed;
   emit stateChanged(m_state);
 }
+
+void DbSession::workerReplication(const ReplicationState& r) { m_replication = r; }
 
 void DbSession::workerRoundTrip(double ms) {
   m_roundTripMs = ms;

@@ -17,6 +17,7 @@
 #include "ui/common/dbworker.h"
 #include "ui/common/serverinfo.h"
 #include "ui/connection/connectfailure.h"
+#include "ui/connection/replication.h"
 
 namespace idem::ui {
 
@@ -40,6 +41,8 @@ class DbSession final : public QObject {
   [[nodiscard]] const ServerInfo& info() const { return m_info; }
   [[nodiscard]] const ConnectFailure& failure() const { return m_failure; }
   [[nodiscard]] double lastRoundTripMs() const { return m_roundTripMs; }
+  /// On a standby: how old its data is, whether it was promoted (ui/connection/replication.h).
+  [[nodiscard]] const ReplicationState& replication() const { return m_replication; }
   /// The database's clock (docs/design.md §3: now() is the only clock), estimated from the local one.
   [[nodiscard]] QDateTime serverNow() const { return QDateTime::currentDateTimeUtc().addMSecs(m_info.clockOffsetMs); }
 
@@ -56,6 +59,7 @@ class DbSession final : public QObject {
   void workerOpened(const ServerInfo& info, const ConnectFailure& warning);
   void workerFailed(const ConnectFailure& failure);
   void workerRoundTrip(double ms);
+  void workerReplication(const ReplicationState& r);
 
  signals:
   void stateChanged(idem::ui::DbSession::State state);
@@ -75,6 +79,7 @@ class DbSession final : public QObject {
   ServerInfo m_info;
   ConnectFailure m_failure;
   double m_roundTripMs = -1;
+  ReplicationState m_replication;
   std::atomic<quint64> m_nextTicket{0};
 };
 

@@ -1,5 +1,7 @@
 #include "ui/common/dbworker.h"
 
+#include "ui/connection/replication.h"
+
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QTimer>
@@ -209,7 +211,13 @@ void DbWorker::ping() {
   QElapsedTimer t;
   t.start();
   try {
-    m_conn->exec("SELECT 1");
+    // On a hot standby the ping also reads how old its data is, and notices a promotion.
+    auto r = m_conn->exec(kReplicationPingSql);
+    ReplicationState rep;
+    rep.known = true;
+    rep.standby = r.boolean(0, "standby");
+    rep.dataAgeS = r.real(0, "data_age_s");
+    QMetaObject::invokeMethod(m_session, [s = m_session, rep] { s->workerReplication(rep); }, Qt::QueuedConnection);
   } catch (const pg::Unavailable& e) {
     markLost(QString::fromUtf8(e.what()));
     return;

@@ -7,6 +7,7 @@
 #include <QVBoxLayout>
 
 #include "ui/common/dbsession.h"
+#include "ui/connection/replication.h"
 
 using namespace Qt::StringLiterals;
 
@@ -28,7 +29,8 @@ void StatusWidget::refresh() {
     case DbSession::State::Closed: setText(dot("#999") % tr("not connected")); return;
     case DbSession::State::Connecting: setText(dot("#e09b00") % tr("connecting…")); return;
     case DbSession::State::Reconnecting:
-      setText(dot("#e09b00") % tr("reconnecting… (%1)").arg(m_session->failure().what.toHtmlEscaped()));
+      setText(dot("#e09b00") % (i.standby ? tr("the standby is gone: reconnecting… (%1)") : tr("reconnecting… (%1)"))
+                                   .arg(m_session->failure().what.toHtmlEscaped()));
       return;
     case DbSession::State::Failed:
       setText(dot("#d0312d") % m_session->failure().what.toHtmlEscaped());
@@ -39,6 +41,7 @@ void StatusWidget::refresh() {
   parts << tr("connected %1 %2").arg(i.endpoint().toHtmlEscaped(), i.database.toHtmlEscaped());
   parts << tr("user %1").arg(i.user.toHtmlEscaped());
   parts << (i.standby ? tr("read-only (standby)") : i.readOnly ? tr("read-only") : tr("<b>read-write</b>"));
+  if (const QString rep = replicationText(i, m_session->replication()); !rep.isEmpty()) parts << rep;
   if (const double ms = m_session->lastRoundTripMs(); ms >= 0)
     parts << (ms < 0.1 ? tr("&lt; 0.1 ms") : tr("%1 ms").arg(ms, 0, 'f', ms < 10 ? 1 : 0));
   parts << tr("schema v%1").arg(i.schemaVersion);
@@ -50,6 +53,7 @@ void StatusWidget::refresh() {
   parts << (weak ? QString(u"<b style='color:#d0312d'>"_s % tls % u"</b>"_s) : tls);
   setText(dot("#2e9e44") % parts.join(u" · "_s));
   setToolTip(m_session->failure().kind == ConnectFailure::Kind::SchemaNewer ? m_session->failure().toPlainText()
+             : i.standby                                                   ? replicationToolTip()
                                                                            : QString());
 }
 

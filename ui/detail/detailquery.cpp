@@ -35,6 +35,8 @@ KeyDetail loadKeyDetail(pg::Connection& conn, const KeyRef& ref) {
   // Laying out a long Markdown timeline blocks the GUI thread for seconds (measured: ~8 s for
   // 1 000 events); the Trace tab lists every event.
   d.markdown = QString::fromStdString(explain::toMarkdown(d.explanation, kMaxExplainedEvents));
+  d.customerMarkdown = QString::fromStdString(
+      explain::toMarkdown(d.explanation, kMaxExplainedEvents, explain::Audience::Customer));
   // The summary and the report counted every event; the tabs list the first kMaxTraceEvents.
   auto& events = d.explanation.history.events;
   if (events.size() > static_cast<std::size_t>(kMaxTraceEvents)) {

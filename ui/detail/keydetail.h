@@ -26,6 +26,7 @@ struct KeyDetail {
   explain::Explanation explanation;
   bool eventsTruncated = false;  ///< history().events holds the first kMaxTraceEvents only
   QString markdown;              ///< core's Markdown report for a ticket
+  QString customerMarkdown;      ///< core's explanation for the customer: no key, lease or generation
   QString explainError;          ///< why there is no explanation, when there is none
 
   [[nodiscard]] const explain::KeyHistory& history() const { return explanation.history; }

@@ -45,8 +45,9 @@ KeyDetailWidget::KeyDetailWidget(DbSession* session, QWidget* parent)
 
 void KeyDetailWidget::setCurrentTab(Tab tab) { m_tabs->setCurrentIndex(tab); }
 
-void KeyDetailWidget::showKey(const KeyRef& ref) {
+void KeyDetailWidget::showKey(const KeyRef& ref, int generation) {
   m_ref = ref;
+  m_focusGeneration = generation;
   ++m_generation;
   if (!ref.isValid()) {
     apply(KeyDetail{});
@@ -79,7 +80,7 @@ void KeyDetailWidget::reload() {
 
 void KeyDetailWidget::apply(const KeyDetail& detail) {
   m_detail = detail;
-  m_response->setDetail(detail);
+  m_response->setDetail(detail, m_focusGeneration);
   m_generations->setDetail(detail);
   m_events->setDetail(detail);
   m_generationTable->resizeColumnsToContents();

@@ -28,8 +28,9 @@ class KeyDetailWidget final : public QWidget {
 
   explicit KeyDetailWidget(DbSession* session, QWidget* parent = nullptr);
 
-  /// Loads and shows ref; an invalid ref clears the tabs.
-  void showKey(const KeyRef& ref);
+  /// Loads and shows ref; an invalid ref clears the tabs. generation > 0: the Response tab
+  /// opens on that generation (the one a search by its resource id matched), else the live one.
+  void showKey(const KeyRef& ref, int generation = 0);
   void reload();
   void setCurrentTab(Tab tab);
   [[nodiscard]] const KeyRef& key() const { return m_ref; }
@@ -49,6 +50,7 @@ class KeyDetailWidget final : public QWidget {
 
   DbSession* m_session;
   KeyRef m_ref;
+  int m_focusGeneration = 0;
   KeyDetail m_detail;
   quint64 m_generation = 0;
   QLabel* m_header;

@@ -25,6 +25,7 @@ ResponseView::ResponseView(QWidget* parent)
   top->addWidget(m_generation);
   top->addWidget(m_status, 1);
   m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_generation->setSizeAdjustPolicy(QComboBox::AdjustToContents);  // "1 (archived)" whole
   m_headers->setHeaderLabels({tr("Header"), tr("Value")});
   m_headers->setRootIsDecorated(false);
   m_headers->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
@@ -55,7 +56,7 @@ QString ResponseView::formatBody(const QByteArray& body) {
   return QString::fromLatin1(body.toHex(' '));
 }
 
-void ResponseView::setDetail(const KeyDetail& detail) {
+void ResponseView::setDetail(const KeyDetail& detail, int generation) {
   m_detail = detail;
   const QSignalBlocker block(m_generation);
   m_generation->clear();
@@ -65,9 +66,20 @@ void ResponseView::setDetail(const KeyDetail& detail) {
     m_generation->addItem(g.live ? tr("%1 (live)").arg(g.number) : tr("%1 (archived)").arg(g.number));
     if (g.live || pick < 0) pick = static_cast<int>(i);
   }
+  // The generation asked for wins over the live one: a search by generation 1's resource id
+  // is about generation 1's response.
+  for (std::size_t i = 0; i < detail.generations().size(); ++i)
+    if (generation > 0 && detail.generations()[i].number == generation) pick = static_cast<int>(i);
   if (pick < 0) pick = m_generation->count() - 1;
   m_generation->setCurrentIndex(pick);
   showGeneration(pick);
+}
+
+int ResponseView::shownGeneration() const {
+  const int index = m_generation->currentIndex();
+  return (index >= 0 && index < static_cast<int>(m_detail.generations().size()))
+             ? m_detail.generations()[static_cast<std::size_t>(index)].number
+             : 0;
 }
 
 void ResponseView::showGeneration(int index) {

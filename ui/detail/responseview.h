@@ -18,7 +18,10 @@ class ResponseView final : public QWidget {
 
  public:
   explicit ResponseView(QWidget* parent = nullptr);
-  void setDetail(const KeyDetail& detail);
+  /// Shows generation `generation` of detail when it has one, else the live generation.
+  void setDetail(const KeyDetail& detail, int generation = 0);
+  /// The generation number shown, 0 when none.
+  [[nodiscard]] int shownGeneration() const;
   [[nodiscard]] QString bodyText() const;
 
   /// Pretty-prints JSON; other bodies as UTF-8 text, or a hex dump when not text.

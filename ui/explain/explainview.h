@@ -4,8 +4,10 @@
 #include <QSet>
 #include <QWidget>
 
+#include "core/explain/explain.h"
 #include "ui/explain/reportwriter.h"
 
+class QComboBox;
 class QTextBrowser;
 
 namespace idem::ui {
@@ -19,24 +21,39 @@ class ExplainView final : public QWidget {
 
  public:
   using Format = ExplanationReport::Format;
+  using Audience = explain::Audience;
+  /// The timeline's width in a report, in pixels of the recording (scaled to the page).
+  static constexpr int kPrintTimelineWidth = 1000;
 
   explicit ExplainView(EventModel* model, QWidget* parent = nullptr);
   [[nodiscard]] QString narrativeText() const;
-  [[nodiscard]] QString markdown() const;
+  [[nodiscard]] QString markdown(Audience audience = Audience::Internal) const;
+  /// Whom the tab shows the explanation to: support (internal) or the customer.
+  [[nodiscard]] Audience audience() const;
+  void setAudience(Audience audience);
   [[nodiscard]] TimelineWidget* timeline() const { return m_timeline; }
-  /// The report as shown now: the Markdown and a picture of the timeline (GUI thread).
-  [[nodiscard]] ExplanationReport report() const;
+  /// The report for audience: the Markdown, the document and, for support, a picture of the
+  /// timeline (GUI thread). The customer's has no timeline: it shows keys and generations.
+  [[nodiscard]] ExplanationReport report(Audience audience = Audience::Internal) const;
   /// Writes the report and waits for it; false with *error set when the file cannot be written.
-  bool exportTo(const QString& path, Format format, QString* error = nullptr) const;
+  bool exportTo(const QString& path, Format format, QString* error = nullptr,
+                Audience audience = Audience::Internal) const;
   /// Writes the report on a pool thread, then emits exported or exportFailed; the window stays
   /// live meanwhile.
-  void exportInBackground(const QString& path, Format format);
+  void exportInBackground(const QString& path, Format format, Audience audience = Audience::Internal);
   /// Asks for a file name, then exports in the background.
   void exportWithDialog(Format format);
+  /// Exports the PDF into folder (made when missing) under name, or name-2… when taken, in the
+  /// background, without a dialog; returns the path written to ("" when there is nothing to
+  /// export or the folder cannot be made: exportFailed says why).
+  QString exportToFolder(const QString& folder, const QString& name, Audience audience = Audience::Internal);
 
  signals:
   void exported(const QString& path);
   void exportFailed(const QString& path, const QString& error);
+  /// The "Export PDF to case folder" button, for the version shown: whoever knows the case
+  /// folder exports.
+  void caseExportRequested(idem::explain::Audience audience);
 
  private:
   void rebuild();
@@ -44,6 +61,7 @@ class ExplainView final : public QWidget {
   EventModel* m_model;
   TimelineWidget* m_timeline;
   QTextBrowser* m_text;
+  QComboBox* m_audience;
   QSet<QString> m_dialogExports;  // paths being written for the dialog
 };
 

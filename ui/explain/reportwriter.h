@@ -1,9 +1,10 @@
 #pragma once
-// An explanation written to a file, as a value: made on the GUI thread (the Markdown and a
-// picture of the timeline), laid out and written anywhere. Laying out a PDF takes long enough to
-// stall the window, so the console writes reports on a pool thread (docs/design.md §7); QPainter
-// on a QPrinter and QTextDocument off the GUI thread are supported by Qt.
-#include <QImage>
+// An explanation written to a file, as a value: made on the GUI thread (the Markdown, the HTML
+// document and a vector recording of the timeline), laid out and written anywhere. Laying out a
+// PDF takes long enough to stall the window, so the console writes reports on a pool thread
+// (docs/design.md §7); painting on a QPdfWriter, QSvgRenderer and
+// QTextDocument off the GUI thread are supported by Qt.
+#include <QByteArray>
 #include <QString>
 
 namespace idem::ui {
@@ -11,8 +12,10 @@ namespace idem::ui {
 struct ExplanationReport {
   enum class Format { Markdown, Html, Pdf };
   QString markdown;
-  QString title;   ///< the PDF's document name
-  QImage timeline; ///< shown under the text in HTML and PDF; may be null
+  QString html;      ///< reportHtml(): the document, with kTimelinePlaceholder where the timeline goes
+  QString title;     ///< the PDF's document name
+  /// The timeline as SVG (vectors: inline in HTML, drawn as paths and text in PDF); may be empty.
+  QByteArray timelineSvg;
 };
 
 /// Writes the report to path; false with *error set when it cannot. Any thread.

@@ -13,8 +13,11 @@
 #include <QTreeView>
 #include <QVBoxLayout>
 #include <set>
+#include <utility>
 
+#include "ui/cases/casefolder.h"
 #include "ui/common/dbsession.h"
+#include "ui/explain/explainview.h"
 #include "ui/detail/keydetailwidget.h"
 #include "ui/keys/csvexportrunner.h"
 #include "ui/keys/filterpanel.h"
@@ -132,6 +135,21 @@ KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* pare
     reload();
   });
   connect(m_detailSession, &DbSession::opened, m_detail, &KeyDetailWidget::reload);
+  connect(m_detail->explainView(), &ExplainView::caseExportRequested, this, &KeysWorkspace::exportToCaseFolder);
+  connect(m_detail->explainView(), &ExplainView::exported, this, [this](const QString& path) {
+    emit message(tr("Exported %1").arg(path));
+    emit caseExported(m_detail->key(), path);
+  });
+  connect(m_detail->explainView(), &ExplainView::exportFailed, this, [this](const QString&, const QString& error) {
+    emit message(tr("Export failed: %1").arg(error));
+  });
+  // A search that lands on a key which ran more than once is a duplicate charge: the agent
+  // needs the explanation (and its export) first, not the raw response.
+  connect(m_detail, &KeyDetailWidget::detailLoaded, this, [this] {
+    if (!std::exchange(m_landing, false)) return;
+    if (m_detail->detail().executions() > 1) m_detail->setCurrentTab(KeyDetailWidget::ExplainTab);
+  });
+  connect(m_detail, &KeyDetailWidget::loadFailed, this, [this] { m_landing = false; });
   updateInfo();
 }
 
@@ -166,6 +184,8 @@ void KeysWorkspace::openRow(int row) {
   if (!r) return;
   const KeyRef ref{r->tenant, r->endpoint, r->key};
   if (ref == m_detail->key()) return;
+  m_landing = false;  // the agent picked another key: it keeps the tab it is on
+  m_foundByResource.clear();
   m_detail->showKey(ref);
 }
 
@@ -236,6 +256,7 @@ void KeysWorkspace::showHits(const QString& text, const std::vector<KeyHit>& hit
   for (const auto& h : hits) keys.insert({h.tenant, h.endpoint, h.key});
   if (keys.size() == 1) {
     landOn(hits.front());
+    emit landed(hits.front(), text);
     emit message(tr("Found %1 (%2)").arg(hits.front().key, hits.front().matchedBy));
     return;
   }
@@ -245,7 +266,10 @@ void KeysWorkspace::showHits(const QString& text, const std::vector<KeyHit>& hit
     QString label = h.key % u"   "_s % h.tenant % u" "_s % h.endpoint % u"   gen "_s % QString::number(h.generation);
     if (h.archived) label += u" (archived)"_s;
     if (!h.resourceRef.isEmpty()) label += u"   "_s % h.resourceRef;
-    menu->addAction(label, this, [this, h] { landOn(h); });
+    menu->addAction(label, this, [this, h, text] {
+      landOn(h);
+      emit landed(h, text);
+    });
   }
   menu->popup(m_table->mapToGlobal(QPoint(0, 0)));
   emit message(tr("%n matches for “%1”: choose one", nullptr, static_cast<int>(hits.size())).arg(text));
@@ -261,7 +285,24 @@ void KeysWorkspace::landOn(const KeyHit& hit) {
   f.key = hit.key;
   m_pendingSelect = {hit.tenant, hit.endpoint, hit.key};
   setFilter(f);
-  m_detail->showKey(m_pendingSelect);
+  m_landing = true;
+  m_foundByResource = hit.matchedBy == u"key"_s ? QString() : hit.resourceRef;
+  // A key found by a resource id opens on that id's generation; a key found by itself, on the live one.
+  m_detail->showKey(m_pendingSelect, hit.matchedBy == u"key"_s ? 0 : hit.generation);
+}
+
+QString KeysWorkspace::exportToCaseFolder(explain::Audience audience) {
+  const KeyRef ref = m_detail->key();
+  if (!ref.isValid() || m_detail->detail().ref != ref) {
+    emit message(tr("Open a key first: Ctrl+K, paste the customer's id, Enter."));
+    return {};
+  }
+  const bool forCustomer = audience == explain::Audience::Customer;
+  const QString path = m_detail->explainView()->exportToFolder(
+      m_caseFolder.isEmpty() ? defaultCaseFolder() : m_caseFolder,
+      caseFileName(ref.key, m_foundByResource, forCustomer ? u"customer"_s : QString(), u"pdf"_s), audience);
+  if (!path.isEmpty()) emit message(tr("Exporting to %1…").arg(path));
+  return path;
 }
 
 void KeysWorkspace::exportCsv() {

@@ -41,6 +41,12 @@ class KeysWorkspace final : public QWidget {
   /// Reloads counts, the table and the open key.
   void reload();
   void copySelectedKeys();
+  /// The folder exportToCaseFolder writes into.
+  void setCaseFolder(const QString& folder) { m_caseFolder = folder; }
+  /// Writes the open key's explanation for audience as a PDF into the case folder, named after
+  /// the key and the resource id it was found by (the customer's version ends "-customer"); no
+  /// dialog. Returns the path ("" when nothing to export).
+  QString exportToCaseFolder(explain::Audience audience);
   void exportCsv();
 
   [[nodiscard]] KeyListModel* keyModel() const { return m_keys; }
@@ -53,6 +59,10 @@ class KeysWorkspace final : public QWidget {
  signals:
   /// A line for the status bar ("No key or resource matches …").
   void message(const QString& text);
+  /// A search landed on hit's key (the case book keeps it as a recent lookup).
+  void landed(const idem::ui::KeyHit& hit, const QString& searched);
+  /// A case export was written (or not).
+  void caseExported(const idem::ui::KeyRef& key, const QString& path);
 
  private:
   void openRow(int row);
@@ -74,6 +84,9 @@ class KeysWorkspace final : public QWidget {
   QSplitter* m_hsplit;
   QSplitter* m_vsplit;
   KeyRef m_pendingSelect;  // after landOn: select this row when its page arrives
+  QString m_caseFolder;
+  QString m_foundByResource;  // the resource id the open key was found by, for the file name
+  bool m_landing = false;  // after landOn: the next detail decides the tab (Explain for a duplicate)
   quint64 m_searchGeneration = 0;
 };
 

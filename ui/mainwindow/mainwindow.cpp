@@ -3,6 +3,7 @@
 #include <QAction>
 #include <QActionGroup>
 #include <QCloseEvent>
+#include <QFileDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -11,9 +12,16 @@
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QToolBar>
+#include <QGuiApplication>
+#include <QScreen>
+#include <QStyle>
+#include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "ui/cases/casebook.h"
+#include "ui/cases/casefolder.h"
+#include "ui/cases/casesview.h"
 #include "ui/common/dbsession.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/connection/statuswidget.h"
@@ -40,7 +48,7 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
       m_detail(new DbSession(u"db-detail"_s, this)), m_tiers(new DbSession(u"db-tiers"_s, this)),
       m_connection(new ConnectionController({m_browse, m_detail, m_tiers}, settings, this)),
       m_banner(new ConnectionBanner(m_browse, this)), m_stack(new QStackedWidget(this)),
-      m_keys(new KeysWorkspace(m_browse, m_detail, this)) {
+      m_keys(new KeysWorkspace(m_browse, m_detail, this)), m_caseBook(new CaseBook(this)), m_cases(nullptr) {
   setWindowTitle(tr("Idem console"));
   // One session reports the connection; the others ping rarely, just to notice a loss.
   m_detail->setPingInterval(30000);
@@ -61,6 +69,8 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
     m_search->setText(prefix);
     m_keys->search(prefix);
   });
+
+  buildCases();
 
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
@@ -83,7 +93,28 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   restoreLayout();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() { m_cases->saveNotes(); }
+
+void MainWindow::buildCases() {
+  // The case book is the agent's own file; the console works without it (it says why).
+  if (!m_caseBook->open(CaseBook::pathFrom(m_settings)))
+    QTimer::singleShot(0, this, [this] {
+      statusBar()->showMessage(tr("The case book is not available (%1): lookups and exports are not kept.")
+                                   .arg(m_caseBook->error()));
+    });
+  m_cases = new CasesView(m_caseBook, this);
+  m_stack->addWidget(m_cases);
+  connect(m_keys, &KeysWorkspace::landed, this, [this](const KeyHit& hit, const QString& searched) {
+    m_caseBook->recordLookup(searched, hit.tenant, hit.endpoint, hit.key, hit.generation, hit.resourceRef);
+  });
+  connect(m_keys, &KeysWorkspace::caseExported, this,
+          [this](const KeyRef& key, const QString& path) { m_caseBook->recordExport(key.key, path); });
+  connect(m_cases, &CasesView::searchRequested, this, [this](const QString& text) {
+    setWorkspace(KeysPage);
+    m_search->setText(text);
+    m_keys->search(text);
+  });
+}
 
 void MainWindow::buildTopBar() {
   auto* bar = addToolBar(tr("Connection and search"));
@@ -98,6 +129,13 @@ void MainWindow::buildTopBar() {
   profileMenu->addAction(tr("&Edit connections…"), this, [this] { m_connection->editProfiles(this); });
   profileMenu->addAction(tr("&Forget this connection's password (system keyring)"), m_connection,
                          &ConnectionController::forgetPassword);
+  profileMenu->addAction(tr("&Case folder…"), this, [this] {
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Case folder (exports for customers)"),
+                                                             caseFolder(m_settings));
+    if (folder.isEmpty()) return;
+    m_settings.setValue(QLatin1String(kCaseFolderSetting), folder);
+    statusBar()->showMessage(tr("Exports for customers go to %1").arg(folder), 8000);
+  });
   m_profileButton->setMenu(profileMenu);
   m_profileButton->setPopupMode(QToolButton::MenuButtonPopup);
   bar->addWidget(m_profileButton);
@@ -119,6 +157,19 @@ void MainWindow::buildTopBar() {
     m_search->selectAll();
   });
   addAction(focusSearch);
+  // The support case's last action: the open key's explanation for the customer (no keys,
+  // leases or generations) as PDF into the case folder, no dialog. Ctrl+P
+  // (print), not Ctrl+E: on X11 the search box takes Ctrl+E as "end of line" before any shortcut.
+  auto* exportCase = new QAction(tr("Export for customer"), this);
+  exportCase->setObjectName(u"exportForCustomer"_s);
+  exportCase->setShortcut(QKeySequence(u"Ctrl+P"_s));
+  exportCase->setShortcutContext(Qt::ApplicationShortcut);
+  connect(exportCase, &QAction::triggered, this, [this] {
+    m_keys->setCaseFolder(caseFolder(m_settings));
+    m_keys->exportToCaseFolder(explain::Audience::Customer);
+  });
+  addAction(exportCase);
+  bar->addAction(exportCase);
   connect(m_search, &QLineEdit::returnPressed, this, [this] {
     setWorkspace(KeysPage);
     m_keys->search(m_search->text());
@@ -132,8 +183,8 @@ void MainWindow::buildRail() {
   rail->setToolButtonStyle(Qt::ToolButtonTextOnly);
   addToolBar(Qt::LeftToolBarArea, rail);
   m_rail = new QActionGroup(this);
-  const QString names[] = {tr("Keys"), tr("Tiers"), tr("Sim")};
-  for (int i = 0; i < 3; ++i) {
+  const QString names[] = {tr("Keys"), tr("Tiers"), tr("Sim"), tr("Cases")};
+  for (int i = 0; i < 4; ++i) {
     auto* a = rail->addAction(names[i]);
     a->setCheckable(true);
     a->setShortcut(QKeySequence(Qt::ALT | static_cast<Qt::Key>(Qt::Key_1 + i)));
@@ -154,11 +205,19 @@ void MainWindow::profileChanged(const ConnectionProfile& profile) {
 }
 
 void MainWindow::restoreLayout() {
-  restoreGeometry(m_settings.value(u"window/geometry"_s).toByteArray());
+  // First run: most of the screen's available area, centred (the widgets' size hints alone
+  // gave ~1080×670 on a 1600×1000 screen, too small for the tables' headers).
+  if (!restoreGeometry(m_settings.value(u"window/geometry"_s).toByteArray())) {
+    if (const QScreen* screen = QGuiApplication::primaryScreen()) {
+      const QRect area = screen->availableGeometry();
+      const QSize size(area.width() * 85 / 100, area.height() * 85 / 100);
+      setGeometry(QStyle::alignedRect(Qt::LeftToRight, Qt::AlignCenter, size, area));
+    }
+  }
   restoreState(m_settings.value(u"window/state"_s).toByteArray());
   for (auto* s : findChildren<QSplitter*>())
     if (!s->objectName().isEmpty()) s->restoreState(m_settings.value(u"splitters/"_s % s->objectName()).toByteArray());
-  setWorkspace(static_cast<Workspace>(std::clamp(m_settings.value(u"window/workspace"_s, 0).toInt(), 0, 2)));
+  setWorkspace(static_cast<Workspace>(std::clamp(m_settings.value(u"window/workspace"_s, 0).toInt(), 0, 3)));
 }
 
 void MainWindow::saveLayout() {

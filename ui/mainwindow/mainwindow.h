@@ -12,6 +12,8 @@ class QToolButton;
 
 namespace idem::ui {
 
+class CaseBook;
+class CasesView;
 class ConnectionBanner;
 class ConnectionController;
 class DbSession;
@@ -23,7 +25,7 @@ class MainWindow final : public QMainWindow {
   Q_DISABLE_COPY_MOVE(MainWindow)
 
  public:
-  enum Workspace { KeysPage, TiersPage, SimulatorPage };
+  enum Workspace { KeysPage, TiersPage, SimulatorPage, CasesPage };
 
   explicit MainWindow(QSettings& settings, QWidget* parent = nullptr);
   ~MainWindow() override;
@@ -35,6 +37,8 @@ class MainWindow final : public QMainWindow {
   [[nodiscard]] DbSession* tiersSession() const { return m_tiers; }
   [[nodiscard]] ConnectionBanner* banner() const { return m_banner; }
   [[nodiscard]] QLineEdit* searchBox() const { return m_search; }
+  [[nodiscard]] CaseBook* caseBook() const { return m_caseBook; }
+  [[nodiscard]] CasesView* cases() const { return m_cases; }
   void setWorkspace(Workspace workspace);
 
  protected:
@@ -43,6 +47,7 @@ class MainWindow final : public QMainWindow {
  private:
   void buildTopBar();
   void buildRail();
+  void buildCases();
   void profileChanged(const ConnectionProfile& profile);
   void restoreLayout();
   void saveLayout();
@@ -55,6 +60,8 @@ class MainWindow final : public QMainWindow {
   ConnectionBanner* m_banner;
   QStackedWidget* m_stack;
   KeysWorkspace* m_keys;
+  CaseBook* m_caseBook;
+  CasesView* m_cases;
   QToolButton* m_profileButton = nullptr;
   QLineEdit* m_search = nullptr;
   QActionGroup* m_rail = nullptr;

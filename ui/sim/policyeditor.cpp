@@ -79,7 +79,8 @@ PolicyEditor::PolicyEditor(QWidget* parent)
       tr("Brooker, \"Exponential Backoff And Jitter\": full = random(0, b); equal = b/2 + "
          "random(0, b/2); decorrelated = min(cap, random(base, 3 × previous))"));
   m_retryAfter->addItems({tr("ignore"), tr("max(backoff, Retry-After)"), tr("sleep Retry-After")});
-  m_overCap->addItems({tr("clamp to cap"), tr("ignore the header")});
+  // In core::OverCap's order: the index is the value.
+  m_overCap->addItems({tr("clamp to cap"), tr("ignore the header"), tr("give up the call")});
   m_budget->addItems({tr("none"), tr("token bucket (gRPC)"), tr("token bucket (AWS)"), tr("ratio (SRE)")});
   // Long preset titles must not widen the editor past its scroll area.
   for (QComboBox* c : {m_preset, m_backoff, m_jitter, m_retryAfter, m_overCap, m_budget}) {

@@ -69,8 +69,10 @@ void drawMarker(QPainter& p, const QPointF& c, const OutcomeStyle& s, double r) 
   }
 }
 
-// A tick step near span/8 from a list of human steps, with a label format for it.
-std::pair<double, QString> tickStep(double spanMs) {
+// The smallest human step that leaves each tick label room (its width and a gap) within
+// plotWidth, and at most 8 ticks: labels never print over each other, a narrow timeline gets
+// fewer ticks.
+std::pair<double, QString> tickStep(double spanMs, double plotWidth, const QFontMetricsF& fm) {
   struct Step {
     double ms;
     const char16_t* format;
@@ -81,8 +83,11 @@ std::pair<double, QString> tickStep(double spanMs) {
       {1800e3, u"HH:mm"},     {3600e3, u"HH:mm"},     {3 * 3600e3, u"MM-dd HH:mm"},
       {6 * 3600e3, u"MM-dd HH:mm"}, {12 * 3600e3, u"MM-dd HH:mm"}, {86400e3, u"yyyy-MM-dd"},
       {7 * 86400e3, u"yyyy-MM-dd"}, {30 * 86400e3, u"yyyy-MM-dd"}};
-  for (const auto& s : steps)
-    if (spanMs / s.ms <= 8) return {s.ms, QString::fromUtf16(s.format)};
+  for (const auto& s : steps) {
+    const QString format = QString::fromUtf16(s.format);
+    const double labelWidth = fm.horizontalAdvance(QDateTime(QDate(2026, 12, 28), QTime(23, 58, 58)).toString(format)) + 16;
+    if (spanMs / s.ms <= 8 && plotWidth / (spanMs / s.ms) >= labelWidth) return {s.ms, format};
+  }
   return {365 * 86400e3, u"yyyy-MM-dd"_s};
 }
 
@@ -233,18 +238,21 @@ void TimelineWidget::paintAxis(QPainter& p, const QRectF& plot) {
     p.drawText(QRectF(4, laneY(lane) - kLaneH / 2, kLeft - 10, kLaneH), Qt::AlignRight | Qt::AlignVCenter,
                tr(laneName(lane)));
   p.drawText(QRectF(4, plot.top(), kLeft - 10, kGenBandH), Qt::AlignRight | Qt::AlignVCenter, tr("generations"));
-  const auto [step, format] = tickStep(m_endMs - m_startMs);
+  QFontMetricsF fm(font());
+  const auto [step, format] = tickStep(m_endMs - m_startMs, plot.width(), fm);
   // Ticks fall on local-time multiples of the step (days start at local midnight).
   const qint64 offsetMs = static_cast<qint64>(QDateTime::currentDateTime().offsetFromUtc()) * 1000;
   double t = std::ceil((m_startMs + static_cast<double>(offsetMs)) / step) * step - static_cast<double>(offsetMs);
-  QFontMetricsF fm(font());
+  m_tickLabels.clear();
   for (; t <= m_endMs; t += step) {
     const double x = xOf(t);
     p.setPen(QPen(grid, 1, Qt::DotLine));
     p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
     const QString label = QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(t)).toString(format);
     p.setPen(palette().color(QPalette::Text));
-    p.drawText(QPointF(x - fm.horizontalAdvance(label) / 2, kTop - 8), label);
+    const QPointF at(x - fm.horizontalAdvance(label) / 2, kTop - 8);
+    m_tickLabels.push_back(QRectF(at.x(), at.y() - fm.ascent(), fm.horizontalAdvance(label), fm.height()));
+    p.drawText(at, label);
   }
   p.setPen(QPen(grid, 1));
   p.drawRect(plot);
@@ -364,6 +372,10 @@ void TimelineWidget::paintLegend(QPainter& p) {
     p.setPen(palette().color(QPalette::Text));
     p.drawText(QPointF(x + 16, y + fm.ascent() / 2 - 1), s.label);
     x += 30 + fm.horizontalAdvance(s.label);
+  }
+  if (x + 30 + fm.horizontalAdvance(tr("validity window")) > width()) {  // the last item wraps too
+    x = kLeft;
+    y += fm.height() + 4;
   }
   p.fillRect(QRectF(x, y - 6, 18, 12), QColor(0x1f, 0x6f, 0xd1, 40));
   p.setPen(palette().color(QPalette::Text));

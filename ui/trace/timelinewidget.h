@@ -32,6 +32,8 @@ class TimelineWidget final : public QWidget {
   [[nodiscard]] QPointF markerPosition(int row) const;
   /// The event row whose marker is within a few pixels of pos, or -1.
   [[nodiscard]] int eventAt(const QPointF& pos) const;
+  /// Where the axis' tick labels were drawn at the last paint (widget coordinates).
+  [[nodiscard]] const std::vector<QRectF>& tickLabelRects() const { return m_tickLabels; }
   [[nodiscard]] double viewStartMs() const { return m_startMs; }
   [[nodiscard]] double viewEndMs() const { return m_endMs; }
 
@@ -67,7 +69,8 @@ class TimelineWidget final : public QWidget {
   EventModel* m_model;
   double m_startMs = 0;
   double m_endMs = 1;
-  std::vector<QPointF> m_markers;  // one per event row, recomputed on every view change
+  std::vector<QPointF> m_markers;
+  std::vector<QRectF> m_tickLabels;  // one per event row, recomputed on every view change
   int m_selected = -1;
   bool m_dragging = false;
   double m_dragX = 0;

@@ -1,0 +1,58 @@
+// idemctl status: what the store promises about an acknowledged key — its replication setup
+// read read-only (store::probeDurability) and said in words — and, with --policy, whether each
+// tier's `durability` setting is met. Exit 1 when a tier's setting is not met.
+#include <iostream>
+
+#include "app/idemctl/command.h"
+#include "core/endpoint/durabilityreport.h"
+#include "core/policy/policy.h"
+#include "core/store/durability.h"
+
+namespace {
+
+constexpr const char* kUsage = "[--db CONNINFO] [--policy FILE] [--format text|json]";
+
+int runStatus(const idemctl::Args& args) {
+  const std::string format = args.get("format", "text");
+  if (format != "text" && format != "json")
+    return idemctl::usageError("status", kUsage, "--format: \"" + format + "\" is not text or json");
+  std::optional<idem::policy::Policy> policy;
+  try {
+    if (args.has("policy")) policy = idem::policy::loadPolicyFile(args.get("policy"));
+  } catch (const std::exception& e) {
+    return idemctl::usageError("status", kUsage, e.what());
+  }
+  idem::store::Durability d;
+  try {
+    idem::pg::Connection conn(idemctl::conninfo(args));
+    d = idem::store::probeDurability(conn);
+  } catch (const idem::pg::Unavailable& e) {
+    std::cerr << "idemctl status: " << e.what() << "\nCheck --db or the PG* variables.\n";
+    return idemctl::kUnavailable;
+  }
+  // One sentence per tier whose durability setting this store does not meet.
+  const std::vector<std::string> shortfalls =
+      policy ? idem::endpoint::durabilityWarnings(d, *policy) : std::vector<std::string>{};
+  if (format == "json") {
+    auto out = idem::endpoint::durabilityStoreJson(d);
+    out["warnings"] = shortfalls;
+    std::cout << out.dump() << '\n';
+  } else {
+    std::cout << "durability: " << idem::store::levelName(d.level) << "\n  " << d.meaning() << "\n"
+              << "synchronous_commit: " << d.synchronousCommit << "\nsynchronous_standby_names: "
+              << (d.synchronousStandbyNames.empty() ? "(none)" : d.synchronousStandbyNames) << "\nstandbys: "
+              << d.standbys;
+    if (d.syncStandbys >= 0) std::cout << " (" << d.syncStandbys << " synchronous)";
+    else if (d.standbys > 0) std::cout << " (which are synchronous: this role cannot see; grant pg_read_all_stats)";
+    std::cout << '\n';
+    if (d.replayLagS) std::cout << "replay lag: " << *d.replayLagS << " s\n";
+    for (const auto& s : shortfalls) std::cout << "WARNING: " << s << '\n';
+    if (policy && shortfalls.empty()) std::cout << "every tier's durability setting is met\n";
+  }
+  return shortfalls.empty() ? idemctl::kOk : idemctl::kFailure;
+}
+
+}  // namespace
+
+IDEMCTL_COMMAND("status", "what the store promises about an acknowledged key (replication, durability per tier)",
+                kUsage, {"db", "policy", "format"}, runStatus);

@@ -1,0 +1,209 @@
+// The customer's words. Nothing internal may appear here: no key, generation, lease, tier,
+// policy, request id or TTL — tests/store/tst_resolution.cpp checks the rendered text for them.
+#include <algorithm>
+#include <map>
+
+#include "core/explain/resolve.h"
+#include "core/text/humanduration.h"
+
+namespace idem::explain {
+namespace {
+
+using std::chrono::microseconds;
+
+std::string when(Instant t, const text::TimeZone& zone) { return text::humanTime(t.micros, zone); }
+std::string span(microseconds d) { return text::humanDuration(d); }
+std::string times(int n) { return n == 1 ? "once" : n == 2 ? "twice" : std::to_string(n) + " times"; }
+std::string moreTimes(int n) { return n == 1 ? "again" : n == 2 ? "twice more" : std::to_string(n) + " more times"; }
+std::string idOf(const Execution& e) { return e.resource ? " (" + *e.resource + ")" : std::string(); }
+
+std::string joined(const std::vector<std::string>& parts) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == parts.size() ? " and " : ", ") + parts[i];
+  return out;
+}
+
+class Teller {
+ public:
+  explicit Teller(const Explanation& x)
+      : m_x(x), m_h(x.history), m_words(vocabularyFor(x.history.scope)), m_eventGeneration(eventGenerations(m_h)) {
+    for (std::size_t i = 0; i < m_h.generations.size(); ++i) m_index[m_h.generations[i].number] = i;
+  }
+
+  CustomerExplanation run() {
+    for (const auto& e : m_x.resolution.executions) {
+      tellExecution(e);
+      if (e.resource &&
+          std::find(m_c.references.begin(), m_c.references.end(), *e.resource) == m_c.references.end())
+        m_c.references.push_back(*e.resource);
+    }
+    for (std::size_t i = 0; i < m_h.generations.size(); ++i) tellRepeats(i);
+    std::stable_sort(m_c.timeline.begin(), m_c.timeline.end(),
+                     [](const auto& a, const auto& b) { return a.at < b.at; });
+    summarise();
+    return std::move(m_c);
+  }
+
+ private:
+  // How long repeats were recognised for the request the generation answered.
+  std::optional<microseconds> windowBefore(int number) const {
+    const std::size_t i = m_index.at(number);
+    if (i == 0) return std::nullopt;
+    const auto& prev = m_h.generations[i - 1];
+    return microseconds(prev.expiresAt.micros - prev.createdAt.micros);
+  }
+
+  void add(Instant at, std::string text) { m_c.timeline.push_back({at, std::move(text)}); }
+
+  void tellExecution(const Execution& e) {
+    const bool afterTakeover = e.outcome != "lease_takeover" && e.reason.find("taking over") != std::string::npos;
+    switch (e.role) {
+      case ExecutionRole::Intended:
+        add(e.at, (m_c.timeline.empty() ? "We received your request and processed it" : "Your request was processed") +
+                      idOf(e) + ".");
+        m_kept.push_back(&e);
+        break;
+      case ExecutionRole::SeparateRequest:
+        add(e.at, "Your system sent a different request under the same identifier; it was processed as a new "
+                  "request" + idOf(e) + ".");
+        m_kept.push_back(&e);
+        m_separate = true;
+        break;
+      case ExecutionRole::Duplicate:
+      case ExecutionRole::PossibleDuplicate: {
+        std::string text;
+        if (afterTakeover || !e.afterExpiry) {
+          text = "Processing of your request stalled, and when your system sent it again it was processed a second "
+                 "time" + idOf(e) + ".";
+        } else {
+          const auto window = windowBefore(e.generation);
+          const auto first = firstRequest(e.generation);
+          text = "Your system sent the same request again" +
+                 (first ? ", " + span(microseconds(e.at.micros - first->micros)) + " after the first one" : std::string()) +
+                 ". That is later than the " + (window ? span(*window) : std::string("period")) +
+                 " during which we recognise a repeated request, so it was processed a second time" + idOf(e) + ".";
+          if (window) m_window = window;
+        }
+        add(e.at, text);
+        (e.role == ExecutionRole::Duplicate ? m_duplicates : m_possible).push_back(&e);
+        break;
+      }
+      case ExecutionRole::NoEffect:
+        add(e.at, e.outcome == "lease_takeover"
+                      ? "A first attempt at processing your request was interrupted and undone; nothing from it "
+                        "remains."
+                      : "Your request was declined; nothing was " + m_words.created + ".");
+        break;
+      case ExecutionRole::OutcomeUnknown:
+        add(e.at, e.outcome == "outcome_unknown"
+                      ? "We passed your request on but got no answer, so we cannot yet confirm whether it was "
+                        "processed."
+                      : "Processing of your request was interrupted before it finished, so we cannot yet confirm "
+                        "whether it took effect.");
+        m_unknown.push_back(&e);
+        break;
+    }
+  }
+
+  // When the request was first sent: the start of the run of same-payload generations.
+  std::optional<Instant> firstRequest(int number) const {
+    std::size_t i = m_index.at(number);
+    while (i > 0 && m_x.generations[i].samePayloadAsPrevious) --i;
+    return m_h.generations[i].createdAt;
+  }
+
+  // Repeats that were answered from the stored result, and those refused.
+  void tellRepeats(std::size_t i) {
+    const GenerationSummary& s = m_x.generations[i];
+    using O = trace::Outcome;
+    if (s.replays > 0) {
+      const auto first = firstAt(i, O::Replayed);
+      add(first.value_or(*s.lastReplay),
+          "Your system sent the same request " + moreTimes(s.replays) +
+              (s.replays > 1 && s.lastReplay ? " (the last on " + when(*s.lastReplay, m_x.zone) + ")" : std::string()) +
+              "; we recognised " + (s.replays == 1 ? "it" : "each") +
+              " as a repeat and answered with the original result. Nothing was processed again.");
+    }
+    if (s.rejectedExpired > 0)
+      add(firstAt(i, O::RejectedExpired).value_or(*s.lastRejectedExpired),
+          "Your system sent the same request " + times(s.rejectedExpired) +
+              " after the period during which we recognise repeats; we refused it and nothing was processed.");
+    if (s.mismatches > 0)
+      add(firstAt(i, O::Mismatch).value_or(m_h.generations[i].createdAt),
+          "A request under the same identifier but with different details was refused " + times(s.mismatches) +
+              "; nothing was processed.");
+  }
+
+  std::optional<Instant> firstAt(std::size_t i, trace::Outcome o) const {
+    for (std::size_t k = 0; k < m_h.events.size(); ++k)
+      if (m_eventGeneration[k] == static_cast<int>(i) && m_h.events[k].known() == o) return m_h.events[k].at;
+    return std::nullopt;
+  }
+
+  std::string listed(const std::vector<const Execution*>& es) const {
+    std::vector<std::string> parts;
+    for (const auto* e : es)
+      parts.push_back((e->resource ? *e->resource : "the " + m_words.thing) + " on " + when(e->at, m_x.zone));
+    return joined(parts);
+  }
+
+  std::string ids(const std::vector<const Execution*>& es) const {
+    std::vector<std::string> parts;
+    for (const auto* e : es)
+      parts.push_back(e->resource ? *e->resource : "the " + m_words.thing + " made on " + when(e->at, m_x.zone));
+    return joined(parts);
+  }
+
+  void summarise() {
+    std::vector<const Execution*> ran = m_kept;
+    ran.insert(ran.end(), m_duplicates.begin(), m_duplicates.end());
+    ran.insert(ran.end(), m_possible.begin(), m_possible.end());
+    std::sort(ran.begin(), ran.end(), [](const Execution* a, const Execution* b) { return a->at < b->at; });
+    const int n = static_cast<int>(ran.size());
+    if (!m_duplicates.empty()) {
+      m_c.summary = "Your request was processed " + times(n) + ": " + listed(ran) + ". " + ids(m_duplicates) +
+                    (m_duplicates.size() == 1 ? " is a duplicate." : " are duplicates.");
+      m_c.action = "We will " + m_words.undo + " " + ids(m_duplicates) + ".";
+    } else if (!m_possible.empty()) {
+      m_c.summary = "Your request may have been processed " + times(n + static_cast<int>(m_unknown.size())) + ": " +
+                    listed(ran) + ", after an earlier attempt that was interrupted.";
+      m_c.action = "We are checking whether the interrupted attempt took effect. If it did, we will " + m_words.undo +
+                   " " + ids(m_possible) + " and let you know; if it did not, nothing needs to be done.";
+    } else if (!m_unknown.empty()) {
+      m_c.summary = n > 0 ? "Your request was processed " + times(n) + " (" + listed(ran) +
+                                "), and we cannot yet confirm whether another attempt took effect."
+                          : "We cannot yet confirm whether your request was processed.";
+      m_c.action = "We are checking with the service that handled it and will let you know whether it went through.";
+    } else if (m_separate) {
+      m_c.summary = "Your system sent " + std::to_string(n) + " different requests under one identifier, and each was "
+                    "processed once: " + listed(ran) + ". None of them is a duplicate.";
+      m_c.action = "Nothing needs to be done.";
+    } else if (n == 1) {
+      m_c.summary = "Your request was processed once: " + listed(ran) + ". No duplicate was made.";
+      m_c.action = "Nothing needs to be done.";
+    } else {
+      m_c.summary = "Your request has not been processed.";
+      m_c.action = "Nothing needs to be done.";
+    }
+    if (m_window)
+      m_c.advice = "To avoid this, send repeats of a request within " + span(*m_window) +
+                   " of the first one, or check whether it went through before sending it again after that.";
+  }
+
+  const Explanation& m_x;
+  const KeyHistory& m_h;
+  Vocabulary m_words;
+  std::vector<int> m_eventGeneration;
+  std::map<int, std::size_t> m_index;  // generation number -> index
+  CustomerExplanation m_c;
+  std::vector<const Execution*> m_kept, m_duplicates, m_possible, m_unknown;
+  bool m_separate = false;
+  std::optional<microseconds> m_window;
+};
+
+}  // namespace
+
+CustomerExplanation tellCustomer(const Explanation& x) { return Teller(x).run(); }
+
+}  // namespace idem::explain

@@ -1,0 +1,19 @@
+#pragma once
+// explain()'s inner steps, apart so that each file keeps one job: which generation each event
+// belongs to, the resolution (resolution.cpp) and the customer's words (customer.cpp).
+#include <vector>
+
+#include "core/explain/explain.h"
+
+namespace idem::explain {
+
+/// Per event of h.events, the index in h.generations it belongs to: its recorded generation,
+/// else (older traces) the generation live at its time; -1 when that generation is not stored.
+[[nodiscard]] std::vector<int> eventGenerations(const KeyHistory& h);
+
+/// Needs x.history, x.generations, x.zone and x.cause filled.
+[[nodiscard]] Resolution resolve(const Explanation& x, const std::vector<int>& eventGeneration);
+/// Needs x.resolution filled as well.
+[[nodiscard]] CustomerExplanation tellCustomer(const Explanation& x);
+
+}  // namespace idem::explain

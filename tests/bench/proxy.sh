@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Proxy benchmark (README, "idemctl proxy"): one load generator (wrk), the same settings, side by
+# side in one run against
+#   straight      the upstream itself (tests/bench/peer/charge_service.js, plain Express), no idempotency;
+#   proxy         `idemctl proxy` in front of that upstream: new keys, and replays of a done key
+#                 (answered from memory, the default, and with --replay-cache off: from the store);
+#   peer          the same Express app with node-idempotency (@node-idempotency/core + its Redis
+#                 adapter) in the request path, on a private redis-server with appendfsync always
+#                 (every write fsynced, as durable as PostgreSQL with fsync on): new keys, replays.
+# Then prints a table with the ratios the issue's targets name.
+#
+#   tests/bench/proxy.sh                       # 10 s per run, 16 connections, 1 wrk thread
+#   DURATION=20s CONNECTIONS=32 tests/bench/proxy.sh
+# Needs wrk, node + npm (the peer's packages are installed into tests/bench/peer on first use),
+# redis-server (Debian package redis-server) and the PostgreSQL server binaries. Everything runs
+# on loopback in a temporary folder and is removed afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+IDEMCTL=${IDEMCTL:-build/app/idemctl/idemctl}
+DURATION=${DURATION:-10s}
+CONNECTIONS=${CONNECTIONS:-16}
+THREADS=${THREADS:-1}
+POOL=${POOL:-16}
+PEER=tests/bench/peer
+
+for tool in wrk node npm redis-server psql; do
+  command -v "$tool" >/dev/null || { echo "proxy.sh: $tool is not installed (see the header of this script)" >&2; exit 2; }
+done
+[ -x "$IDEMCTL" ] || { echo "proxy.sh: $IDEMCTL not found; build first (./run build) or set IDEMCTL" >&2; exit 2; }
+[ -d "$PEER/node_modules" ] || (cd "$PEER" && npm ci --no-audit --no-fund >/dev/null)
+
+WORK=$(mktemp -d /tmp/idem-proxybench-XXXXXX)
+chmod 755 "$WORK"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
+  "$IDEMCTL" cluster stop --dir "$WORK/pg" >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+wait_for() {  # file pattern name
+  for _ in $(seq 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+  echo "proxy.sh: $3 did not start:" >&2
+  cat "$1" "$1.err" >&2 2>/dev/null || true
+  exit 1
+}
+
+# PostgreSQL (fsync on) for Idem.
+"$IDEMCTL" cluster start --dir "$WORK/pg" >/dev/null
+DB="$("$IDEMCTL" cluster conninfo --dir "$WORK/pg")"
+"$IDEMCTL" migrate --db "$DB" >/dev/null
+
+# Redis for the peer: private, loopback, append-only file fsynced on every write.
+REDIS_PORT=$(free_port)
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$WORK" --save '' --appendonly yes \
+  --appendfsync always --daemonize no >"$WORK/redis.out" 2>&1 &
+PIDS+=($!)
+wait_for "$WORK/redis.out" "Ready to accept connections" redis-server
+[ "$(redis-cli -p "$REDIS_PORT" config get appendfsync | tail -1)" = always ] ||
+  { echo "proxy.sh: redis-server is not fsyncing every write" >&2; exit 1; }
+
+node "$PEER/charge_service.js" --port 0 >"$WORK/upstream.out" 2>"$WORK/upstream.out.err" &
+PIDS+=($!)
+wait_for "$WORK/upstream.out" "listening on" "the upstream"
+node "$PEER/charge_service.js" --port 0 --redis "redis://127.0.0.1:$REDIS_PORT" >"$WORK/peer.out" 2>"$WORK/peer.out.err" &
+PIDS+=($!)
+wait_for "$WORK/peer.out" "listening on" "the peer"
+UPSTREAM=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/upstream.out" | head -1)
+PEER_URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/peer.out" | head -1)
+
+cat >"$WORK/policy.json" <<'JSON'
+{ "docs_url": "https://docs.example/idempotency",
+  "tiers": [ { "name": "charges", "routes": ["POST /v1/charges"], "ttl": "24h", "lease": "30s",
+               "fingerprint": { "mode": "json" } } ] }
+JSON
+start_proxy() {  # name [flags...]
+  local name=$1
+  shift
+  "$IDEMCTL" proxy --db "$DB" --policy "$WORK/policy.json" --upstream "$UPSTREAM" --listen 127.0.0.1:0 \
+    --pool "$POOL" --access-log off "$@" >"$WORK/$name.out" 2>"$WORK/$name.out.err" &
+  PIDS+=($!)
+  wait_for "$WORK/$name.out" "listening on" "idemctl proxy"
+  eval "URL_$name=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/$name.out" | head -1)"
+}
+start_proxy proxy
+start_proxy proxynocache --replay-cache off
+# shellcheck disable=SC2154  # set by eval in start_proxy
+PROXY=$URL_proxy
+# shellcheck disable=SC2154
+PROXY_NOCACHE=$URL_proxynocache
+
+BODY='{"amount":1000,"currency":"usd","customer":"cus_bench"}'
+# New keys: every request a key never sent before (per run, per wrk thread, per request).
+cat >"$WORK/new.lua" <<LUA
+local counter, prefix = 0, ""
+local threads = 0
+function setup(thread) threads = threads + 1; thread:set("tid", threads) end
+function init(args) prefix = (args[1] or "run") .. "-" .. tostring(tid) .. "-" end
+function request()
+  counter = counter + 1
+  return wrk.format("POST", "/v1/charges", { ["Content-Type"] = "application/json",
+                    ["Idempotency-Key"] = prefix .. counter }, '$BODY')
+end
+LUA
+# Replays: one key whose first request ran before the run.
+cat >"$WORK/replay.lua" <<LUA
+wrk.method = "POST"
+wrk.path = "/v1/charges"
+wrk.body = '$BODY'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Idempotency-Key"] = "bench-replay-1"
+LUA
+for url in "$PROXY" "$PROXY_NOCACHE" "$PEER_URL"; do
+  curl -sf -o /dev/null -X POST "$url/v1/charges" -H 'Content-Type: application/json' \
+    -H 'Idempotency-Key: bench-replay-1' -d "$BODY"
+done
+
+# wrk's latency as milliseconds
+ms() { awk -v v="$1" 'BEGIN { if (v ~ /us$/) { sub(/us$/, "", v); print v / 1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v); print v + 0 } else { sub(/s$/, "", v); print v * 1000 } }'; }
+
+run() {  # name url script
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$WORK/$3.lua" "$2" -- "$1" >"$WORK/$1.txt"
+  local rps p50 p99 non2xx
+  rps=$(awk '/^Requests\/sec:/ {print $2}' "$WORK/$1.txt")
+  p50=$(ms "$(awk '$1 == "50%" {print $2}' "$WORK/$1.txt")")
+  p99=$(ms "$(awk '$1 == "99%" {print $2}' "$WORK/$1.txt")")
+  non2xx=$(awk '/Non-2xx/ {print $5}' "$WORK/$1.txt")
+  printf '| %-34s | %10.0f | %7.2f ms | %7.2f ms |%s\n' "$4" "$rps" "$p50" "$p99" "${non2xx:+ $non2xx non-2xx!}"
+  eval "RPS_$1=$rps P50_$1=$p50"
+}
+
+echo "wrk: $THREADS thread(s), $CONNECTIONS connections, $DURATION per run; PostgreSQL fsync on; redis appendfsync always"
+echo
+echo "| run | req/s | p50 | p99 |"
+echo "|---|---|---|---|"
+run straight "$UPSTREAM" new "straight to the upstream"
+run proxynew "$PROXY" new "idemctl proxy, new keys"
+run peernew "$PEER_URL" new "node-idempotency + Redis, new keys"
+run proxyreplay "$PROXY" replay "idemctl proxy, replays"
+run proxyreplaystore "$PROXY_NOCACHE" replay "idemctl proxy, replays (cache off)"
+run peerreplay "$PEER_URL" replay "node-idempotency + Redis, replays"
+echo
+# shellcheck disable=SC2154  # set by eval in run()
+awk -v pr="$RPS_proxyreplay" -v ps="$RPS_proxyreplaystore" -v er="$RPS_peerreplay" -v pn="$RPS_proxynew" \
+  -v en="$RPS_peernew" -v sn="$RPS_straight" -v p50p="$P50_proxynew" -v p50s="$P50_straight" 'BEGIN {
+  printf "replays vs the peer:   %.2fx (target >= 2.5x; cache off: %.2fx)\n", pr / er, ps / er
+  printf "new keys vs the peer:  %.2fx (target >= 1x)\n", pn / en
+  printf "proxy added p50 on new keys: %.2f ms over straight (target < 1 ms); new keys %.2fx of straight\n", p50p - p50s, pn / sn
+}'
