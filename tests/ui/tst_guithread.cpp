@@ -1,7 +1,7 @@
 // The GUI thread never waits, with the real window on a real store: a long tiers analysis
 // (its connection held by a lock) does not delay a key's detail, each having a connection of
 // its own; and an explanation is laid out and written as PDF off the GUI thread, the window
-// ticking on meanwhile. Each proof holds the work with something the test owns, never a clock.
+// ticking on meanwhile; a session ends without joining its worker. Each proof holds the work with something the test owns, never a clock.
 #include <QLineEdit>
 #include <QSettings>
 #include <QTemporaryDir>
@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "tests/ui/uifixtures.h"
+#include "ui/common/dbsession.h"
 #include "ui/common/filework.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/detail/keydetailwidget.h"
@@ -56,6 +57,37 @@ class TestGuiThread : public QObject {
   void cleanupTestCase() {
     m_window.reset();
     m_db.reset();
+  }
+
+  void endingASessionDoesNotWaitForItsWorker() {
+    // A session ended while its worker is inside a job returns at once: the job is held by a
+    // semaphore this test owns, which no libpq cancel can release, so a destructor that joined
+    // the worker would never return. Its late answer reaches nobody, and the worker's thread
+    // ends and is deleted by itself once the job lets go.
+    const int endingBefore = DbSession::endingWorkers();
+    auto session = std::make_unique<DbSession>(u"ending"_s);
+    ConnectParams params;
+    params.conninfo = QString::fromStdString(m_db->conninfo());
+    session->open(params);
+    QTRY_COMPARE_WITH_TIMEOUT(session->state(), DbSession::State::Connected, 15000);
+    auto held = std::make_shared<QSemaphore>();
+    auto entered = std::make_shared<QSemaphore>();
+    bool answered = false;
+    session->submit<int>(
+        this,
+        [held, entered](pg::Connection&) {
+          entered->release();
+          held->acquire();
+          return 1;
+        },
+        [&](DbResult<int>) { answered = true; });
+    QVERIFY2(entered->tryAcquire(1, 15000), "the job never started");
+    session.reset();  // the worker is inside the job now
+    QCOMPARE(DbSession::endingWorkers(), endingBefore + 1);
+    held->release();
+    QTRY_COMPARE_WITH_TIMEOUT(DbSession::endingWorkers(), endingBefore, 15000);
+    QCoreApplication::processEvents();
+    QVERIFY2(!answered, "a job's answer reached an ended session's caller");
   }
 
   void keyDetailLoadsWhileTiersAnalyses() {

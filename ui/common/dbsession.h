@@ -7,10 +7,10 @@
 #include <QObject>
 #include <QPointer>
 #include <QThread>
-#include <QThreadPool>
 #include <atomic>
 #include <exception>
 #include <functional>
+#include <memory>
 
 #include "ui/common/connectparams.h"
 #include "ui/common/dbresult.h"
@@ -54,6 +54,11 @@ class DbSession final : public QObject {
   /// Cancels the job's statement if it is running now (libpq cancel request).
   void cancel(quint64 ticket);
 
+  /// Ended sessions whose worker thread has not finished yet: a session's destructor does not
+  /// wait for its worker (a cancel is a network round trip, a job may be anywhere in libpq);
+  /// the thread ends after the cancel and is deleted then. At exit the rest are waited for.
+  [[nodiscard]] static int endingWorkers();
+
   // Called by the worker through queued invocations (GUI thread).
   void workerConnecting(bool reconnecting);
   void workerOpened(const ServerInfo& info, const ConnectFailure& warning);
@@ -72,8 +77,8 @@ class DbSession final : public QObject {
   template <class R>
   static DbResult<R> execute(pg::Connection* conn, const std::function<R(pg::Connection&)>& job);
 
-  QThread m_thread;
-  QThreadPool m_cancelPool;  // sends cancel requests; waited for before the worker goes
+  std::shared_ptr<SessionOutbox> m_outbox;
+  QThread* m_thread;  // not owned once the session ends: it finishes and deletes itself
   DbWorker* m_worker;
   State m_state = State::Closed;
   ServerInfo m_info;
@@ -110,17 +115,14 @@ quint64 DbSession::submit(QObject* context, std::function<R(pg::Connection&)> jo
                           std::function<void(DbResult<R>)> done) {
   const quint64 ticket = ++m_nextTicket;
   // Captured by value: the worker thread sees only copies (value types across threads).
-  // The answer is delivered through this session, which outlives the worker thread, and
-  // the context is checked on the GUI thread where it can be deleted.
+  // The answer goes through the outbox, which drops it if the session has ended, and the
+  // context is checked on the GUI thread where it can be deleted.
   QPointer<QObject> guard(context);
-  post(ticket, [this, job = std::move(job), done = std::move(done), guard](pg::Connection* conn) mutable {
-    auto result = execute<R>(conn, job);
-    QMetaObject::invokeMethod(
-        this,
-        [done = std::move(done), result = std::move(result), guard]() mutable {
-          if (guard) done(std::move(result));
-        },
-        Qt::QueuedConnection);
+  post(ticket, [out = m_outbox, job = std::move(job), done = std::move(done), guard](pg::Connection* conn) {
+    auto result = std::make_shared<DbResult<R>>(execute<R>(conn, job));
+    out->post([done, result, guard](DbSession&) {
+      if (guard) done(std::move(*result));
+    });
   });
   return ticket;
 }

@@ -26,8 +26,21 @@ constexpr auto kReadOnly = pg::Transaction::Mode::ReadOnlySnapshot;
 QString qs(const char* s) { return s ? QString::fromUtf8(s) : QString(); }
 }  // namespace
 
-DbWorker::DbWorker(DbSession* session)
-    : m_session(session), m_pingTimer(new QTimer(this)), m_retryTimer(new QTimer(this)) {
+void SessionOutbox::post(std::function<void(DbSession&)> fn) {
+  std::lock_guard lock(m_mutex);
+  if (!m_session) return;
+  // The event is dropped with the session if it ends before delivery (QObject's destructor
+  // discards events posted to it); close() under the same mutex stops new ones.
+  QMetaObject::invokeMethod(m_session, [s = m_session, fn = std::move(fn)] { fn(*s); }, Qt::QueuedConnection);
+}
+
+void SessionOutbox::close() {
+  std::lock_guard lock(m_mutex);
+  m_session = nullptr;
+}
+
+DbWorker::DbWorker(std::shared_ptr<SessionOutbox> outbox)
+    : m_outbox(std::move(outbox)), m_pingTimer(new QTimer(this)), m_retryTimer(new QTimer(this)) {
   m_pingTimer->setInterval(5000);
   m_retryTimer->setSingleShot(true);
   connect(m_pingTimer, &QTimer::timeout, this, &DbWorker::ping);
@@ -60,8 +73,7 @@ void DbWorker::setPingInterval(int ms) { m_pingTimer->setInterval(ms); }
 void DbWorker::tryConnect() {
   if (!m_wantOpen) return;
   const bool reconnecting = m_retryTimer->property("lost").toBool();
-  QMetaObject::invokeMethod(m_session, [s = m_session, reconnecting] { s->workerConnecting(reconnecting); },
-                            Qt::QueuedConnection);
+  m_outbox->post([reconnecting](DbSession& s) { s.workerConnecting(reconnecting); });
   std::string conninfo;
   try {
     conninfo = m_params.toLibpq();
@@ -104,8 +116,7 @@ void DbWorker::tryConnect() {
   m_retryDelayMs = 1000;
   m_retryTimer->setProperty("lost", false);
   m_pingTimer->start();
-  QMetaObject::invokeMethod(m_session, [s = m_session, info, warning] { s->workerOpened(info, warning); },
-                            Qt::QueuedConnection);
+  m_outbox->post([info, warning](DbSession& s) { s.workerOpened(info, warning); });
   ping();
 }
 
@@ -154,7 +165,7 @@ void DbWorker::fail(const ConnectFailure& failure) {
   }
   m_conn.reset();
   m_pingTimer->stop();
-  QMetaObject::invokeMethod(m_session, [s = m_session, failure] { s->workerFailed(failure); }, Qt::QueuedConnection);
+  m_outbox->post([failure](DbSession& s) { s.workerFailed(failure); });
   if (failure.isTransient()) scheduleRetry();
 }
 
@@ -217,7 +228,7 @@ void DbWorker::ping() {
     rep.known = true;
     rep.standby = r.boolean(0, "standby");
     rep.dataAgeS = r.real(0, "data_age_s");
-    QMetaObject::invokeMethod(m_session, [s = m_session, rep] { s->workerReplication(rep); }, Qt::QueuedConnection);
+    m_outbox->post([rep](DbSession& s) { s.workerReplication(rep); });
   } catch (const pg::Unavailable& e) {
     markLost(QString::fromUtf8(e.what()));
     return;
@@ -225,7 +236,7 @@ void DbWorker::ping() {
     return;
   }
   const double ms = static_cast<double>(t.nsecsElapsed()) / 1e6;
-  QMetaObject::invokeMethod(m_session, [s = m_session, ms] { s->workerRoundTrip(ms); }, Qt::QueuedConnection);
+  m_outbox->post([ms](DbSession& s) { s.workerRoundTrip(ms); });
 }
 
 }  // namespace idem::ui

@@ -20,6 +20,22 @@ namespace idem::ui {
 
 class DbSession;
 
+/// The worker's way back to its session on the GUI thread. A session that ends closes it
+/// first: its worker may finish a job after the session is gone (the session does not wait
+/// for it), and must then post nothing to a deleted object.
+class SessionOutbox {
+ public:
+  explicit SessionOutbox(DbSession* session) : m_session(session) {}
+  /// Queues fn to run on the GUI thread with the session, unless the session has ended.
+  void post(std::function<void(DbSession&)> fn);
+  /// Called by the session's destructor (GUI thread); no post reaches it afterwards.
+  void close();
+
+ private:
+  std::mutex m_mutex;
+  DbSession* m_session;
+};
+
 class DbWorker final : public QObject {
   Q_OBJECT
   Q_DISABLE_COPY_MOVE(DbWorker)
@@ -28,7 +44,7 @@ class DbWorker final : public QObject {
   /// A job gets the open connection, or nullptr while disconnected.
   using Job = std::function<void(pg::Connection*)>;
 
-  explicit DbWorker(DbSession* session);
+  explicit DbWorker(std::shared_ptr<SessionOutbox> outbox);
   ~DbWorker() override;
 
   // Called on the worker thread (the session queues them with invokeMethod).
@@ -52,7 +68,7 @@ class DbWorker final : public QObject {
   void endJobTransaction(pg::Transaction& tx);
   ServerInfo inspect(pg::Connection& conn);
 
-  DbSession* m_session;  // outlives us: its destructor waits for our thread
+  std::shared_ptr<SessionOutbox> m_outbox;
   ConnectParams m_params;
   std::unique_ptr<pg::Connection> m_conn;
   QTimer* m_pingTimer;
