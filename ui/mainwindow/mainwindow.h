@@ -6,6 +6,7 @@
 
 class QActionGroup;
 class QLineEdit;
+class QMenu;
 class QSettings;
 class QStackedWidget;
 class QToolButton;
@@ -47,6 +48,7 @@ class MainWindow final : public QMainWindow {
  private:
   void buildTopBar();
   void buildRail();
+  void addTimeZoneMenu(QMenu* menu);
   void buildCases();
   void profileChanged(const ConnectionProfile& profile);
   void restoreLayout();
