@@ -61,7 +61,8 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   auto* tiersView = new TiersWorkspace(m_tiers, this);
   m_stack->addWidget(tiersView);
   connect(tiersView, &TiersWorkspace::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
-  auto* simulator = new sim::SimulatorWorkspace(this);
+  m_simulator = new sim::SimulatorWorkspace(this);
+  auto* simulator = m_simulator;
   m_stack->addWidget(simulator);
   connect(simulator, &sim::SimulatorWorkspace::message, this,
           [this](const QString& text) { statusBar()->showMessage(text, 8000); });
@@ -104,6 +105,7 @@ void MainWindow::buildCases() {
       statusBar()->showMessage(tr("The case book is not available (%1): lookups and exports are not kept.")
                                    .arg(m_caseBook->error()));
     });
+  m_simulator->setCaseBook(m_caseBook);  // its saved scenarios
   m_cases = new CasesView(m_caseBook, this);
   m_stack->addWidget(m_cases);
   connect(m_keys, &KeysWorkspace::landed, this, [this](const KeyHit& hit, const QString& searched) {
