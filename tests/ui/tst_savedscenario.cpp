@@ -75,6 +75,25 @@ class TestSavedScenario : public QObject {
     QVERIFY(!sim->compareBox()->isChecked());
   }
 
+  // The built-in "charges twice" scenario names its preset by the old name "stripe" (an alias
+  // of stripe-python): the editor shows that preset, not "Custom policy", and a scenario saved
+  // from it keeps the preset.
+  void aPresetNamedByItsOldNameShowsThatPreset() {
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath(u"s.ini"_s), QSettings::IniFormat);
+    MainWindow window(settings);
+    SimulatorWorkspace* sim = window.simulator();
+    sim->loadScenario(SimulatorWorkspace::ChargeTwice);
+    QCOMPARE(sim->policyEditor(0)->presetBox()->currentData().toString(), u"stripe-python"_s);
+    QVERIFY2(!sim->policyEditor(0)->title().startsWith(u"Custom"_s), qPrintable(sim->policyEditor(0)->title()));
+    const std::string before = runs(*sim);
+    QVERIFY(sim->saveScenario(u"charges twice"_s));
+    sim->loadScenario(SimulatorWorkspace::RetryStorm);
+    QVERIFY(sim->loadSavedScenario(u"charges twice"_s));
+    QCOMPARE(runs(*sim), before);
+    QCOMPARE(sim->policyEditor(0)->presetBox()->currentData().toString(), u"stripe-python"_s);
+  }
+
   // A scenario JSON from elsewhere that is not one: refused with the reason, nothing loaded.
   void aBrokenScenarioIsRefusedWithItsReason() {
     QString error;

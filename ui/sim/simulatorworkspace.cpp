@@ -97,7 +97,7 @@ SimulatorWorkspace::SimulatorWorkspace(QWidget* parent)
   m_splitter->addWidget(buildRight());
   m_splitter->setStretchFactor(0, 0);
   m_splitter->setStretchFactor(1, 1);
-  m_splitter->setSizes({400, 1000});
+  m_splitter->setSizes({460, 1000});  // the scenario picker reads whole beside its Save button
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_splitter);
