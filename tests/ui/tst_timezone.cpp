@@ -4,6 +4,7 @@
 // the store, and a new window on the same settings comes back in the zone chosen. The process
 // runs in New York (TZ set before Qt starts) so local and UTC differ.
 #include <QAction>
+#include <QFile>
 #include <QApplication>
 #include <QSettings>
 #include <QTemporaryDir>
@@ -18,6 +19,7 @@
 #include "ui/detail/generationmodel.h"
 #include "ui/detail/keydetailwidget.h"
 #include "ui/explain/explainview.h"
+#include "ui/keys/csvexport.h"
 #include "ui/keys/keysworkspace.h"
 #include "ui/mainwindow/mainwindow.h"
 
@@ -131,6 +133,24 @@ class TestTimeZone : public QObject {
                qPrintable(now.customerMarkdown));
       QCOMPARE(loaded.size(), 0);
       QCOMPARE(settings.value(u"display/timeZone"_s).toString(), u"local"_s);
+
+      // What machines read stays ISO-8601 UTC: the CSV export.
+      auto conn = m_db->connect();
+      KeyFilter filter;
+      filter.key = QString::fromLatin1(test::kIncidentKey);
+      ExportProgress progress;
+      const QString csvPath = dir.filePath(u"keys.csv"_s);
+      QVERIFY(exportKeysCsv(conn, filter, csvPath, progress) >= 1);
+      QFile csv(csvPath);
+      QVERIFY(csv.open(QIODevice::ReadOnly));
+      const QString rows = QString::fromUtf8(csv.readAll());
+      const explain::Generation* live = window.keys()->detail()->detail().live();
+      QVERIFY(live);
+      // To the second: the CSV's milliseconds are the database's rounding.
+      const QString isoCreated = toDateTime(live->createdAt).toString(u"yyyy-MM-ddTHH:mm:ss"_s);
+      QVERIFY2(rows.contains(isoCreated) && rows.contains(u"Z,"_s) && !rows.contains(u"EST"_s) &&
+                   !rows.contains(u"EDT"_s),
+               qPrintable(rows));
 
       // And back.
       QAction* utc = timesIn(window, u"timesInUtc"_s);
