@@ -13,8 +13,7 @@ TimeZoneSetting& TimeZoneSetting::instance() {
 }
 
 void TimeZoneSetting::setZone(DisplayZone zone) {
-  if (zone == m_zone) return;
-  m_zone = zone;
+  if (m_zone.exchange(zone) == zone) return;
   emit changed(zone);
 }
 
@@ -24,15 +23,15 @@ void TimeZoneSetting::load(const QSettings& settings) {
 }
 
 void TimeZoneSetting::save(QSettings& settings) const {
-  settings.setValue(QLatin1String(kSettingKey), m_zone == DisplayZone::Local ? u"local"_s : u"utc"_s);
+  settings.setValue(QLatin1String(kSettingKey), zone() == DisplayZone::Local ? u"local"_s : u"utc"_s);
 }
 
 QDateTime TimeZoneSetting::inZone(const QDateTime& t) const {
-  return m_zone == DisplayZone::Local ? t.toLocalTime() : t.toUTC();
+  return zone() == DisplayZone::Local ? t.toLocalTime() : t.toUTC();
 }
 
 text::TimeZone TimeZoneSetting::coreZone() const {
-  return m_zone == DisplayZone::Local ? text::TimeZone::local() : text::TimeZone::utc();
+  return zone() == DisplayZone::Local ? text::TimeZone::local() : text::TimeZone::utc();
 }
 
 QString TimeZoneSetting::localZoneName() { return QString::fromStdString(text::TimeZone::local().name()); }

@@ -7,6 +7,7 @@
 #include <QDateTime>
 #include <QObject>
 #include <QString>
+#include <atomic>
 
 #include "core/text/humantime.h"
 
@@ -17,8 +18,8 @@ namespace idem::ui {
 
 enum class DisplayZone { Utc, Local };
 
-/// One per process (a setting of the agent, like the palette): read from anywhere on the GUI
-/// thread, changed by the window, which saves it.
+/// One per process (a setting of the agent, like the palette), changed on the GUI thread by the
+/// window, which saves it. Read from any thread: exports are laid out on the file pool.
 class TimeZoneSetting final : public QObject {
   Q_OBJECT
   Q_DISABLE_COPY_MOVE(TimeZoneSetting)
@@ -27,7 +28,7 @@ class TimeZoneSetting final : public QObject {
   static constexpr const char* kSettingKey = "display/timeZone";  ///< "utc" | "local"
 
   [[nodiscard]] static TimeZoneSetting& instance();
-  [[nodiscard]] DisplayZone zone() const { return m_zone; }
+  [[nodiscard]] DisplayZone zone() const { return m_zone.load(std::memory_order_relaxed); }
   /// Emits changed when the zone differs.
   void setZone(DisplayZone zone);
   /// Reads the setting (UTC when absent or unknown) and applies it.
@@ -49,7 +50,7 @@ class TimeZoneSetting final : public QObject {
 
  private:
   TimeZoneSetting() = default;
-  DisplayZone m_zone = DisplayZone::Utc;
+  std::atomic<DisplayZone> m_zone{DisplayZone::Utc};
 };
 
 }  // namespace idem::ui
