@@ -294,13 +294,14 @@ void SimulatorWorkspace::setCaseBook(CaseBook* book) {
 }
 
 void SimulatorWorkspace::listSavedScenarios() {
+  constexpr int kBuiltIn = IssueExample + 1;  // the built-in scenarios come first
   const QVariant shown = m_scenario->currentData();
-  while (m_scenario->count() > 3) m_scenario->removeItem(3);
+  while (m_scenario->count() > kBuiltIn) m_scenario->removeItem(kBuiltIn);
   const bool open = m_book && m_book->isOpen();
   m_saveScenario->setEnabled(open);
   if (!open) return;
   const auto saved = m_book->scenarios();
-  if (!saved.empty()) m_scenario->insertSeparator(3);
+  if (!saved.empty()) m_scenario->insertSeparator(kBuiltIn);
   for (const auto& s : saved) m_scenario->addItem(s.name, s.name);
   const int index = m_scenario->findData(shown);
   if (index >= 0) m_scenario->setCurrentIndex(index);
