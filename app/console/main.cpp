@@ -1,8 +1,8 @@
 // idem-console: the operations console for support staff (docs/design.md §7).
 //   idem-console [--db CONNINFO] [--demo]
 // With --db it opens that store; with neither it shows the saved profiles.
-// --screenshot FILE (with --search, --tab) grabs the window once the data is shown, then
-// quits: how the README's screenshots are taken from the real program.
+// --screenshot FILE (with --search, --tab, --workspace, --run) grabs the window once the data
+// is shown, then quits: how the README's screenshots are taken from the real program.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
@@ -20,6 +20,7 @@
 #include "ui/detail/keydetailwidget.h"
 #include "ui/keys/keysworkspace.h"
 #include "ui/mainwindow/mainwindow.h"
+#include "ui/sim/simulatorworkspace.h"
 
 using namespace Qt::StringLiterals;
 
@@ -45,7 +46,9 @@ int main(int argc, char** argv) {
   const QCommandLineOption delay(u"delay"_s, u"Milliseconds before the screenshot (default 3000)."_s, u"MS"_s,
                                  u"3000"_s);
   const QCommandLineOption size(u"size"_s, u"Window size, e.g. 1400x900."_s, u"WxH"_s);
-  cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size});
+  const QCommandLineOption workspace(u"workspace"_s, u"Workspace to show: keys, tiers, sim, cases."_s, u"NAME"_s);
+  const QCommandLineOption runSim(u"run"_s, u"Run the simulator's scenario once the window is shown."_s);
+  cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size, workspace, runSim});
   cli.process(app);
 
   if (cli.isSet(demo)) {
@@ -106,6 +109,17 @@ int main(int argc, char** argv) {
                                });
     }
   }
+  if (cli.isSet(workspace)) {
+    static const QStringList names{u"keys"_s, u"tiers"_s, u"sim"_s, u"cases"_s};
+    const int index = static_cast<int>(names.indexOf(cli.value(workspace).toLower()));
+    if (index < 0) {
+      std::fprintf(stderr, "idem-console: --workspace takes one of keys, tiers, sim, cases (not %s)\n",
+                   qPrintable(cli.value(workspace)));
+      return 2;
+    }
+    window.setWorkspace(static_cast<idem::ui::MainWindow::Workspace>(index));
+  }
+  if (cli.isSet(runSim)) QTimer::singleShot(0, window.simulator(), &idem::ui::sim::SimulatorWorkspace::run);
   if (cli.isSet(screenshot)) {
     const QString path = cli.value(screenshot);
     QTimer::singleShot(cli.value(delay).toInt(), &window, [&window, path] {

@@ -1,6 +1,7 @@
 #include "ui/cases/caselistmodel.h"
 
 #include "ui/common/timefmt.h"
+#include "ui/common/timezonesetting.h"
 
 using namespace Qt::StringLiterals;
 
@@ -8,6 +9,7 @@ namespace idem::ui {
 
 CaseListModel::CaseListModel(CaseBook* book, QObject* parent) : QAbstractTableModel(parent), m_book(book) {
   connect(book, &CaseBook::changed, this, &CaseListModel::reload);
+  TimeZoneSetting::refreshOnChange(this);
   reload();
 }
 

@@ -17,6 +17,7 @@
 #include "ui/cases/casebook.h"
 #include "ui/cases/caselistmodel.h"
 #include "ui/common/timefmt.h"
+#include "ui/common/timezonesetting.h"
 
 using namespace Qt::StringLiterals;
 
@@ -100,6 +101,11 @@ CasesView::CasesView(CaseBook* book, QWidget* parent)
           [this](QListWidgetItem* item) { emit searchRequested(item->data(Qt::UserRole).toString()); });
   connect(m_lookups, &QListWidget::itemDoubleClicked, this,
           [this](QListWidgetItem* item) { emit searchRequested(item->data(Qt::UserRole).toString()); });
+  // The times listed follow the zone shown.
+  connect(&TimeZoneSetting::instance(), &TimeZoneSetting::changed, this, [this] {
+    reloadLookups();
+    selectRow(m_model->rowOf(m_shown));
+  });
   reloadLookups();
   selectRow(-1);
 }

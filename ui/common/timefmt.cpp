@@ -1,11 +1,11 @@
 #include "ui/common/timefmt.h"
 
 #include <QCoreApplication>
-#include <QTimeZone>
 #include <charconv>
 #include <cmath>
 
 #include "core/text/humanduration.h"
+#include "ui/common/timezonesetting.h"
 
 using namespace Qt::StringLiterals;
 
@@ -16,9 +16,8 @@ QString tr(const char* s) { return QCoreApplication::translate("TimeFormat", s);
 
 QString formatAbsolute(const QDateTime& t) {
   if (!t.isValid()) return {};
-  const QDateTime local = t.toLocalTime();
-  QString zone = local.timeZoneAbbreviation();
-  return local.toString(u"yyyy-MM-dd HH:mm:ss"_s) % u" "_s % zone;
+  const QDateTime shown = TimeZoneSetting::instance().inZone(t);
+  return shown.toString(u"yyyy-MM-dd HH:mm:ss"_s) % u" "_s % shown.timeZoneAbbreviation();
 }
 
 QString formatDuration(qint64 ms) {

@@ -6,7 +6,7 @@
 
 namespace idem::ui {
 
-/// "2024-05-03 14:07:12 CEST" in the local zone.
+/// "2024-05-03 14:07:12 CEST": in the zone the agent chose (timezonesetting.h), UTC or local.
 [[nodiscard]] QString formatAbsolute(const QDateTime& t);
 /// The length of ms, without its sign, by core's one rule (core/text/humanduration.h):
 /// "3 h 12 min", "2 days", "45 s", "850 ms".

@@ -1,5 +1,6 @@
 #pragma once
-// The detail tabs' SQL, in one place: a key's generations and events. Worker threads only.
+// The detail tabs' SQL, in one place: a key's generations and events (worker threads only),
+// and core's explanation of them.
 #include "core/store/pg.h"
 #include "ui/detail/keydetail.h"
 
@@ -10,7 +11,11 @@ inline constexpr int kMaxTraceEvents = 20000;
 /// Events listed in the Explain tab's Markdown (the Trace tab shows them all).
 inline constexpr std::size_t kMaxExplainedEvents = 200;
 
-/// Loads every generation and event of the key; an unknown key gives empty lists.
-[[nodiscard]] KeyDetail loadKeyDetail(pg::Connection& conn, const KeyRef& ref);
+/// Loads every generation and event of the key, explained with its times in zone; an unknown
+/// key gives empty lists.
+[[nodiscard]] KeyDetail loadKeyDetail(pg::Connection& conn, const KeyRef& ref, const text::TimeZone& zone = {});
+/// Explains detail again with its times in zone (the agent changed the zone shown): the same
+/// history, no database. Nothing to do when it is already in zone.
+void explainInZone(KeyDetail& detail, const text::TimeZone& zone);
 
 }  // namespace idem::ui

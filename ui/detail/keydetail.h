@@ -5,6 +5,7 @@
 // drift from them, no second count of executions.
 #include <QDateTime>
 #include <QString>
+#include <memory>
 
 #include "core/explain/explain.h"
 
@@ -25,8 +26,12 @@ struct KeyDetail {
   /// (parallel to history().generations) its summary by core's rules.
   explain::Explanation explanation;
   bool eventsTruncated = false;  ///< history().events holds the first kMaxTraceEvents only
+  /// Every event read, kept only when history().events was cut: explaining the key again in
+  /// another zone must count what the first explanation counted.
+  std::shared_ptr<const explain::KeyHistory> fullHistory;
   QString markdown;              ///< core's Markdown report for a ticket
   QString customerMarkdown;      ///< core's explanation for the customer: no key, lease or generation
+                                 ///< (both with their times in explanation.zone)
   QString explainError;          ///< why there is no explanation, when there is none
 
   [[nodiscard]] const explain::KeyHistory& history() const { return explanation.history; }

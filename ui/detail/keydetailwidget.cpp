@@ -9,6 +9,7 @@
 #include "ui/common/dbsession.h"
 #include "ui/common/outcomestyle.h"
 #include "ui/common/timefmt.h"
+#include "ui/common/timezonesetting.h"
 #include "ui/detail/detailquery.h"
 #include "ui/detail/generationmodel.h"
 #include "ui/detail/responseview.h"
@@ -41,6 +42,10 @@ KeyDetailWidget::KeyDetailWidget(DbSession* session, QWidget* parent)
   layout->addWidget(m_header);
   layout->addWidget(m_tabs, 1);
   showKey({});
+  // Another zone: the same detail explained and shown again, without a trip to the store.
+  connect(&TimeZoneSetting::instance(), &TimeZoneSetting::changed, this, [this] {
+    apply(m_detail, m_response->shownGeneration());
+  });
 }
 
 void KeyDetailWidget::setCurrentTab(Tab tab) { m_tabs->setCurrentIndex(tab); }
@@ -50,7 +55,7 @@ void KeyDetailWidget::showKey(const KeyRef& ref, int generation) {
   m_focusGeneration = generation;
   ++m_generation;
   if (!ref.isValid()) {
-    apply(KeyDetail{});
+    apply(KeyDetail{}, 0);
     m_header->setText(tr("<i>Select a key above, or press Ctrl+K and type a key or a pay_… id.</i>"));
     return;
   }
@@ -64,7 +69,10 @@ void KeyDetailWidget::reload() {
   const quint64 generation = ++m_generation;
   const KeyRef ref = m_ref;
   m_session->submit<KeyDetail>(
-      this, [ref](pg::Connection& conn) { return loadKeyDetail(conn, ref); },
+      this,
+      [ref, zone = TimeZoneSetting::instance().coreZone()](pg::Connection& conn) {
+        return loadKeyDetail(conn, ref, zone);
+      },
       [this, generation](DbResult<KeyDetail> result) {
         if (generation != m_generation) return;  // the user moved on to another key
         if (!result.ok()) {
@@ -73,14 +81,16 @@ void KeyDetailWidget::reload() {
           emit loadFailed(result.error);
           return;
         }
-        apply(*result.value);
+        apply(*result.value, m_focusGeneration);
         emit detailLoaded();
       });
 }
 
-void KeyDetailWidget::apply(const KeyDetail& detail) {
+void KeyDetailWidget::apply(KeyDetail detail, int generation) {
+  // A load that began before the zone changed is shown in the zone chosen since.
+  explainInZone(detail, TimeZoneSetting::instance().coreZone());
   m_detail = detail;
-  m_response->setDetail(detail, m_focusGeneration);
+  m_response->setDetail(detail, generation);
   m_generations->setDetail(detail);
   m_events->setDetail(detail);
   m_generationTable->resizeColumnsToContents();

@@ -46,7 +46,9 @@ class KeyDetailWidget final : public QWidget {
   void loadFailed(const idem::ui::DbError& error);
 
  private:
-  void apply(const KeyDetail& detail);
+  /// Shows detail (in the zone shown, explaining it again when needed); the Response tab on
+  /// generation (0: the live one).
+  void apply(KeyDetail detail, int generation);
 
   DbSession* m_session;
   KeyRef m_ref;

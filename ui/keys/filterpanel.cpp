@@ -11,6 +11,8 @@
 #include <QPushButton>
 #include <QTimer>
 
+#include "ui/common/timezonesetting.h"
+
 using namespace Qt::StringLiterals;
 
 namespace idem::ui {
@@ -39,6 +41,22 @@ FilterPanel::FilterPanel(QWidget* parent)
     e->setEnabled(false);
   }
   m_from->setDateTime(QDateTime::currentDateTime().addDays(-1));
+  // The range is typed in the zone the console shows times in; the same instants stay chosen
+  // when it changes.
+  auto showInZone = [this] {
+    const bool local = TimeZoneSetting::instance().zone() == DisplayZone::Local;
+    const Qt::TimeSpec spec = local ? Qt::LocalTime : Qt::UTC;
+    const QString zone = local ? tr("local time (%1)").arg(TimeZoneSetting::localZoneName()) : tr("UTC");
+    for (auto* e : {m_from, m_to}) {
+      const QSignalBlocker block(e);
+      const QDateTime instant = e->dateTime();
+      e->setTimeSpec(spec);
+      e->setDateTime(instant.toTimeSpec(spec));
+      e->setToolTip(tr("Created at, in %1").arg(zone));
+    }
+  };
+  showInZone();
+  connect(&TimeZoneSetting::instance(), &TimeZoneSetting::changed, this, showInZone);
   m_multi->setToolTip(tr("Keys whose operation ran more than once: executions in several generations, or a lease "
                          "taken over"));
   m_stuck->setToolTip(tr("Processing keys whose lease has run out: the executor probably died"));
@@ -111,9 +129,9 @@ void FilterPanel::setFilter(const KeyFilter& f) {
   m_tier->setCurrentText(f.tier);
   m_tenant->setText(f.tenant);
   m_fromOn->setChecked(f.createdFrom.has_value());
-  if (f.createdFrom) m_from->setDateTime(*f.createdFrom);
+  if (f.createdFrom) m_from->setDateTime(f.createdFrom->toTimeSpec(m_from->timeSpec()));
   m_toOn->setChecked(f.createdTo.has_value());
-  if (f.createdTo) m_to->setDateTime(*f.createdTo);
+  if (f.createdTo) m_to->setDateTime(f.createdTo->toTimeSpec(m_to->timeSpec()));
   m_status->setCurrentIndex(static_cast<int>(f.status));
   m_key->setText(f.key);
   m_prefix->setChecked(f.keyPrefix);

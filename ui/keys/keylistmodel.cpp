@@ -5,6 +5,7 @@
 
 #include "ui/common/dbsession.h"
 #include "ui/common/timefmt.h"
+#include "ui/common/timezonesetting.h"
 #include "ui/keys/keyquery.h"
 
 using namespace Qt::StringLiterals;
@@ -14,6 +15,7 @@ namespace idem::ui {
 KeyListModel::KeyListModel(DbSession* session, QObject* parent)
     : QAbstractTableModel(parent), m_session(session), m_clock(new QTimer(this)) {
   m_clock->setInterval(30000);
+  TimeZoneSetting::refreshOnChange(this);
   connect(m_clock, &QTimer::timeout, this, [this] {
     if (!m_rows.empty()) emit dataChanged(index(0, ColState), index(rowCount() - 1, ColExpires));
   });

@@ -23,6 +23,7 @@
 #include "ui/cases/casefolder.h"
 #include "ui/cases/casesview.h"
 #include "ui/common/dbsession.h"
+#include "ui/common/timezonesetting.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/connection/statuswidget.h"
 #include "ui/keys/keysworkspace.h"
@@ -50,6 +51,7 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
       m_banner(new ConnectionBanner(m_browse, this)), m_stack(new QStackedWidget(this)),
       m_keys(new KeysWorkspace(m_browse, m_detail, this)), m_caseBook(new CaseBook(this)), m_cases(nullptr) {
   setWindowTitle(tr("Idem console"));
+  TimeZoneSetting::instance().load(m_settings);
   // One session reports the connection; the others ping rarely, just to notice a loss.
   m_detail->setPingInterval(30000);
   m_tiers->setPingInterval(30000);
@@ -59,7 +61,8 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   auto* tiersView = new TiersWorkspace(m_tiers, this);
   m_stack->addWidget(tiersView);
   connect(tiersView, &TiersWorkspace::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
-  auto* simulator = new sim::SimulatorWorkspace(this);
+  m_simulator = new sim::SimulatorWorkspace(this);
+  auto* simulator = m_simulator;
   m_stack->addWidget(simulator);
   connect(simulator, &sim::SimulatorWorkspace::message, this,
           [this](const QString& text) { statusBar()->showMessage(text, 8000); });
@@ -102,6 +105,7 @@ void MainWindow::buildCases() {
       statusBar()->showMessage(tr("The case book is not available (%1): lookups and exports are not kept.")
                                    .arg(m_caseBook->error()));
     });
+  m_simulator->setCaseBook(m_caseBook);  // its saved scenarios
   m_cases = new CasesView(m_caseBook, this);
   m_stack->addWidget(m_cases);
   connect(m_keys, &KeysWorkspace::landed, this, [this](const KeyHit& hit, const QString& searched) {
@@ -136,6 +140,7 @@ void MainWindow::buildTopBar() {
     m_settings.setValue(QLatin1String(kCaseFolderSetting), folder);
     statusBar()->showMessage(tr("Exports for customers go to %1").arg(folder), 8000);
   });
+  addTimeZoneMenu(profileMenu);
   m_profileButton->setMenu(profileMenu);
   m_profileButton->setPopupMode(QToolButton::MenuButtonPopup);
   bar->addWidget(m_profileButton);
@@ -173,6 +178,30 @@ void MainWindow::buildTopBar() {
   connect(m_search, &QLineEdit::returnPressed, this, [this] {
     setWorkspace(KeysPage);
     m_keys->search(m_search->text());
+  });
+}
+
+void MainWindow::addTimeZoneMenu(QMenu* menu) {
+  // Every time shown to people follows this; CSV and JSON stay ISO-8601 UTC.
+  auto* times = menu->addMenu(tr("&Times in"));
+  auto* group = new QActionGroup(times);
+  const std::pair<DisplayZone, QString> choices[] = {
+      {DisplayZone::Utc, tr("&UTC")},
+      {DisplayZone::Local, tr("&Local time (%1)").arg(TimeZoneSetting::localZoneName())}};
+  for (const auto& [zone, label] : choices) {
+    auto* action = times->addAction(label);
+    action->setObjectName(zone == DisplayZone::Utc ? u"timesInUtc"_s : u"timesInLocal"_s);
+    action->setCheckable(true);
+    action->setChecked(TimeZoneSetting::instance().zone() == zone);
+    group->addAction(action);
+    connect(action, &QAction::triggered, this, [this, zone = zone] {
+      TimeZoneSetting::instance().setZone(zone);
+      TimeZoneSetting::instance().save(m_settings);
+    });
+  }
+  // Another window of this process may change it: the check mark follows.
+  connect(&TimeZoneSetting::instance(), &TimeZoneSetting::changed, group, [group](DisplayZone zone) {
+    group->actions().at(zone == DisplayZone::Utc ? 0 : 1)->setChecked(true);
   });
 }
 

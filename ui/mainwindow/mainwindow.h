@@ -6,6 +6,7 @@
 
 class QActionGroup;
 class QLineEdit;
+class QMenu;
 class QSettings;
 class QStackedWidget;
 class QToolButton;
@@ -19,6 +20,9 @@ class ConnectionController;
 class DbSession;
 class KeysWorkspace;
 struct ConnectionProfile;
+namespace sim {
+class SimulatorWorkspace;
+}
 
 class MainWindow final : public QMainWindow {
   Q_OBJECT
@@ -39,6 +43,7 @@ class MainWindow final : public QMainWindow {
   [[nodiscard]] QLineEdit* searchBox() const { return m_search; }
   [[nodiscard]] CaseBook* caseBook() const { return m_caseBook; }
   [[nodiscard]] CasesView* cases() const { return m_cases; }
+  [[nodiscard]] sim::SimulatorWorkspace* simulator() const { return m_simulator; }
   void setWorkspace(Workspace workspace);
 
  protected:
@@ -47,6 +52,7 @@ class MainWindow final : public QMainWindow {
  private:
   void buildTopBar();
   void buildRail();
+  void addTimeZoneMenu(QMenu* menu);
   void buildCases();
   void profileChanged(const ConnectionProfile& profile);
   void restoreLayout();
@@ -60,6 +66,7 @@ class MainWindow final : public QMainWindow {
   ConnectionBanner* m_banner;
   QStackedWidget* m_stack;
   KeysWorkspace* m_keys;
+  sim::SimulatorWorkspace* m_simulator = nullptr;
   CaseBook* m_caseBook;
   CasesView* m_cases;
   QToolButton* m_profileButton = nullptr;

@@ -170,9 +170,13 @@ bool PolicyEditor::applyPreset(const QString& name) {
 
 void PolicyEditor::setPolicy(const core::Policy& p) {
   m_loading = true;
-  const int index = m_preset->findData(QString::fromStdString(p.preset));
+  // An old name ("stripe") is an alias: the picker lists the preset under its own name.
+  const core::Preset* preset = core::findPreset(p.preset);
+  const int index =
+      preset ? m_preset->findData(QString::fromUtf8(preset->name.data(), static_cast<qsizetype>(preset->name.size())))
+             : -1;
   m_preset->setCurrentIndex(std::max(index, 0));
-  if (const core::Preset* preset = core::findPreset(p.preset))
+  if (preset)
     m_source->setText(
         tr("Defaults from %1")
             .arg(QString::fromUtf8(preset->source.data(), static_cast<qsizetype>(preset->source.size()))));

@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
@@ -17,6 +18,7 @@
 #include "core/sim/config_parse.h"
 #include "core/sim/presets.h"
 #include "core/sim/report.h"
+#include "ui/cases/casebook.h"
 #include "ui/sim/chartexport.h"
 #include "ui/sim/comparisonmodel.h"
 #include "ui/sim/ecdfchart.h"
@@ -25,6 +27,7 @@
 #include "ui/sim/livepanel.h"
 #include "ui/sim/loadchart.h"
 #include "ui/sim/policyeditor.h"
+#include "ui/sim/savedscenario.h"
 #include "ui/sim/servereditor.h"
 #include "ui/sim/simrunner.h"
 
@@ -94,7 +97,7 @@ SimulatorWorkspace::SimulatorWorkspace(QWidget* parent)
   m_splitter->addWidget(buildRight());
   m_splitter->setStretchFactor(0, 0);
   m_splitter->setStretchFactor(1, 1);
-  m_splitter->setSizes({400, 1000});
+  m_splitter->setSizes({460, 1000});  // the scenario picker reads whole beside its Save button
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_splitter);
@@ -122,13 +125,28 @@ QWidget* SimulatorWorkspace::buildLeft() {
   layout->setContentsMargins(4, 4, 4, 4);
   auto* top = new QHBoxLayout;
   m_scenario = new QComboBox(left);
-  m_scenario->addItems(
-      {tr("Which one charges twice? (30 min TTL)"), tr("Retry storm: jitter vs none"), tr("The issue's example")});
-  m_scenario->setToolTip(tr("Load a scenario from core/sim/examples: both policies, server and store"));
+  m_scenario->setObjectName(u"scenario"_s);
+  // Built-in scenarios carry their enum; saved ones (after a separator) their name.
+  m_scenario->addItem(tr("Which one charges twice? (30 min TTL)"), int(ChargeTwice));
+  m_scenario->addItem(tr("Retry storm: jitter vs none"), int(RetryStorm));
+  m_scenario->addItem(tr("The issue's example"), int(IssueExample));
+  m_scenario->setToolTip(tr("Load a scenario (core/sim/examples, or one you saved): both policies, server and store"));
+  m_saveScenario = new QPushButton(tr("Save…"), left);
+  m_saveScenario->setObjectName(u"saveScenario"_s);
+  m_saveScenario->setToolTip(tr("Save both policies, the server and the store under a name (in your case book)"));
+  m_saveScenario->setEnabled(false);  // until there is a case book
   top->addWidget(new QLabel(tr("Scenario"), left));
   top->addWidget(m_scenario, 1);
+  top->addWidget(m_saveScenario);
   layout->addLayout(top);
-  connect(m_scenario, &QComboBox::activated, this, [this](int i) { loadScenario(static_cast<Scenario>(i)); });
+  connect(m_scenario, &QComboBox::activated, this, [this](int i) {
+    const QVariant which = m_scenario->itemData(i);
+    if (which.typeId() == QMetaType::QString)
+      loadSavedScenario(which.toString());
+    else
+      loadScenario(static_cast<Scenario>(which.toInt()));
+  });
+  connect(m_saveScenario, &QPushButton::clicked, this, &SimulatorWorkspace::askAndSaveScenario);
 
   auto* tabs = new QTabWidget(left);
   tabs->setObjectName(u"simEditors"_s);
@@ -236,7 +254,7 @@ QWidget* SimulatorWorkspace::buildRight() {
 
 void SimulatorWorkspace::loadScenario(Scenario scenario) {
   cancel();
-  m_scenario->setCurrentIndex(scenario);
+  m_scenario->setCurrentIndex(m_scenario->findData(int(scenario)));
   const char* text = scenario == RetryStorm ? kStorm : scenario == IssueExample ? kIssue : kChargeTwice;
   const core::SimConfig c = core::parseConfigText(text);
   m_server->setConfig(c);
@@ -256,6 +274,10 @@ void SimulatorWorkspace::loadScenario(Scenario scenario) {
       m_policyB->applyPreset(u"stripe"_s);
       break;
   }
+  clearResults(c);
+}
+
+void SimulatorWorkspace::clearResults(const core::SimConfig& c) {
   m_comparison->clear();
   m_ecdf->setResults(nullptr, {}, nullptr, {});
   m_load->setResult(nullptr, {});
@@ -263,6 +285,73 @@ void SimulatorWorkspace::loadScenario(Scenario scenario) {
   // Each cell keeps the scenario's arrival window, so its spike or outage still happens.
   m_heatOps->setValue(static_cast<int>(std::min<std::int64_t>(c.clients.operations, m_heatOps->maximum())));
   m_summary->setText(tr("Press <b>Run</b> to simulate both policies against this server and store."));
+}
+
+void SimulatorWorkspace::setCaseBook(CaseBook* book) {
+  m_book = book;
+  connect(book, &CaseBook::changed, this, &SimulatorWorkspace::listSavedScenarios);
+  listSavedScenarios();
+}
+
+void SimulatorWorkspace::listSavedScenarios() {
+  constexpr int kBuiltIn = IssueExample + 1;  // the built-in scenarios come first
+  const QVariant shown = m_scenario->currentData();
+  while (m_scenario->count() > kBuiltIn) m_scenario->removeItem(kBuiltIn);
+  const bool open = m_book && m_book->isOpen();
+  m_saveScenario->setEnabled(open);
+  if (!open) return;
+  const auto saved = m_book->scenarios();
+  if (!saved.empty()) m_scenario->insertSeparator(kBuiltIn);
+  for (const auto& s : saved) m_scenario->addItem(s.name, s.name);
+  const int index = m_scenario->findData(shown);
+  if (index >= 0) m_scenario->setCurrentIndex(index);
+}
+
+void SimulatorWorkspace::askAndSaveScenario() {
+  const QVariant shown = m_scenario->currentData();
+  bool ok = false;
+  const QString name = QInputDialog::getText(this, tr("Save scenario"), tr("Name:"), QLineEdit::Normal,
+                                             shown.typeId() == QMetaType::QString ? shown.toString() : QString(), &ok)
+                           .trimmed();
+  if (ok && !name.isEmpty()) saveScenario(name);
+}
+
+bool SimulatorWorkspace::saveScenario(const QString& name) {
+  const auto a = config(0);
+  const auto b = config(1);
+  if (!a || !b) {
+    m_status->setText(tr("Not saved: fix the fields marked red first."));
+    return false;
+  }
+  if (!m_book || !m_book->isOpen() ||
+      !m_book->saveScenario(name, scenarioToJson({*a, b->policy, m_compare->isChecked()}))) {
+    m_status->setText(tr("Not saved: the case book is not available%1.")
+                          .arg(m_book && !m_book->error().isEmpty() ? u" ("_s % m_book->error() % u")"_s : QString()));
+    return false;
+  }
+  m_scenario->setCurrentIndex(m_scenario->findData(name));
+  m_status->setText(tr("Saved scenario “%1”.").arg(name));
+  return true;
+}
+
+bool SimulatorWorkspace::loadSavedScenario(const QString& name) {
+  if (!m_book) return false;
+  const auto saved = m_book->scenarios();
+  const auto it = std::find_if(saved.begin(), saved.end(), [&](const CaseBook::Scenario& s) { return s.name == name; });
+  QString error = tr("no saved scenario is called “%1”").arg(name);
+  const auto scenario = it == saved.end() ? std::nullopt : scenarioFromJson(it->json, &error);
+  if (!scenario) {
+    m_status->setText(tr("Scenario not loaded: %1.").arg(error));
+    return false;
+  }
+  cancel();
+  m_scenario->setCurrentIndex(m_scenario->findData(name));
+  m_server->setConfig(scenario->a);
+  m_policyA->setPolicy(scenario->a.policy);
+  m_policyB->setPolicy(scenario->b);
+  m_compare->setChecked(scenario->compare);
+  clearResults(scenario->a);
+  return true;
 }
 
 std::optional<core::SimConfig> SimulatorWorkspace::config(int policy) const {

@@ -19,6 +19,10 @@ class QSplitter;
 class QTabWidget;
 class QTableView;
 
+namespace idem::ui {
+class CaseBook;
+}
+
 namespace idem::ui::sim {
 
 class ChartFrame;
@@ -44,6 +48,14 @@ class SimulatorWorkspace final : public QWidget {
 
   /// Loads a scenario: both policies, the server and the store.
   void loadScenario(Scenario scenario);
+  /// Where "Save scenario…" keeps scenarios (the agent's case book); the picker lists them.
+  void setCaseBook(idem::ui::CaseBook* book);
+  /// Keeps both policies, the server and the store under name (replacing one of that name);
+  /// false, saying why, while a field is invalid or without a case book.
+  bool saveScenario(const QString& name);
+  /// Loads the saved scenario called name exactly as it was saved; false, saying why, if it cannot.
+  bool loadSavedScenario(const QString& name);
+  [[nodiscard]] QComboBox* scenarioBox() const { return m_scenario; }
   /// The config for policy A (0) or B (1), or nothing while a field holds an invalid value.
   [[nodiscard]] std::optional<idem::sim::SimConfig> config(int policy) const;
   /// Runs A (and B when compared) in the background.
@@ -81,6 +93,9 @@ class SimulatorWorkspace final : public QWidget {
   QWidget* buildLeft();
   QWidget* buildRight();
   void showResults(bool cancelled);
+  void clearResults(const idem::sim::SimConfig& config);
+  void listSavedScenarios();
+  void askAndSaveScenario();
   void showLoad();
   void updateSummary();
   [[nodiscard]] QString title(int policy) const;
@@ -94,6 +109,8 @@ class SimulatorWorkspace final : public QWidget {
   HeatmapModel* m_heat;
   QSplitter* m_splitter = nullptr;
   QComboBox* m_scenario = nullptr;
+  QPushButton* m_saveScenario = nullptr;
+  idem::ui::CaseBook* m_book = nullptr;
   QCheckBox* m_compare = nullptr;
   QPushButton* m_run = nullptr;
   QPushButton* m_cancel = nullptr;

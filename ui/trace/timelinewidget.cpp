@@ -12,6 +12,7 @@
 
 #include "ui/common/outcomestyle.h"
 #include "ui/common/timefmt.h"
+#include "ui/common/timezonesetting.h"
 #include "ui/trace/eventmodel.h"
 
 using namespace Qt::StringLiterals;
@@ -240,15 +241,18 @@ void TimelineWidget::paintAxis(QPainter& p, const QRectF& plot) {
   p.drawText(QRectF(4, plot.top(), kLeft - 10, kGenBandH), Qt::AlignRight | Qt::AlignVCenter, tr("generations"));
   QFontMetricsF fm(font());
   const auto [step, format] = tickStep(m_endMs - m_startMs, plot.width(), fm);
-  // Ticks fall on local-time multiples of the step (days start at local midnight).
-  const qint64 offsetMs = static_cast<qint64>(QDateTime::currentDateTime().offsetFromUtc()) * 1000;
+  // Ticks fall on multiples of the step in the zone shown (days start at its midnight).
+  const TimeZoneSetting& zone = TimeZoneSetting::instance();
+  const qint64 offsetMs =
+      static_cast<qint64>(zone.inZone(QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(m_startMs), Qt::UTC)).offsetFromUtc()) *
+      1000;
   double t = std::ceil((m_startMs + static_cast<double>(offsetMs)) / step) * step - static_cast<double>(offsetMs);
   m_tickLabels.clear();
   for (; t <= m_endMs; t += step) {
     const double x = xOf(t);
     p.setPen(QPen(grid, 1, Qt::DotLine));
     p.drawLine(QPointF(x, plot.top()), QPointF(x, plot.bottom()));
-    const QString label = QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(t)).toString(format);
+    const QString label = zone.inZone(QDateTime::fromMSecsSinceEpoch(static_cast<qint64>(t), Qt::UTC)).toString(format);
     p.setPen(palette().color(QPalette::Text));
     const QPointF at(x - fm.horizontalAdvance(label) / 2, kTop - 8);
     m_tickLabels.push_back(QRectF(at.x(), at.y() - fm.ascent(), fm.horizontalAdvance(label), fm.height()));
