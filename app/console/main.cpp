@@ -1,7 +1,7 @@
 // idem-console: the operations console for support staff (docs/design.md §7).
 //   idem-console [--db CONNINFO] [--demo]
 // With --db it opens that store; with neither it shows the saved profiles.
-// --screenshot FILE (with --search, --tab) grabs the window once the data is shown, then
+// --screenshot FILE (with --search, --tab, --sim-tab) grabs the window once the data is shown, then
 // quits: how the README's screenshots are taken from the real program.
 #include <QApplication>
 #include <QCommandLineParser>
@@ -20,6 +20,7 @@
 #include "ui/detail/keydetailwidget.h"
 #include "ui/keys/keysworkspace.h"
 #include "ui/mainwindow/mainwindow.h"
+#include "ui/sim/simulatorworkspace.h"
 
 using namespace Qt::StringLiterals;
 
@@ -45,7 +46,10 @@ int main(int argc, char** argv) {
   const QCommandLineOption delay(u"delay"_s, u"Milliseconds before the screenshot (default 3000)."_s, u"MS"_s,
                                  u"3000"_s);
   const QCommandLineOption size(u"size"_s, u"Window size, e.g. 1400x900."_s, u"WxH"_s);
-  cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size});
+  const QCommandLineOption simTab(u"sim-tab"_s,
+                                  u"Open the simulator on this tab: ab, offsets, load, heatmap, live, measure."_s,
+                                  u"NAME"_s);
+  cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size, simTab});
   cli.process(app);
 
   if (cli.isSet(demo)) {
@@ -104,6 +108,14 @@ int main(int argc, char** argv) {
                                  QObject::disconnect(*conn);
                                  window.keys()->detail()->setCurrentTab(chosen);
                                });
+    }
+  }
+  if (cli.isSet(simTab)) {
+    static const QStringList names{u"ab"_s, u"offsets"_s, u"load"_s, u"heatmap"_s, u"live"_s, u"measure"_s};
+    const int index = static_cast<int>(names.indexOf(cli.value(simTab).toLower()));
+    if (auto* simulator = window.findChild<idem::ui::sim::SimulatorWorkspace*>(); simulator && index >= 0) {
+      window.setWorkspace(idem::ui::MainWindow::SimulatorPage);
+      simulator->setCurrentTab(static_cast<idem::ui::sim::SimulatorWorkspace::Tab>(index));
     }
   }
   if (cli.isSet(screenshot)) {

@@ -8,6 +8,7 @@
 #include "core/measure/attempts.h"
 #include "core/measure/fit.h"
 #include "core/sim/config_parse.h"
+#include "core/sim/policytext.h"
 #include "core/sim/schedule.h"
 
 namespace idem::measure {
@@ -185,6 +186,7 @@ std::string toText(const std::vector<ClientReport>& reports) {
           << fmt(r.offset.max) << '\n';
     }
     o << "  fitted policy: " << sim::policyToJson(c.fitted).dump() << '\n';
+    o << "    in words: " << sim::describePolicy(c.fitted) << '\n';
     for (const auto& n : c.notes) o << "  note: " << n << '\n';
   }
   return o.str();

@@ -60,6 +60,8 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   m_stack->addWidget(tiersView);
   connect(tiersView, &TiersWorkspace::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   auto* simulator = new sim::SimulatorWorkspace(this);
+  // Measure reads on the analysis connection (Tiers'): a small table, never in a key's way.
+  simulator->setSession(m_tiers);
   m_stack->addWidget(simulator);
   connect(simulator, &sim::SimulatorWorkspace::message, this,
           [this](const QString& text) { statusBar()->showMessage(text, 8000); });
