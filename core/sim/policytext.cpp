@@ -21,12 +21,8 @@ std::string retriedOutcomes(unsigned retryOn) {
   if (retryOn & kTimeout) items.emplace_back("timeouts");
   if (retryOn & kConnectionError) items.emplace_back("connection errors");
   if (retryOn & kConflict409) items.emplace_back("409");
-  if ((retryOn & kStatus5xx) == kStatus5xx) {
-    items.emplace_back("500 and 503");
-  } else {
-    if (retryOn & kStatus500) items.emplace_back("500");
-    if (retryOn & kStatus503) items.emplace_back("503");
-  }
+  if (retryOn & kStatus500) items.emplace_back("500");
+  if (retryOn & kStatus503) items.emplace_back("503");
   return joined(items);
 }
 

@@ -57,8 +57,8 @@ QString MeasureModel::clientName(const measure::ClientReport& client) {
   return client.userAgent.empty() ? tr("(no User-Agent)") : QString::fromStdString(client.userAgent);
 }
 
-QString MeasureModel::spreadText(const measure::Spread& s, const QString& unit) {
-  return seconds(s.min) % u" / "_s % seconds(s.p50) % u" / "_s % seconds(s.max) % unit;
+QString MeasureModel::spreadText(const measure::Spread& s) {
+  return seconds(s.min) % u" / "_s % seconds(s.p50) % u" / "_s % seconds(s.max);
 }
 
 QVariant MeasureModel::data(const QModelIndex& index, int role) const {
@@ -101,17 +101,18 @@ QVariant MeasureModel::display(const measure::ClientReport& c, const measure::Fa
                  ? count(f.attempts.min)
                  : count(f.attempts.min) % u" / "_s % count(f.attempts.p50) % u" / "_s % count(f.attempts.max);
     case KeyColumn:
-      // The words of `idemctl measure`'s text form.
+      // Short here; the tooltip has `idemctl measure`'s words.
       if (!f.keySent) return tr("not sent");
-      if (!f.sameKey) return tr("sent (sameness unknown: no op-<id>)");
-      return *f.sameKey ? tr("kept across retries") : tr("CHANGED between retries");
+      if (!f.sameKey) return tr("sent (no op-<id>)");
+      return *f.sameKey ? tr("kept") : tr("CHANGED");
     case RetryAfterColumn:
       if (!f.retryAfter) return tr("—");
       return tr("%1 s %2").arg(seconds(*f.retryAfter), !f.retryAfterHonoured   ? tr("(no retry)")
                                                        : *f.retryAfterHonoured ? tr("honoured")
                                                                                : tr("NOT honoured"));
     case TimeoutColumn:
-      return f.attemptLength ? spreadText(*f.attemptLength) : tr("—");
+      // The median only (the spread is in the tooltip): it is the client's timeout setting.
+      return f.attemptLength ? seconds(f.attemptLength->p50) : tr("—");
     default: {
       const auto n = static_cast<std::size_t>(column - FirstRetryColumn);
       return n < f.retries.size() ? spreadText(f.retries[n].gap) : QString();
@@ -143,15 +144,25 @@ QVariant MeasureModel::value(const measure::FaultReport& f, int column, int clie
 }
 
 QString MeasureModel::toolTip(const measure::FaultReport& f, int column) {
+  if (column == KeyColumn) {
+    if (!f.keySent) return tr("No attempt carried an Idempotency-Key");
+    if (!f.sameKey)
+      return tr("Sent, but whether retries kept it is unknown: the route did not name the operation (op-<id>)");
+    return *f.sameKey ? tr("Kept across retries: every retry carried its first attempt's key")
+                      : tr("CHANGED between retries: a retry carried a new key, so the store cannot tell it is the "
+                           "same operation");
+  }
   if (column < FirstRetryColumn) {
     if (column == TimeoutColumn && f.attemptLength)
-      return tr("How long the client waited on a first attempt that got no answer (its timeout), min / p50 / max");
+      return tr("How long the client waited on a first attempt that got no answer (its timeout), min / p50 / max "
+                "seconds: %1")
+          .arg(spreadText(*f.attemptLength));
     return {};
   }
   const auto n = static_cast<std::size_t>(column - FirstRetryColumn);
   if (n >= f.retries.size()) return {};
   const auto& r = f.retries[n];
-  return tr("Retry %1 (attempt %2), %3 operation(s), min / p50 / max:\n"
+  return tr("Retry %1 (attempt %2), %3 operation(s), min / p50 / max seconds:\n"
             "gap (arrival to arrival) %4\n"
             "sleep (previous attempt's end to this arrival) %5\n"
             "offset (first attempt's arrival to this one) %6")
@@ -167,16 +178,19 @@ QVariant MeasureModel::headerData(int section, Qt::Orientation orientation, int 
     switch (section) {
       case AttemptsColumn:
         return tr("Attempts per operation: one number when every operation made as many, else min / p50 / max");
+      case OperationsColumn:
+        return tr("Operations measured: each one's attempts are grouped by its op-<id> (else its key)");
       case KeyColumn:
-        return tr("Whether every retry carried the first attempt's Idempotency-Key (known when the route names the "
-                  "operation with op-<id>)");
+        return tr("Whether every retry carried the first attempt's Idempotency-Key (known when the route names "
+                  "the operation with op-<id>)");
       case RetryAfterColumn:
         return tr("The Retry-After the profile sent, and whether every sleep after it lasted at least that long");
       case TimeoutColumn:
-        return tr("hang profile: how long the client waited before giving up on an attempt (min / p50 / max)");
+        return tr("hang profile: how long the client waited before giving up on an attempt (median seconds; hover a "
+                  "cell for min / p50 / max)");
       default:
         return section >= FirstRetryColumn ? tr("Time between the arrival of attempt %1 and of attempt %2, over the "
-                                                "operations: min / p50 / max. Hover a cell for sleeps and offsets.")
+                                                "operations: min / p50 / max seconds. Hover a cell for sleeps and offsets.")
                                                  .arg(section - FirstRetryColumn + 1)
                                                  .arg(section - FirstRetryColumn + 2)
                                            : QVariant();
@@ -189,17 +203,17 @@ QVariant MeasureModel::headerData(int section, Qt::Orientation orientation, int 
     case FaultColumn:
       return tr("Fault");
     case OperationsColumn:
-      return tr("Operations");
+      return tr("Ops");
     case AttemptsColumn:
       return tr("Attempts / op");
     case KeyColumn:
-      return tr("Idempotency-Key");
+      return tr("Key");
     case RetryAfterColumn:
       return tr("Retry-After");
     case TimeoutColumn:
-      return tr("Gave up after (hang)");
+      return tr("Timeout (hang), s");
     default:
-      return tr("Retry %1 gap (min / p50 / max)").arg(section - FirstRetryColumn + 1);
+      return tr("Retry %1 gap, s").arg(section - FirstRetryColumn + 1);
   }
 }
 

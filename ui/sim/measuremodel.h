@@ -48,8 +48,9 @@ class MeasureModel final : public QAbstractTableModel {
 
   /// "(no User-Agent)" for an empty one.
   [[nodiscard]] static QString clientName(const idem::measure::ClientReport& client);
-  /// "0.500 / 0.512 / 0.530 s": seconds to the millisecond, as `idemctl measure` prints them.
-  [[nodiscard]] static QString spreadText(const idem::measure::Spread& s, const QString& unit = QStringLiteral(" s"));
+  /// "0.500 / 0.512 / 0.530": min / p50 / max seconds to the millisecond, as `idemctl measure`
+  /// prints them.
+  [[nodiscard]] static QString spreadText(const idem::measure::Spread& s);
 
  private:
   struct Row {

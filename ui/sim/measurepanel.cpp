@@ -7,9 +7,9 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "core/sim/policytext.h"
 #include "ui/common/dbsession.h"
@@ -36,7 +36,7 @@ MeasurePanel::MeasurePanel(QWidget* parent)
       m_refresh(new QPushButton(tr("Refresh"), this)),
       m_status(new QLabel(this)),
       m_message(new QLabel(this)),
-      m_content(new QSplitter(Qt::Vertical, this)),
+      m_content(new QWidget(this)),
       m_table(new QTableView(m_content)),
       m_policyTitle(new QLabel(this)),
       m_policyWords(new QLabel(this)),
@@ -47,11 +47,12 @@ MeasurePanel::MeasurePanel(QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   auto* top = new QHBoxLayout;
   m_since->setObjectName(u"measureSince"_s);
-  m_since->setPlaceholderText(tr("all attempts · 15m · 2h · 2026-12-04 20:00Z"));
+  m_since->setPlaceholderText(tr("all · 15m · 2h · 2026-12-04 20:00Z"));
   m_since->setClearButtonEnabled(true);
   m_since->setToolTip(tr("Only attempts that arrived within this long before the database's clock, or at or after "
                          "this timestamp; empty: every attempt recorded"));
-  m_since->setMaximumWidth(280);
+  m_since->setMinimumWidth(260);
+  m_since->setMaximumWidth(320);
   top->addWidget(new QLabel(tr("Since"), this));
   top->addWidget(m_since);
   top->addWidget(m_refresh);
@@ -71,7 +72,10 @@ MeasurePanel::MeasurePanel(QWidget* parent)
   m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
   m_table->setSelectionMode(QAbstractItemView::SingleSelection);
   m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  m_table->horizontalHeader()->setStretchLastSection(true);
+  // A User-Agent can run to a hundred characters (botocore's): elided in the middle (the
+  // library and version first, its settings last), whole in the tooltip.
+  m_table->horizontalHeader()->setSectionResizeMode(MeasureModel::ClientColumn, QHeaderView::Interactive);
+  m_table->setTextElideMode(Qt::ElideMiddle);
   m_table->verticalHeader()->setVisible(false);
   m_table->setWordWrap(false);
 
@@ -82,7 +86,7 @@ MeasurePanel::MeasurePanel(QWidget* parent)
   m_policyWords->setWordWrap(true);
   m_policyWords->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_notes->setWordWrap(true);
-  m_notes->setStyleSheet(u"color: palette(mid);"_s);
+  m_notes->setStyleSheet(u"color: #555;"_s);
   auto* buttons = new QHBoxLayout;
   m_useA->setObjectName(u"measureUseA"_s);
   m_useB->setObjectName(u"measureUseB"_s);
@@ -95,13 +99,11 @@ MeasurePanel::MeasurePanel(QWidget* parent)
   fl->addWidget(m_policyWords);
   fl->addWidget(m_notes);
   fl->addLayout(buttons);
-  fl->addStretch(1);
-  auto* split = static_cast<QSplitter*>(m_content);
-  split->addWidget(m_table);
-  split->addWidget(fitted);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 1);
-  split->setChildrenCollapsible(false);
+  // The fitted policy takes the height its words need; the table the rest.
+  auto* content = new QVBoxLayout(m_content);
+  content->setContentsMargins(0, 0, 0, 0);
+  content->addWidget(m_table, 1);
+  content->addWidget(fitted);
   layout->addWidget(m_content, 1);
 
   connect(m_refresh, &QPushButton::clicked, this, &MeasurePanel::reload);
@@ -206,14 +208,16 @@ void MeasurePanel::answered(const QString& since, Answer answer) {
                                : QString();
   const auto clients = measured.clients.size();
   m_model->setReports(std::move(measured.clients));
+  m_table->resizeColumnToContents(MeasureModel::ClientColumn);
+  m_table->setColumnWidth(MeasureModel::ClientColumn, std::min(m_table->columnWidth(MeasureModel::ClientColumn), 200));
   // Keep the client that was chosen, if it is still there.
   int chosen = 0;
   for (std::size_t c = 0; c < m_model->reports().size(); ++c)
     if (QString::fromStdString(m_model->reports()[c].userAgent) == previous) chosen = static_cast<int>(c);
   m_table->selectRow(m_model->firstRowOf(chosen));
   selectClient(chosen);
-  m_status->setText(tr("%n attempt(s) from %1 %2. Gaps are arrival to arrival per retry; hover a cell for sleeps "
-                       "and offsets.",
+  m_status->setText(tr("%n attempt(s) from %1 %2. Gaps: min / p50 / max seconds from one arrival to the next, "
+                       "per retry; hover a cell for sleeps and offsets.",
                        nullptr, static_cast<int>(measured.attempts))
                         .arg(tr("%n client(s)", nullptr, static_cast<int>(clients)), window));
 }
