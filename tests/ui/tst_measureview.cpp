@@ -192,6 +192,7 @@ class TestMeasureView : public QObject {
     QCOMPARE(a.base, shown[0].fitted.base);
     QCOMPARE(a.timeout, shown[0].fitted.timeout);
     QCOMPARE(a.retryAfter, sim::RetryAfterMode::Max);
+    QCOMPARE(ws.policyEditor(0)->title(), u"Measured backoff-client/1.0"_s);
 
     // Choosing the key rotator's row and "Use as policy B" loads its policy, A stays.
     QTest::mouseClick(panel->table()->viewport(), Qt::LeftButton, {},
