@@ -102,6 +102,11 @@ MeasurePanel::MeasurePanel(QWidget* parent)
   // The fitted policy takes the height its words need; the table the rest.
   auto* content = new QVBoxLayout(m_content);
   content->setContentsMargins(0, 0, 0, 0);
+  auto* hint = new QLabel(tr("Per client and fault; a retry's gap is the time from one attempt's arrival to the "
+                             "next, min / p50 / max seconds over the operations. Hover a cell for sleeps and offsets."),
+                          m_content);
+  hint->setWordWrap(true);
+  content->addWidget(hint);
   content->addWidget(m_table, 1);
   content->addWidget(fitted);
   layout->addWidget(m_content, 1);
@@ -216,9 +221,7 @@ void MeasurePanel::answered(const QString& since, Answer answer) {
     if (QString::fromStdString(m_model->reports()[c].userAgent) == previous) chosen = static_cast<int>(c);
   m_table->selectRow(m_model->firstRowOf(chosen));
   selectClient(chosen);
-  m_status->setText(tr("%n attempt(s) from %1 %2. Gaps: min / p50 / max seconds from one arrival to the next, "
-                       "per retry; hover a cell for sleeps and offsets.",
-                       nullptr, static_cast<int>(measured.attempts))
+  m_status->setText(tr("%n attempt(s) from %1 %2.", nullptr, static_cast<int>(measured.attempts))
                         .arg(tr("%n client(s)", nullptr, static_cast<int>(clients)), window));
 }
 
