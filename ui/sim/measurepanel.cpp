@@ -21,10 +21,10 @@ namespace idem::ui::sim {
 namespace {
 
 const QString kHowToMeasure = QStringLiteral(
-    "Point a client's base URL at <code>idemctl serve --allow-fault-injection</code>'s "
-    "<code>/faults/&lt;profile&gt;[/op-&lt;id&gt;]/…</code> (profiles <code>500</code>, <code>503</code>, "
+    "To measure a client, make its base URL <code>http://HOST:PORT/faults/&lt;profile&gt;[/op-&lt;id&gt;]/…</code> on "
+    "<code>idemctl serve --allow-fault-injection</code> (profiles <code>500</code>, <code>503</code>, "
     "<code>503-retry-after-2</code>, <code>409</code>, <code>reset</code>, <code>hang</code>, …): nothing else in its "
-    "code changes. Every attempt is recorded in this store's <code>idem_demo.fault_attempts</code>; "
+    "code changes. Every attempt is recorded in the store's <code>idem_demo.fault_attempts</code>; "
     "<code>idemctl measure</code> prints the same figures.");
 
 }  // namespace
@@ -65,7 +65,7 @@ MeasurePanel::MeasurePanel(QWidget* parent)
   m_message->setTextFormat(Qt::RichText);
   m_message->setAlignment(Qt::AlignTop | Qt::AlignLeft);
   m_message->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  layout->addWidget(m_message);
+  layout->addWidget(m_message, 1);  // hidden while figures are shown
 
   m_table->setObjectName(u"measureTable"_s);
   m_table->setModel(m_model);
