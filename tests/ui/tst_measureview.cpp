@@ -3,7 +3,8 @@
 // exactly as core/measure computes them for the same rows and as `idemctl measure --format json`
 // prints them; "Use as policy A/B" puts the fitted policy into the editors; the since filter, the
 // empty state and a store without idem_demo.fault_attempts each say what they are; the GUI
-// thread keeps running while the reading waits on a lock the test holds.
+// thread keeps running while the reading waits on a lock the test holds; attempts the real
+// endpoint recorded (idemctl serve --allow-fault-injection over loopback) show as idemctl measures them.
 #include <QAbstractItemModelTester>
 #include <QLabel>
 #include <QLineEdit>
@@ -13,10 +14,12 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "core/endpoint/client.h"
 #include "core/endpoint/faultlog.h"
 #include "core/measure/recorded.h"
 #include "core/sim/config_parse.h"
 #include "core/sim/policytext.h"
+#include "tests/endpoint/serve_process.h"
 #include "tests/ui/uifixtures.h"
 #include "ui/sim/measuremodel.h"
 #include "ui/sim/measurepanel.h"
@@ -234,6 +237,47 @@ class TestMeasureView : public QObject {
     QVERIFY(!panel->useAButton()->isEnabled());
     QVERIFY2(panel->messageLabel()->text().contains(u"No measured attempts since 2999-01-01 00:00Z"_s),
              qPrintable(panel->messageLabel()->text()));
+  }
+
+  // The real endpoint records the attempts (idemctl serve --allow-fault-injection, driven over
+  // loopback): the view shows what idemctl measure prints for them.
+  void attemptsRecordedByTheEndpointShowAsIdemctlMeasuresThem() {
+    test::TestDatabase db("ui_measure_serve");
+    {
+      test::ServeProcess serve({"--db", db.conninfo(), "--allow-fault-injection"});
+      endpoint::Client client("127.0.0.1", serve.port());
+      for (int op = 0; op < 3; ++op)
+        for (int attempt = 0; attempt < 3; ++attempt) {
+          const auto r = client.post("/faults/503-retry-after-1/op-view-" + std::to_string(op) + "/v1/payments",
+                                     {{"Content-Type", "application/json"},
+                                      {"Idempotency-Key", "view-key-" + std::to_string(op)},
+                                      {"User-Agent", "measure-view-test/1"}},
+                                     "{}");
+          QCOMPARE(r.status, 503);
+        }
+      // Written off the endpoint's event loop: wait for the nine rows.
+      auto conn = db.connect();
+      QTRY_COMPARE_WITH_TIMEOUT(
+          conn.exec("SELECT count(*) AS n FROM idem_demo.fault_attempts").integer(0, "n"), 9LL, 15000);
+    }
+    ui::DbSession session(u"measure"_s);
+    MeasurePanel panel;
+    QVERIFY(showOn(db.conninfo(), session, panel));
+    QCOMPARE(panel.state(), State::Shown);
+    std::string out;
+    QCOMPARE(test::runIdemctl({"measure", "--db", db.conninfo(), "--format", "json"}, &out), 0);
+    QCOMPARE(nlohmann::json::parse(out), plain(measure::toJson(panel.model()->reports())));
+    auto conn = db.connect();
+    QCOMPARE(plain(measure::toJson(panel.model()->reports())),
+             plain(measure::toJson(measure::analyze(measure::readRecordedAttempts(conn, 0)))));
+    const MeasureModel* model = panel.model();
+    QCOMPARE(model->rowCount(), 1);
+    QCOMPARE(model->index(0, MeasureModel::ClientColumn).data().toString(), u"measure-view-test/1"_s);
+    QCOMPARE(model->index(0, MeasureModel::OperationsColumn).data().toInt(), 3);
+    QCOMPARE(model->index(0, MeasureModel::AttemptsColumn).data().toString(), u"3"_s);
+    QCOMPARE(model->index(0, MeasureModel::KeyColumn).data().toString(), u"kept"_s);
+    QCOMPARE(model->retryColumns(), 2);
+    QVERIFY(panel.useAButton()->isEnabled());
   }
 
   void emptyStoreSaysHowToMeasure() {
