@@ -46,9 +46,8 @@ int main(int argc, char** argv) {
   const QCommandLineOption delay(u"delay"_s, u"Milliseconds before the screenshot (default 3000)."_s, u"MS"_s,
                                  u"3000"_s);
   const QCommandLineOption size(u"size"_s, u"Window size, e.g. 1400x900."_s, u"WxH"_s);
-  const QCommandLineOption simTab(u"sim-tab"_s,
-                                  u"Open the simulator on this tab: ab, offsets, load, heatmap, live, measure."_s,
-                                  u"NAME"_s);
+  const QCommandLineOption simTab(
+      u"sim-tab"_s, u"Open the simulator on this tab: ab, offsets, load, heatmap, live, measure."_s, u"NAME"_s);
   cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size, simTab});
   cli.process(app);
 

@@ -13,7 +13,8 @@ namespace {
 const std::string kUsageText =
     "[--db CONNINFO] [--since DURATION|TIMESTAMP] [--format text|json]\n"
     "--since: attempts that arrived within the last DURATION (\"15m\", \"2h\", by the database's clock) or\n"
-    "at/after a timestamp (\"2026-12-04 20:00Z\"); default: all. The json form's fitted_policy loads as a simulator policy.";
+    "at/after a timestamp (\"2026-12-04 20:00Z\"); default: all. The json form's fitted_policy loads as a simulator "
+    "policy.";
 
 int usage(const std::string& message) { return idemctl::usageError("measure", kUsageText, message); }
 

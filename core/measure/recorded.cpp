@@ -8,7 +8,8 @@ namespace idem::measure {
 std::optional<long long> resolveSince(pg::Connection& conn, const std::string& since) {
   if (since.empty()) return 0;
   if (const auto d = sim::parseDuration(since))
-    return conn.exec("SELECT (extract(epoch FROM now()) * 1000000)::bigint - $1::bigint AS us", {static_cast<long long>(*d)})
+    return conn
+        .exec("SELECT (extract(epoch FROM now()) * 1000000)::bigint - $1::bigint AS us", {static_cast<long long>(*d)})
         .integer(0, "us");
   try {
     return conn.exec("SELECT (extract(epoch FROM $1::timestamptz) * 1000000)::bigint AS us", {since}).integer(0, "us");

@@ -99,7 +99,8 @@ std::string describePolicy(const Policy& p) {
       parts.emplace_back("no retry budget");
       break;
     case Budget::Type::TokenBucket:
-      parts.emplace_back(p.budget.style == Budget::Style::Aws ? "an AWS-style retry quota" : "a gRPC-style token bucket");
+      parts.emplace_back(p.budget.style == Budget::Style::Aws ? "an AWS-style retry quota"
+                                                              : "a gRPC-style token bucket");
       break;
     case Budget::Type::Ratio:
       parts.emplace_back("a retry ratio budget");

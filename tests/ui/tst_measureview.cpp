@@ -64,7 +64,8 @@ std::vector<endpoint::FaultAttempt> attemptsOf(const Schedule& s, long long base
       a.method = "POST";
       a.path = "/v1/payments";
       a.outcome = s.profile == "hang" ? "hang" : s.profile.substr(0, 3);
-      if (s.profile.find("retry-after-") != std::string::npos) a.retryAfter = s.profile.substr(s.profile.rfind('-') + 1);
+      if (s.profile.find("retry-after-") != std::string::npos)
+        a.retryAfter = s.profile.substr(s.profile.rfind('-') + 1);
       out.push_back(a);
       if (n < s.sleeps.size()) at = a.endedUs + static_cast<long long>((s.sleeps[n] + op * 0.001) * 1e6);
     }
@@ -257,8 +258,8 @@ class TestMeasureView : public QObject {
         }
       // Written off the endpoint's event loop: wait for the nine rows.
       auto conn = db.connect();
-      QTRY_COMPARE_WITH_TIMEOUT(
-          conn.exec("SELECT count(*) AS n FROM idem_demo.fault_attempts").integer(0, "n"), 9LL, 15000);
+      QTRY_COMPARE_WITH_TIMEOUT(conn.exec("SELECT count(*) AS n FROM idem_demo.fault_attempts").integer(0, "n"), 9LL,
+                                15000);
     }
     ui::DbSession session(u"measure"_s);
     MeasurePanel panel;

@@ -51,7 +51,9 @@ int MeasureModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
 }
 
-int MeasureModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : FirstRetryColumn + m_retries; }
+int MeasureModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : FirstRetryColumn + m_retries;
+}
 
 QString MeasureModel::clientName(const measure::ClientReport& client) {
   return client.userAgent.empty() ? tr("(no User-Agent)") : QString::fromStdString(client.userAgent);
@@ -181,19 +183,22 @@ QVariant MeasureModel::headerData(int section, Qt::Orientation orientation, int 
       case OperationsColumn:
         return tr("Operations measured: each one's attempts are grouped by its op-<id> (else its key)");
       case KeyColumn:
-        return tr("Whether every retry carried the first attempt's Idempotency-Key (known when the route names "
-                  "the operation with op-<id>)");
+        return tr(
+            "Whether every retry carried the first attempt's Idempotency-Key (known when the route names "
+            "the operation with op-<id>)");
       case RetryAfterColumn:
         return tr("The Retry-After the profile sent, and whether every sleep after it lasted at least that long");
       case TimeoutColumn:
-        return tr("hang profile: how long the client waited before giving up on an attempt (median seconds; hover a "
-                  "cell for min / p50 / max)");
+        return tr(
+            "hang profile: how long the client waited before giving up on an attempt (median seconds; hover a "
+            "cell for min / p50 / max)");
       default:
-        return section >= FirstRetryColumn ? tr("Time between the arrival of attempt %1 and of attempt %2, over the "
-                                                "operations: min / p50 / max seconds. Hover a cell for sleeps and offsets.")
-                                                 .arg(section - FirstRetryColumn + 1)
-                                                 .arg(section - FirstRetryColumn + 2)
-                                           : QVariant();
+        return section >= FirstRetryColumn
+                   ? tr("Time between the arrival of attempt %1 and of attempt %2, over the "
+                        "operations: min / p50 / max seconds. Hover a cell for sleeps and offsets.")
+                         .arg(section - FirstRetryColumn + 1)
+                         .arg(section - FirstRetryColumn + 2)
+                   : QVariant();
     }
   }
   if (role != Qt::DisplayRole) return {};

@@ -49,8 +49,9 @@ MeasurePanel::MeasurePanel(QWidget* parent)
   m_since->setObjectName(u"measureSince"_s);
   m_since->setPlaceholderText(tr("all · 15m · 2h · 2026-12-04 20:00Z"));
   m_since->setClearButtonEnabled(true);
-  m_since->setToolTip(tr("Only attempts that arrived within this long before the database's clock, or at or after "
-                         "this timestamp; empty: every attempt recorded"));
+  m_since->setToolTip(
+      tr("Only attempts that arrived within this long before the database's clock, or at or after "
+         "this timestamp; empty: every attempt recorded"));
   m_since->setMinimumWidth(260);
   m_since->setMaximumWidth(320);
   top->addWidget(new QLabel(tr("Since"), this));
@@ -117,8 +118,8 @@ MeasurePanel::MeasurePanel(QWidget* parent)
   connect(m_useB, &QPushButton::clicked, this, [this] { use(1); });
   connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& i) { selectClient(m_model->clientOfRow(i.row())); });
-  showMessage(State::NoSession, tr("<h3>Measure a client</h3><p>Waiting for the store's connection…</p><p>%1</p>")
-                                    .arg(kHowToMeasure));
+  showMessage(State::NoSession,
+              tr("<h3>Measure a client</h3><p>Waiting for the store's connection…</p><p>%1</p>").arg(kHowToMeasure));
 }
 
 void MeasurePanel::setSession(DbSession* session) {
@@ -208,9 +209,10 @@ void MeasurePanel::answered(const QString& since, Answer answer) {
   m_state = State::Shown;
   m_message->setVisible(false);
   m_content->setVisible(true);
-  const QString previous = m_client >= 0 && m_client < static_cast<int>(m_model->reports().size())
-                               ? QString::fromStdString(m_model->reports()[static_cast<std::size_t>(m_client)].userAgent)
-                               : QString();
+  const QString previous =
+      m_client >= 0 && m_client < static_cast<int>(m_model->reports().size())
+          ? QString::fromStdString(m_model->reports()[static_cast<std::size_t>(m_client)].userAgent)
+          : QString();
   const auto clients = measured.clients.size();
   m_model->setReports(std::move(measured.clients));
   m_table->resizeColumnToContents(MeasureModel::ClientColumn);

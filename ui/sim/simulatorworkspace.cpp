@@ -234,7 +234,8 @@ QWidget* SimulatorWorkspace::buildRight() {
   connect(m_measure, &MeasurePanel::usePolicy, this, [this](int which, const core::Policy& p, const QString& client) {
     policyEditor(which)->setMeasuredPolicy(p, client);
     m_editors->setCurrentIndex(which);
-    emit message(tr("Policy %1 is now the policy %2 was measured to follow.").arg(which == 0 ? u"A"_s : u"B"_s, client));
+    emit message(
+        tr("Policy %1 is now the policy %2 was measured to follow.").arg(which == 0 ? u"A"_s : u"B"_s, client));
   });
   m_tabs->addTab(m_measure, tr("Measure"));
 
