@@ -314,6 +314,37 @@ class TestMeasureView : public QObject {
     QVERIFY2(out.find("has no idem_demo.fault_attempts") != std::string::npos, out.c_str());
   }
 
+  // The console's own role reads the table (migration 0021 grants it); a role without the grant
+  // is told which privilege is missing.
+  void theConsoleRoleReadsAndAMissingGrantIsNamed() {
+    test::TestDatabase db("ui_measure_role");
+    const std::string role = "t_measure_" + std::to_string(getpid());
+    {
+      auto admin = db.connect();
+      seed(admin);
+      admin.exec("CREATE ROLE " + role + " LOGIN PASSWORD 'measure-pw' IN ROLE idem_console");
+    }
+    const std::string asConsole = db.conninfo() + " user=" + role + " password=measure-pw";
+    {
+      ui::DbSession session(u"measure"_s);
+      MeasurePanel panel;
+      QVERIFY(showOn(asConsole, session, panel));
+      QCOMPARE(panel.state(), State::Shown);
+      QCOMPARE(panel.model()->reports().size(), std::size_t{3});
+    }
+    db.connect().exec("REVOKE SELECT ON idem_demo.fault_attempts FROM idem_console");
+    {
+      ui::DbSession session(u"measure"_s);
+      MeasurePanel panel;
+      QVERIFY(showOn(asConsole, session, panel));
+      QCOMPARE(panel.state(), State::Failed);
+      const QString text = panel.messageLabel()->text();
+      QVERIFY2(text.contains(u"needs SELECT on idem_demo.fault_attempts"_s), qPrintable(text));
+      QCOMPARE(panel.model()->rowCount(), 0);
+    }
+    db.connect().exec("DROP ROLE " + role);
+  }
+
   // The reading waits on a lock the test holds; the GUI thread keeps ticking meanwhile and the
   // figures arrive once the lock is let go.
   void readingNeverBlocksTheGuiThread() {
