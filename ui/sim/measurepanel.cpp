@@ -123,6 +123,7 @@ MeasurePanel::MeasurePanel(QWidget* parent)
 }
 
 void MeasurePanel::setSession(DbSession* session) {
+  if (m_session) disconnect(m_session, nullptr, this, nullptr);
   m_session = session;
   // A new connection (or a reconnect) may be another store: read it again if we were showing.
   connect(m_session, &DbSession::opened, this, [this] {
