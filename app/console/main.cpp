@@ -1,8 +1,8 @@
 // idem-console: the operations console for support staff (docs/design.md §7).
 //   idem-console [--db CONNINFO] [--demo]
 // With --db it opens that store; with neither it shows the saved profiles.
-// --screenshot FILE (with --search, --tab, --workspace, --run) grabs the window once the data
-// is shown, then quits: how the README's screenshots are taken from the real program.
+// --screenshot FILE (with --search, --tab, --workspace, --sim-tab, --run) grabs the window once
+// the data is shown, then quits: how the README's screenshots are taken from the real program.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
@@ -48,7 +48,9 @@ int main(int argc, char** argv) {
   const QCommandLineOption size(u"size"_s, u"Window size, e.g. 1400x900."_s, u"WxH"_s);
   const QCommandLineOption workspace(u"workspace"_s, u"Workspace to show: keys, tiers, sim, cases."_s, u"NAME"_s);
   const QCommandLineOption runSim(u"run"_s, u"Run the simulator's scenario once the window is shown."_s);
-  cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size, workspace, runSim});
+  const QCommandLineOption simTab(
+      u"sim-tab"_s, u"Open the simulator on this tab: ab, offsets, load, heatmap, live, measure."_s, u"NAME"_s);
+  cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size, workspace, runSim, simTab});
   cli.process(app);
 
   if (cli.isSet(demo)) {
@@ -120,6 +122,14 @@ int main(int argc, char** argv) {
     window.setWorkspace(static_cast<idem::ui::MainWindow::Workspace>(index));
   }
   if (cli.isSet(runSim)) QTimer::singleShot(0, window.simulator(), &idem::ui::sim::SimulatorWorkspace::run);
+  if (cli.isSet(simTab)) {
+    static const QStringList names{u"ab"_s, u"offsets"_s, u"load"_s, u"heatmap"_s, u"live"_s, u"measure"_s};
+    const int index = static_cast<int>(names.indexOf(cli.value(simTab).toLower()));
+    if (auto* simulator = window.findChild<idem::ui::sim::SimulatorWorkspace*>(); simulator && index >= 0) {
+      window.setWorkspace(idem::ui::MainWindow::SimulatorPage);
+      simulator->setCurrentTab(static_cast<idem::ui::sim::SimulatorWorkspace::Tab>(index));
+    }
+  }
   if (cli.isSet(screenshot)) {
     const QString path = cli.value(screenshot);
     QTimer::singleShot(cli.value(delay).toInt(), &window, [&window, path] {

@@ -15,6 +15,11 @@ void insertFaultAttempt(pg::Connection& conn, const FaultAttempt& a) {
        a.outcome, optional(a.retryAfter), a.remote});
 }
 
+bool faultAttemptsTableExists(pg::Connection& conn) {
+  // to_regclass answers NULL for a missing schema or table instead of failing the statement.
+  return conn.exec("SELECT to_regclass('idem_demo.fault_attempts') IS NOT NULL AS present").boolean(0, "present");
+}
+
 std::vector<FaultAttempt> readFaultAttempts(pg::Connection& conn, long long sinceUs) {
   const auto r = conn.exec(
       "SELECT (extract(epoch FROM arrived_at) * 1000000)::bigint AS arrived_us, "

@@ -25,6 +25,10 @@ struct FaultAttempt {
 
 void insertFaultAttempt(pg::Connection& conn, const FaultAttempt& a);
 
+/// Whether this database has the table (migration 0021): a store of an older schema, or a
+/// database that is not idem_demo's, has none.
+[[nodiscard]] bool faultAttemptsTableExists(pg::Connection& conn);
+
 /// Attempts that arrived at or after sinceUs (epoch microseconds), oldest first.
 [[nodiscard]] std::vector<FaultAttempt> readFaultAttempts(pg::Connection& conn, long long sinceUs);
 

@@ -8,6 +8,7 @@
 #include "core/measure/attempts.h"
 #include "core/measure/fit.h"
 #include "core/sim/config_parse.h"
+#include "core/sim/policytext.h"
 #include "core/sim/schedule.h"
 
 namespace idem::measure {
@@ -107,9 +108,32 @@ Spread spreadOf(std::vector<double> values) {
   return s;
 }
 
+std::string clientOf(const std::string& userAgent) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= userAgent.size()) {
+    std::size_t end = userAgent.find(' ', start);
+    if (end == std::string::npos) end = userAgent.size();
+    std::string token = userAgent.substr(start, end - start);
+    // "m/E,P,b": the list after the last '/' (or '#'), in a fixed order.
+    const std::size_t list = token.find_last_of("/#");
+    if (list != std::string::npos && token.find(',', list) != std::string::npos) {
+      std::vector<std::string> items;
+      std::istringstream in(token.substr(list + 1));
+      for (std::string item; std::getline(in, item, ',');) items.push_back(item);
+      std::sort(items.begin(), items.end());
+      token.resize(list + 1);
+      for (std::size_t i = 0; i < items.size(); ++i) token += (i ? "," : "") + items[i];
+    }
+    out += (start ? " " : "") + token;
+    start = end + 1;
+  }
+  return out;
+}
+
 std::vector<ClientReport> analyze(const std::vector<Attempt>& attempts) {
   std::map<std::string, std::map<std::string, std::vector<const Attempt*>>> byClient;
-  for (const auto& a : attempts) byClient[a.userAgent][a.profile].push_back(&a);
+  for (const auto& a : attempts) byClient[clientOf(a.userAgent)][a.profile].push_back(&a);
   std::vector<ClientReport> out;
   for (const auto& [agent, profiles] : byClient) {
     ClientReport c;
@@ -185,6 +209,7 @@ std::string toText(const std::vector<ClientReport>& reports) {
           << fmt(r.offset.max) << '\n';
     }
     o << "  fitted policy: " << sim::policyToJson(c.fitted).dump() << '\n';
+    o << "    in words: " << sim::describePolicy(c.fitted) << '\n';
     for (const auto& n : c.notes) o << "  note: " << n << '\n';
   }
   return o.str();

@@ -56,7 +56,12 @@ struct ClientReport {
   std::vector<std::string> notes;  // what the fit could not see
 };
 
-/// Groups attempts by User-Agent, then profile, then operation (op-<id>, else key, else each
+/// The client a User-Agent names, for grouping: each token's comma-separated list sorted.
+/// botocore lists the features a call used ("m/E,P,b") in a set's order that changes from one
+/// process to the next; the same library with the same features is one client.
+[[nodiscard]] std::string clientOf(const std::string& userAgent);
+
+/// Groups attempts by client (clientOf the User-Agent), then profile, then operation (op-<id>, else key, else each
 /// attempt alone), and fits a policy per client.
 [[nodiscard]] std::vector<ClientReport> analyze(const std::vector<Attempt>& attempts);
 

@@ -63,6 +63,8 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   connect(tiersView, &TiersWorkspace::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
   m_simulator = new sim::SimulatorWorkspace(this);
   auto* simulator = m_simulator;
+  // Measure reads on the analysis connection (Tiers'): a small table, never in a key's way.
+  simulator->setSession(m_tiers);
   m_stack->addWidget(simulator);
   connect(simulator, &sim::SimulatorWorkspace::message, this,
           [this](const QString& text) { statusBar()->showMessage(text, 8000); });

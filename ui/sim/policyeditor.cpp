@@ -170,7 +170,8 @@ bool PolicyEditor::applyPreset(const QString& name) {
 
 void PolicyEditor::setPolicy(const core::Policy& p) {
   m_loading = true;
-  // An old name ("stripe") is an alias: the picker lists the preset under its own name.
+  m_measuredFrom.clear();
+  // findPreset resolves old names ("stripe" is stripe-python): the list holds current ones.
   const core::Preset* preset = core::findPreset(p.preset);
   const int index =
       preset ? m_preset->findData(QString::fromUtf8(preset->name.data(), static_cast<qsizetype>(preset->name.size())))
@@ -215,6 +216,15 @@ void PolicyEditor::setPolicy(const core::Policy& p) {
   m_edited = false;
   m_loading = false;
   updateEnabled();
+  emit changed();
+}
+
+void PolicyEditor::setMeasuredPolicy(const core::Policy& policy, const QString& client) {
+  core::Policy p = policy;
+  p.preset.clear();  // fitted, not a preset's: "Custom" in the list
+  setPolicy(p);
+  m_measuredFrom = client;
+  m_source->setText(tr("Fitted to what %1 was measured doing (the Measure tab).").arg(client));
   emit changed();
 }
 
@@ -265,6 +275,11 @@ core::Policy PolicyEditor::policy() const {
 }
 
 QString PolicyEditor::title() const {
+  if (!m_measuredFrom.isEmpty()) {
+    // The library and version: a User-Agent's first token.
+    const QString client = m_measuredFrom.section(u' ', 0, 0);
+    return m_edited ? tr("%1 (edited)").arg(client) : tr("Measured %1").arg(client);
+  }
   if (m_preset->currentIndex() <= 0)
     return m_backoff->currentIndex() == 0
                ? tr("Custom, no backoff")
@@ -287,7 +302,7 @@ QStringList PolicyEditor::invalidFields() const {
 
 void PolicyEditor::edited() {
   if (m_loading) return;
-  m_edited = m_preset->currentIndex() > 0;
+  m_edited = m_preset->currentIndex() > 0 || !m_measuredFrom.isEmpty();
   updateEnabled();
   emit changed();
 }

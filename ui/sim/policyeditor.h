@@ -26,6 +26,9 @@ class PolicyEditor final : public QWidget {
   /// Fills every field from core's preset called name ("stripe", "urllib3", …); false if unknown.
   bool applyPreset(const QString& name);
   void setPolicy(const idem::sim::Policy& policy);
+  /// A policy fitted to what client (a User-Agent) was measured doing (the Measure tab): titled
+  /// "Measured <client>" until a field changes.
+  void setMeasuredPolicy(const idem::sim::Policy& policy, const QString& client);
   [[nodiscard]] idem::sim::Policy policy() const;
   /// "Stripe SDK" for a preset left as it is, "urllib3 (edited)" after changes, "Custom, no backoff".
   [[nodiscard]] QString title() const;
@@ -46,6 +49,7 @@ class PolicyEditor final : public QWidget {
 
   bool m_loading = false;
   bool m_edited = false;
+  QString m_measuredFrom;  // the client a measured policy came from
   QComboBox* m_preset;
   QLabel* m_source;
   QSpinBox* m_attempts;

@@ -26,6 +26,7 @@
 #include "ui/sim/heatmapwidget.h"
 #include "ui/sim/livepanel.h"
 #include "ui/sim/loadchart.h"
+#include "ui/sim/measurepanel.h"
 #include "ui/sim/policyeditor.h"
 #include "ui/sim/savedscenario.h"
 #include "ui/sim/servereditor.h"
@@ -148,7 +149,7 @@ QWidget* SimulatorWorkspace::buildLeft() {
   });
   connect(m_saveScenario, &QPushButton::clicked, this, &SimulatorWorkspace::askAndSaveScenario);
 
-  auto* tabs = new QTabWidget(left);
+  auto* tabs = m_editors = new QTabWidget(left);
   tabs->setObjectName(u"simEditors"_s);
   tabs->addTab(scrolled(m_policyA, tabs), tr("Policy A"));
   tabs->addTab(scrolled(m_policyB, tabs), tr("Policy B"));
@@ -247,10 +248,21 @@ QWidget* SimulatorWorkspace::buildRight() {
   connect(m_live, &LivePanel::message, this, &SimulatorWorkspace::message);
   m_tabs->addTab(m_live, tr("Live"));
 
+  m_measure = new MeasurePanel(m_tabs);
+  connect(m_measure, &MeasurePanel::usePolicy, this, [this](int which, const core::Policy& p, const QString& client) {
+    policyEditor(which)->setMeasuredPolicy(p, client);
+    m_editors->setCurrentIndex(which);
+    emit message(
+        tr("Policy %1 is now the policy %2 was measured to follow.").arg(which == 0 ? u"A"_s : u"B"_s, client));
+  });
+  m_tabs->addTab(m_measure, tr("Measure"));
+
   for (auto* frame : {tableFrame, ecdfFrame, loadFrame, heatFrame})
     connect(frame, &ChartFrame::message, this, &SimulatorWorkspace::message);
   return m_tabs;
 }
+
+void SimulatorWorkspace::setSession(DbSession* session) { m_measure->setSession(session); }
 
 void SimulatorWorkspace::loadScenario(Scenario scenario) {
   cancel();

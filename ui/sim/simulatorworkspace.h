@@ -2,7 +2,8 @@
 // The Simulator workspace (for engineers): two client policies (A and B) and the server
 // and key-store model on the left with Run/Cancel and progress; on the right the A/B numbers,
 // the attempt-offset ECDF against the TTL, load over time, the P(duplicate) heatmap over
-// TTL × backoff cap, and Live mode against the embedded endpoint. It owns its models; every
+// TTL × backoff cap, Live mode against the embedded endpoint, and Measure: the policies real
+// clients were measured to follow, loadable as A or B. It owns its models; every
 // simulation runs on a worker thread (SimRunner).
 #include <QWidget>
 #include <optional>
@@ -21,6 +22,7 @@ class QTableView;
 
 namespace idem::ui {
 class CaseBook;
+class DbSession;
 }
 
 namespace idem::ui::sim {
@@ -32,6 +34,7 @@ class HeatmapModel;
 class HeatmapWidget;
 class LivePanel;
 class LoadChart;
+class MeasurePanel;
 class PolicyEditor;
 class ServerEditor;
 class SimRunner;
@@ -42,10 +45,12 @@ class SimulatorWorkspace final : public QWidget {
 
  public:
   enum Scenario { ChargeTwice, RetryStorm, IssueExample };
-  enum Tab { ComparisonTab, OffsetsTab, LoadTab, HeatmapTab, LiveTab };
+  enum Tab { ComparisonTab, OffsetsTab, LoadTab, HeatmapTab, LiveTab, MeasureTab };
 
   explicit SimulatorWorkspace(QWidget* parent = nullptr);
 
+  /// The store the Measure tab reads recorded client attempts from (none: it says so).
+  void setSession(idem::ui::DbSession* session);
   /// Loads a scenario: both policies, the server and the store.
   void loadScenario(Scenario scenario);
   /// Where "Save scenario…" keeps scenarios (the agent's case book); the picker lists them.
@@ -77,6 +82,7 @@ class SimulatorWorkspace final : public QWidget {
   [[nodiscard]] LoadChart* loadChart() const { return m_load; }
   [[nodiscard]] HeatmapWidget* heatmapWidget() const { return m_heatWidget; }
   [[nodiscard]] LivePanel* livePanel() const { return m_live; }
+  [[nodiscard]] MeasurePanel* measurePanel() const { return m_measure; }
   [[nodiscard]] QLabel* summaryLabel() const { return m_summary; }
   [[nodiscard]] QPushButton* runButton() const { return m_run; }
   [[nodiscard]] QPushButton* cancelButton() const { return m_cancel; }
@@ -129,6 +135,8 @@ class SimulatorWorkspace final : public QWidget {
   QPushButton* m_heatCancel = nullptr;
   QProgressBar* m_heatProgress = nullptr;
   LivePanel* m_live = nullptr;
+  MeasurePanel* m_measure = nullptr;
+  QTabWidget* m_editors = nullptr;
   QString m_titles[2];
 };
 
