@@ -37,6 +37,20 @@ std::string trimmed(const char* message) {
   return s;
 }
 
+
+// Reads every result still pending after a sent script or COPY, so the connection is free
+// again; returns the first error (not cleared: check() reports and frees it), or nullptr.
+PGresult* readRemainingResults(PGconn* conn) {
+  PGresult* firstError = nullptr;
+  while (PGresult* r = PQgetResult(conn)) {
+    if (PQresultStatus(r) == PGRES_FATAL_ERROR && !firstError) {
+      firstError = r;
+      continue;
+    }
+    PQclear(r);
+  }
+  return firstError;
+}
 }  // namespace
 
 bool QueryError::isTransientSqlstate(std::string_view state) {
@@ -322,15 +336,7 @@ void Connection::script(std::string_view sql) {
   std::string text(sql);
   if (PQsendQuery(m_conn.get(), text.c_str()) != 1)
     throw Unavailable("cannot send script: " + trimmed(PQerrorMessage(m_conn.get())));
-  PGresult* firstError = nullptr;  // kept (not cleared) so check() can report it
-  while (PGresult* r = PQgetResult(m_conn.get())) {
-    if (PQresultStatus(r) == PGRES_FATAL_ERROR && !firstError) {
-      firstError = r;
-      continue;
-    }
-    PQclear(r);
-  }
-  if (firstError) check(firstError);
+  if (PGresult* firstError = readRemainingResults(m_conn.get())) check(firstError);
 }
 
 void Connection::copyIn(std::string_view copySql, std::string_view data) {
@@ -346,15 +352,7 @@ void Connection::copyIn(std::string_view copySql, std::string_view data) {
     m_prepared.clear();
     throw Unavailable("lost the PostgreSQL connection during COPY: " + trimmed(PQerrorMessage(m_conn.get())));
   }
-  PGresult* firstError = nullptr;
-  while (PGresult* r = PQgetResult(m_conn.get())) {
-    if (PQresultStatus(r) == PGRES_FATAL_ERROR && !firstError) {
-      firstError = r;
-      continue;
-    }
-    PQclear(r);
-  }
-  if (firstError) check(firstError);
+  if (PGresult* firstError = readRemainingResults(m_conn.get())) check(firstError);
   if (PQstatus(m_conn.get()) != CONNECTION_OK) throw Unavailable("lost the PostgreSQL connection during COPY");
 }
 
