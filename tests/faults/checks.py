@@ -7,6 +7,7 @@
   or is there with another payment id.
 - unexpected_5xx: answers 500–599 other than 503.
 - max_unavailable_s: the longest stretch in which no client got a payment answered (2xx)."""
+import bisect
 
 
 def ledger_rows(node, tenant):
@@ -31,6 +32,36 @@ def archived_keys(node, tenant):
 def max_gap(times):
     times = sorted(times)
     return max((b - a for a, b in zip(times, times[1:])), default=0.0)
+
+
+def stretches_after_faults(injected, ops):
+    """For each injected fault, the longest stretch without a 2xx that begins between its start
+    and the next fault's (10 s after its end at most); a stretch that runs past that window is
+    counted to its end, the first 2xx after it. None when no 2xx ever came after the fault."""
+    successes = sorted(a.end for op in ops for a in op.attempts if a.status is not None and 200 <= a.status < 300)
+    stretches = []
+    for f, after in zip(injected, injected[1:] + [None]):
+        until = min(f["end"] + 10, after["start"]) if after else f["end"] + 10
+        first, last = bisect.bisect_left(successes, f["start"]), bisect.bisect_right(successes, until)
+        points = [f["start"]] + successes[first:last + 1]  # + the first 2xx after the window, if any
+        stretches.append(max_gap(points) if len(points) > 1 else None)
+    return stretches
+
+
+def recovery_by_kind(injected, stretches):
+    """Per fault kind: how many came, the p50 and max of their stretches without a 2xx (the time
+    the endpoints answered 503 or nothing), and how many were never followed by a 2xx."""
+    by_kind = {}
+    for f, s in zip(injected, stretches):
+        by_kind.setdefault(f["kind"], []).append(s)
+    out = {}
+    for kind, values in by_kind.items():
+        seen = sorted(v for v in values if v is not None)
+        out[kind] = {"count": len(values),
+                     "p50_s": round(seen[(len(seen) - 1) // 2], 1) if seen else None,
+                     "max_s": round(seen[-1], 1) if seen else None,
+                     "never_recovered": len(values) - len(seen)}
+    return out
 
 
 def verdict(ops, node, tenant):
