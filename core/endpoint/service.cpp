@@ -94,6 +94,8 @@ Service::Service(std::string conninfo, policy::Policy policy, int policyVersion,
       m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {
   if (!options.preparedStatements) m_pool.setPreparedStatements(false);
   m_enforcer.setReplayCache(options.replayCache);
+  // In the background: a start must not wait for the store (it may be down; requests then get 503).
+  m_poolWarmer = std::jthread([this](std::stop_token stop) { m_pool.warmUp(m_options.poolSize, stop); });
 }
 
 Service::~Service() = default;

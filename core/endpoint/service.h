@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "core/endpoint/handler.h"
 #include "core/endpoint/metrics.h"
@@ -83,6 +84,7 @@ class Service : public Handler {
   enforce::Enforcer m_enforcer;
   Metrics m_metrics;
   std::atomic<int> m_inFlight{0};
+  std::jthread m_poolWarmer;  // last: stopped and joined before the pool goes
 };
 
 }  // namespace idem::endpoint

@@ -82,6 +82,35 @@ void Pool::giveBack(std::unique_ptr<pg::Connection> conn, bool broken) {
   m_available.notify_one();
 }
 
+int Pool::warmUp(int count, std::stop_token stop) {
+  int opened = 0;
+  while (!stop.stop_requested()) {
+    bool prepared = true;
+    {
+      std::lock_guard lock(m_mutex);
+      if (m_open >= std::min(count, m_maxSize)) break;
+      ++m_open;
+      prepared = m_preparedStatements;
+    }
+    std::unique_ptr<pg::Connection> conn;
+    try {
+      conn = std::make_unique<pg::Connection>(m_conninfo);
+      conn->setPreparedStatements(prepared);
+    } catch (const std::exception&) {
+      {
+        std::lock_guard lock(m_mutex);
+        --m_open;
+        ++m_connectFailures;
+      }
+      m_available.notify_one();
+      break;  // the store is away: requests connect (and report) by themselves
+    }
+    giveBack(std::move(conn), false);
+    ++opened;
+  }
+  return opened;
+}
+
 void Pool::dropIdle() {
   std::vector<std::unique_ptr<pg::Connection>> closing;
   {
