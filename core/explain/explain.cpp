@@ -140,7 +140,9 @@ Explanation explain(KeyHistory history, const ExplainOptions& options) {
 
     // How the generation started.
     if (i == 0) {
-      std::string verb = g.state == "done" ? "executed" : "claimed";
+      // An execution the service never answered (the proxy's outcome_unknown) was sent, not known to have run.
+      const bool unanswered = s.executions > 0 && s.count(trace::Outcome::OutcomeUnknown) == s.executions;
+      std::string verb = unanswered ? "sent to the service" : g.state == "done" ? "executed" : "claimed";
       if (g.number == 1 && !s.afterExpiry) {
         story.push_back("First " + verb + " at " + when(g.createdAt) + " (" + detail + ").");
       } else {
@@ -213,6 +215,9 @@ Explanation explain(KeyHistory history, const ExplainOptions& options) {
   }
 
   // Totals: attached to the last execution when nothing follows it, else a sentence of its own.
+  int unanswered = 0;
+  for (const auto& s : x.generations) unanswered += s.count(trace::Outcome::OutcomeUnknown);
+  x.unanswered = unanswered;
   std::string total;
   if (x.executions >= 2) total = std::to_string(x.executions) + " executions";
   if (!total.empty() && lastExecutionSentence == static_cast<int>(story.size()) - 1) {
@@ -220,11 +225,17 @@ Explanation explain(KeyHistory history, const ExplainOptions& options) {
     last.insert(last.size() - 1, " — " + total);
   } else if (x.executions >= 2) {
     story.push_back("The operation ran " + std::to_string(x.executions) + " times.");
+  } else if (x.executions == 1 && unanswered == 1) {
+    story.push_back("The service never answered, so the operation may or may not have run: check with the service.");
   } else if (x.executions == 1) {
     story.push_back("The operation ran once.");
   } else if (x.inDoubt == 0 && !(h.generations.size() == 1 && leaseValid(h.generations.front(), now))) {
     story.push_back("The operation has not run.");
   }
+  if (x.executions >= 2 && unanswered > 0)
+    story.push_back(unanswered == 1 ? "One of them got no answer from the service and may or may not have run."
+                                    : std::to_string(unanswered) +
+                                          " of them got no answer from the service and may or may not have run.");
   if (x.inDoubt > 0 && x.executions > 0)
     story.push_back(times(x.inDoubt, "more execution", "more executions") + " may have run without storing a response.");
 

@@ -63,6 +63,9 @@ struct Explanation {
   int executions = 0;
   /// Executions whose outcome is unknown (a processing generation whose lease ran out).
   int inDoubt = 0;
+  /// Of `executions`, those the service never answered (`outcome_unknown`, a proxy's request
+  /// that may or may not have run).
+  int unanswered = 0;
   std::vector<GenerationSummary> generations;  // parallel to history.generations
   std::string narrative;
   std::string cause;  // "" when nothing went wrong

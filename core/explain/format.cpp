@@ -194,6 +194,7 @@ nlohmann::ordered_json toJson(const Explanation& x, Audience audience) {
           {"time_zone", x.zone.name()},
           {"executions", x.executions},
           {"in_doubt", x.inDoubt},
+          {"unanswered", x.unanswered},
           {"cause", x.cause.empty() ? json(nullptr) : json(x.cause)},
           {"generations", gens},
           {"events", events},
@@ -208,6 +209,7 @@ std::string toText(const Explanation& x, Audience audience) {
   out += "Key:         " + h.key + "\n";
   out += "Scope:       " + h.scope.text() + "\n";
   out += "Executions:  " + std::to_string(x.executions);
+  if (x.unanswered > 0) out += " (" + std::to_string(x.unanswered) + " with no answer from the service)";
   if (x.inDoubt > 0) out += " (+" + std::to_string(x.inDoubt) + " in doubt)";
   out += "\n";
   if (!x.cause.empty()) out += "Cause:       " + x.cause + "\n";

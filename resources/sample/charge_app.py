@@ -5,9 +5,10 @@ the README's walkthrough) can count from the service's own side how often a char
 
     python3 charge_app.py [--port 5000] [--ledger FILE]
 
-Prints "charge_app listening on http://127.0.0.1:PORT" once it accepts connections.
-Each execution appends "<tenant> <Idempotency-Key> <kind>" to the ledger file (default: a file in
-the temp folder), written before the answer, so the count survives the process being killed.
+Prints "charge_app listening on http://127.0.0.1:PORT (ledger FILE)" once it accepts connections.
+Each execution appends "<tenant> <Idempotency-Key> <kind>" to the ledger file, written before the
+answer, so the count survives the process being killed. Without --ledger each start gets a new
+file in the temp folder: GET /executions counts this run's charges, not an earlier walkthrough's.
 
 Test knobs, per request: X-Test-Sleep-Ms (wait before answering, after recording the charge),
 X-Test-Status (answer with this status instead of 201) and X-Test-Gzip (a gzip-encoded answer,
@@ -29,7 +30,7 @@ from werkzeug.serving import WSGIRequestHandler, make_server
 app = Flask(__name__)
 _lock = threading.Lock()
 _ids = itertools.count(1)
-LEDGER = os.path.join(tempfile.gettempdir(), "charge_app_ledger.txt")
+LEDGER = None  # set in main()
 
 
 def _executions():
@@ -88,13 +89,17 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=5000)
-    parser.add_argument("--ledger", default=LEDGER)
+    parser.add_argument("--ledger", help="the file that records executions (kept across starts)")
     args = parser.parse_args()
-    LEDGER = args.ledger
+    if args.ledger:
+        LEDGER = args.ledger
+    else:
+        fd, LEDGER = tempfile.mkstemp(prefix="charge_app_ledger-", suffix=".txt")
+        os.close(fd)
     # HTTP/1.1 so the proxy can keep connections alive; one thread per connection.
     WSGIRequestHandler.protocol_version = "HTTP/1.1"
     server = make_server(args.host, args.port, app, threaded=True, request_handler=WSGIRequestHandler)
-    print("charge_app listening on http://%s:%d" % (args.host, server.server_port), flush=True)
+    print("charge_app listening on http://%s:%d (ledger %s)" % (args.host, server.server_port, LEDGER), flush=True)
     server.serve_forever()
 
 

@@ -149,6 +149,38 @@ class TestExplain : public QObject {
     QVERIFY(x.cause.empty());
   }
 
+  // A proxy's execution whose service never answered (`outcome_unknown`, a stored 502): support
+  // must not read "ran once" — it may have run once or not at all.
+  void anUnansweredExecutionIsNotCalledOneThatRan() {
+    explain::KeyHistory h;
+    h.scope = *explain::Scope::parse("POST /v1/charges");
+    h.key = "order-1003";
+    h.observedAt = at("2026-06-01T11:10:00Z");
+    explain::Generation g;
+    g.number = 1;
+    g.live = true;
+    g.state = "done";
+    g.status = 502;
+    g.createdAt = at("2026-06-01T11:00:00Z");
+    g.expiresAt = at("2026-06-02T11:00:00Z");
+    h.generations = {g};
+    explain::Event unknown;
+    unknown.at = at("2026-06-01T11:00:01Z");
+    unknown.generation = 1;
+    unknown.outcome = "outcome_unknown";
+    unknown.status = 502;
+    unknown.requestId = "req_u";
+    h.events = {unknown};
+    auto x = explain::explain(h);
+    QCOMPARE(x.narrative, std::string("First sent to the service at 1 Jun 2026, 11:00 UTC (502). The service never "
+                                      "answered, so the operation may or may not have run: check with the service. "
+                                      "The key is honoured until 2 Jun 2026, 11:00 UTC."));
+    QCOMPARE(x.executions, 1);
+    QCOMPARE(x.unanswered, 1);
+    QVERIFY2(explain::toText(x).find("Executions:  1 (1 with no answer from the service)") != std::string::npos,
+             explain::toText(x).c_str());
+  }
+
   void leaseTakeoverAndDeadExecutorAreCalledOut() {
     explain::KeyHistory h;
     h.scope = *explain::Scope::parse(kScope);

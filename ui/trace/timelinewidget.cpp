@@ -361,8 +361,13 @@ void TimelineWidget::paintMarkers(QPainter& p) {
 
 void TimelineWidget::paintLegend(QPainter& p) {
   using trace::Outcome;
-  static const Outcome outcomes[] = {Outcome::Executed, Outcome::Replayed, Outcome::Conflict, Outcome::Mismatch,
-                                     Outcome::ExecutedAfterExpiry};
+  // The usual five always, so the legend does not jump from key to key; any other outcome only
+  // when one of this key's markers shows it (a lease takeover, an outcome unknown, …).
+  std::vector<Outcome> outcomes{Outcome::Executed, Outcome::Replayed, Outcome::Conflict, Outcome::Mismatch,
+                                Outcome::ExecutedAfterExpiry};
+  for (const auto& e : m_model->detail().events())
+    if (const auto o = trace::parseOutcome(e.outcome); o && std::find(outcomes.begin(), outcomes.end(), *o) == outcomes.end())
+      outcomes.push_back(*o);
   double x = kLeft;
   double y = plotRect().bottom() + kLegendH / 2 + 4;
   QFontMetricsF fm(font());

@@ -5,7 +5,7 @@
 -- Times are relative to now() so states stay meaningful whenever it runs.
 
 INSERT INTO idem.policies (sha256, document, source)
-VALUES ('seed-policy-1', '{"tenant_header":"Account-Id","tiers":[
+VALUES ('seed-policy-1', '{"docs_url":"https://docs.example/idempotency","tenant_header":"Account-Id","tiers":[
   {"name":"payments","routes":["POST /v1/payments","POST /v1/refunds"],"ttl":"24h","lease":"30s"},
   {"name":"orders","routes":["POST /v1/orders"],"ttl":"24h","lease":"30s"}]}', 'console_seed.sql');
 
