@@ -7,10 +7,17 @@
 #   peer          the same Express app with node-idempotency (@node-idempotency/core + its Redis
 #                 adapter) in the request path, on a private redis-server with appendfsync always
 #                 (every write fsynced, as durable as PostgreSQL with fsync on): new keys, replays.
-# Then prints a table with the ratios the issue's targets name.
+# Then prints a table with the ratios the issue's targets name. Each row also gives the server
+# processes' CPU time per request (both proxies, both Express apps, redis-server, this run's
+# PostgreSQL): on a 2-core host where the load generator and every server share the CPUs,
+# throughput at 16 connections is CPU per request, and this says whose.
 #
 #   tests/bench/proxy.sh                       # 10 s per run, 16 connections, 1 wrk thread
 #   DURATION=20s CONNECTIONS=32 tests/bench/proxy.sh
+#   BENCH_DIR=/dev/shm tests/bench/proxy.sh    # both stores on tmpfs: a flush costs nothing, so
+#                                              # what is left is each side's own work
+# The new-key rows also run with one connection: a closed loop's p50 is one request's time, so
+# "added p50" there is what the proxy adds to a request, not queueing at saturation.
 # Needs wrk, node + npm (the peer's packages are installed into tests/bench/peer on first use),
 # redis-server (Debian package redis-server) and the PostgreSQL server binaries. Everything runs
 # on loopback in a temporary folder and is removed afterwards.
@@ -29,7 +36,7 @@ done
 [ -x "$IDEMCTL" ] || { echo "proxy.sh: $IDEMCTL not found; build first (./run build) or set IDEMCTL" >&2; exit 2; }
 [ -d "$PEER/node_modules" ] || (cd "$PEER" && npm ci --no-audit --no-fund >/dev/null)
 
-WORK=$(mktemp -d /tmp/idem-proxybench-XXXXXX)
+WORK=$(mktemp -d "${BENCH_DIR:-/tmp}/idem-proxybench-XXXXXX")
 chmod 755 "$WORK"
 PIDS=()
 cleanup() {
@@ -118,35 +125,74 @@ for url in "$PROXY" "$PROXY_NOCACHE" "$PEER_URL"; do
     -H 'Idempotency-Key: bench-replay-1' -d "$BODY"
 done
 
+# CPU time (clock ticks) of every server process of this run: the proxies, the Express apps,
+# redis-server and this run's PostgreSQL (its postmaster and every backend). Not wrk's.
+PGPID=$(head -1 "$WORK/pg/data/postmaster.pid")
+cpu_ticks() {  # prints the ticks of idemctl, postgres, node and redis-server, in that order
+  local pid comm ticks
+  declare -A by=([idemctl]=0 [postgres]=0 [node]=0 [redis-server]=0)
+  for pid in "${PIDS[@]}" "$PGPID" $(pgrep -P "$PGPID"); do
+    comm=$(cat "/proc/$pid/comm" 2>/dev/null) || continue
+    ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null) || continue
+    [ -n "${by[$comm]+set}" ] && by[$comm]=$((by[$comm] + ticks))
+  done
+  echo "${by[idemctl]} ${by[postgres]} ${by[node]} ${by[redis-server]}"
+}
+HZ=$(getconf CLK_TCK)
+
+# Every server gets a warm-up run first, not counted: a run that starts on a cold process
+# measures its start (connections opened, code paged in), not its steady state.
+warm() {  # url script
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s "$WORK/$2.lua" "$1" -- "warmup-$RANDOM" >/dev/null
+}
+warm "$UPSTREAM" new
+warm "$PROXY" new
+warm "$PROXY_NOCACHE" new
+warm "$PEER_URL" new
+
 # wrk's latency as milliseconds
 ms() { awk -v v="$1" 'BEGIN { if (v ~ /us$/) { sub(/us$/, "", v); print v / 1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v); print v + 0 } else { sub(/s$/, "", v); print v * 1000 } }'; }
 
-run() {  # name url script
-  wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -s "$WORK/$3.lua" "$2" -- "$1" >"$WORK/$1.txt"
+run() {  # name url script label [connections]
+  local before after requests cpu parts
+  read -ra before <<<"$(cpu_ticks)"
+  wrk -t"$THREADS" -c"${5:-$CONNECTIONS}" -d"$DURATION" --latency -s "$WORK/$3.lua" "$2" -- "$1" >"$WORK/$1.txt"
+  read -ra after <<<"$(cpu_ticks)"
+  requests=$(awk '/requests in/ {print $1}' "$WORK/$1.txt")
+  # ms of CPU per request: total, then idemctl / PostgreSQL / node / redis
+  read -r cpu parts <<<"$(awk -v n="$requests" -v hz="$HZ" -v d="$((after[0] - before[0])) $((after[1] - before[1])) $((after[2] - before[2])) $((after[3] - before[3]))" 'BEGIN {
+    split(d, t, " "); total = 0; for (i = 1; i <= 4; i++) { ms[i] = t[i] / hz * 1000 / n; total += ms[i] }
+    printf "%.3f %.2f/%.2f/%.2f/%.2f", total, ms[1], ms[2], ms[3], ms[4] }')"
   local rps p50 p99 non2xx
   rps=$(awk '/^Requests\/sec:/ {print $2}' "$WORK/$1.txt")
   p50=$(ms "$(awk '$1 == "50%" {print $2}' "$WORK/$1.txt")")
   p99=$(ms "$(awk '$1 == "99%" {print $2}' "$WORK/$1.txt")")
   non2xx=$(awk '/Non-2xx/ {print $5}' "$WORK/$1.txt")
-  printf '| %-34s | %10.0f | %7.2f ms | %7.2f ms |%s\n' "$4" "$rps" "$p50" "$p99" "${non2xx:+ $non2xx non-2xx!}"
+  printf '| %-34s | %10.0f | %7.2f ms | %7.2f ms | %6s ms (%s) |%s\n' "$4" "$rps" "$p50" "$p99" "$cpu" "$parts" "${non2xx:+ $non2xx non-2xx!}"
   eval "RPS_$1=$rps P50_$1=$p50"
 }
 
-echo "wrk: $THREADS thread(s), $CONNECTIONS connections, $DURATION per run; PostgreSQL fsync on; redis appendfsync always"
+echo "wrk: $THREADS thread(s), $CONNECTIONS connections (unless the row says 1), $DURATION per run; PostgreSQL fsync on;" \
+  "redis appendfsync always; both stores in $(df --output=fstype "$WORK" | tail -1) ($WORK)"
 echo
-echo "| run | req/s | p50 | p99 |"
-echo "|---|---|---|---|"
+echo "| run | req/s | p50 | p99 | server CPU per request (idemctl/PostgreSQL/node/redis) |"
+echo "|---|---|---|---|---|"
 run straight "$UPSTREAM" new "straight to the upstream"
 run proxynew "$PROXY" new "idemctl proxy, new keys"
 run peernew "$PEER_URL" new "node-idempotency + Redis, new keys"
 run proxyreplay "$PROXY" replay "idemctl proxy, replays"
 run proxyreplaystore "$PROXY_NOCACHE" replay "idemctl proxy, replays (cache off)"
 run peerreplay "$PEER_URL" replay "node-idempotency + Redis, replays"
+run straight1 "$UPSTREAM" new "straight, 1 connection" 1
+run proxynew1 "$PROXY" new "idemctl proxy, new keys, 1 connection" 1
+run peernew1 "$PEER_URL" new "node-idempotency, new keys, 1 connection" 1
 echo
 # shellcheck disable=SC2154  # set by eval in run()
 awk -v pr="$RPS_proxyreplay" -v ps="$RPS_proxyreplaystore" -v er="$RPS_peerreplay" -v pn="$RPS_proxynew" \
-  -v en="$RPS_peernew" -v sn="$RPS_straight" -v p50p="$P50_proxynew" -v p50s="$P50_straight" 'BEGIN {
+  -v en="$RPS_peernew" -v sn="$RPS_straight" -v p50p="$P50_proxynew" -v p50s="$P50_straight" \
+  -v p1p="$P50_proxynew1" -v p1s="$P50_straight1" -v p1e="$P50_peernew1" 'BEGIN {
   printf "replays vs the peer:   %.2fx (target >= 2.5x; cache off: %.2fx)\n", pr / er, ps / er
   printf "new keys vs the peer:  %.2fx (target >= 1x)\n", pn / en
   printf "proxy added p50 on new keys: %.2f ms over straight (target < 1 ms); new keys %.2fx of straight\n", p50p - p50s, pn / sn
+  printf "added p50 on new keys, 1 connection: proxy %.2f ms, peer %.2f ms over straight\n", p1p - p1s, p1e - p1s
 }'
