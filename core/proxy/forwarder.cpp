@@ -6,6 +6,7 @@
 #include "core/policy/duration.h"
 #include "core/text/humanduration.h"
 #include "core/policy/route.h"
+#include "core/proxy/createdresource.h"
 #include "core/proxy/forwarding.h"
 #include "core/trace/outcome.h"
 
@@ -17,6 +18,13 @@ using endpoint::ServiceRequest;
 
 enforce::Response fromUpstream(UpstreamAnswer& a) {
   return enforce::Response{a.status, towardsClient(a.headers), std::move(a.body)};
+}
+
+// Stored with the key, so support finds it by the id the customer quotes.
+enforce::CompleteOptions naming(const UpstreamAnswer& a) {
+  enforce::CompleteOptions options;
+  options.resourceRef = createdResource(a.status, a.headers, a.body);
+  return options;
 }
 
 // RFC 9110 §9.2.2: a request with one of these methods may be sent again when a connection
@@ -114,7 +122,8 @@ Handled Forwarder::enforced(const ServiceRequest& req, enforce::Ticket& ticket, 
   switch (sent.failure) {
     case Failure::None: {
       const int status = sent.answer.status;
-      h.response = enforcer.complete(ticket, fromUpstream(sent.answer));
+      auto options = naming(sent.answer);
+      h.response = enforcer.complete(ticket, fromUpstream(sent.answer), options);
       // Under `2xx-only` a failure is not stored: complete() released the key.
       if (ticket.tier().cache == policy::CacheRule::SuccessOnly && (status < 200 || status >= 300))
         h.outcome = "released";
@@ -158,7 +167,10 @@ Handled Forwarder::enforced(const ServiceRequest& req, enforce::Ticket& ticket, 
 
 enforce::Response Forwarder::settle(enforce::Ticket& ticket, Sent sent) {
   enforce::Enforcer& enforcer = m_service.enforcer();
-  if (sent.failure == Failure::None) return enforcer.complete(ticket, fromUpstream(sent.answer));
+  if (sent.failure == Failure::None) {
+    auto options = naming(sent.answer);
+    return enforcer.complete(ticket, fromUpstream(sent.answer), options);
+  }
   const std::string& requestId = ticket.requestId();
   endpoint::logInternalError(requestId, "awaiting the upstream's answer", sent.detail);
   const bool neverAnswered = sent.failure == Failure::NoAnswer;

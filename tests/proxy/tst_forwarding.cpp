@@ -1,6 +1,6 @@
 // What crosses `idemctl proxy` and what does not: hop-by-hop headers stop at the proxy, the
 // forwarding headers and the key (as the client sent it) reach the service, requests outside the
-// policy pass untouched, the tenant is the gateway's and a client cannot pick another, /healthz
+// policy pass untouched, the id of what the service created is stored with the key, the tenant is the gateway's and a client cannot pick another, /healthz
 // and /metrics live on the admin listener only, upstream connections are reused, and SIGTERM
 // finishes what is in flight.
 #include <QtTest>
@@ -95,6 +95,14 @@ class TestForwarding : public QObject {
     // The service gets the key exactly as the client sent it: what it would see without the
     // proxy, and what it passes on to its own payment provider.
     QCOMPARE(json::parse(created.body).value("idempotency_key", ""), std::string("pass-1"));
+    // The charge the service created is stored with the key: support finds it by the id the
+    // customer quotes (the sample's Location: /v1/charges/<id>).
+    const std::string chargeId = json::parse(created.body).value("id", "");
+    QVERIFY(!chargeId.empty());
+    QCOMPARE(rig.db.connect()
+                 .exec("SELECT resource_ref FROM idem.keys WHERE idem_key = 'pass-1'")
+                 .str(0, "resource_ref"),
+             chargeId);
     const auto quoted = c->post("/v1/charges", charge("\"pass-3\""), kCharge);
     QCOMPARE(quoted.status, 201);
     QCOMPARE(json::parse(quoted.body).value("idempotency_key", ""), std::string("\"pass-3\""));
