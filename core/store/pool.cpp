@@ -46,18 +46,9 @@ Pool::Lease Pool::acquire() {
       ++m_open;
       const bool prepared = m_preparedStatements;
       lock.unlock();  // connecting takes a round trip or a timeout: never under the lock
-      try {
-        auto conn = std::make_unique<pg::Connection>(m_conninfo);
-        conn->setPreparedStatements(prepared);
-        t_lastConnection = conn.get();
-        return Lease(this, std::move(conn), false);
-      } catch (...) {
-        lock.lock();
-        --m_open;
-        ++m_connectFailures;
-        m_available.notify_one();
-        throw;
-      }
+      auto conn = connectReserved(prepared);
+      t_lastConnection = conn.get();
+      return Lease(this, std::move(conn), false);
     }
     ++m_waiting;
     bool woke = m_available.wait_until(lock, deadline, [&] { return !m_idle.empty() || m_open < m_maxSize; });
@@ -82,6 +73,22 @@ void Pool::giveBack(std::unique_ptr<pg::Connection> conn, bool broken) {
   m_available.notify_one();
 }
 
+std::unique_ptr<pg::Connection> Pool::connectReserved(bool prepared) {
+  try {
+    auto conn = std::make_unique<pg::Connection>(m_conninfo);
+    conn->setPreparedStatements(prepared);
+    return conn;
+  } catch (...) {
+    {
+      std::lock_guard lock(m_mutex);
+      --m_open;
+      ++m_connectFailures;
+    }
+    m_available.notify_one();
+    throw;
+  }
+}
+
 int Pool::warmUp(int count, std::stop_token stop) {
   int opened = 0;
   while (!stop.stop_requested()) {
@@ -94,15 +101,8 @@ int Pool::warmUp(int count, std::stop_token stop) {
     }
     std::unique_ptr<pg::Connection> conn;
     try {
-      conn = std::make_unique<pg::Connection>(m_conninfo);
-      conn->setPreparedStatements(prepared);
+      conn = connectReserved(prepared);
     } catch (const std::exception&) {
-      {
-        std::lock_guard lock(m_mutex);
-        --m_open;
-        ++m_connectFailures;
-      }
-      m_available.notify_one();
       break;  // the store is away: requests connect (and report) by themselves
     }
     giveBack(std::move(conn), false);

@@ -94,6 +94,9 @@ class Pool {
 
  private:
   void giveBack(std::unique_ptr<pg::Connection> conn, bool broken);
+  /// Opens a connection for a slot the caller already counted in m_open (without the lock);
+  /// on failure gives the slot back, counts the failure and rethrows.
+  std::unique_ptr<pg::Connection> connectReserved(bool prepared);
 
   std::string m_conninfo;
   int m_maxSize;

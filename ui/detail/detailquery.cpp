@@ -5,6 +5,8 @@
 #include "core/explain/format.h"
 #include "core/explain/loader.h"
 
+using namespace Qt::StringLiterals;
+
 namespace idem::ui {
 
 QDateTime toDateTime(explain::Instant t) { return QDateTime::fromMSecsSinceEpoch(t.micros / 1000, Qt::UTC); }
@@ -12,6 +14,11 @@ QDateTime toDateTime(const std::optional<explain::Instant>& t) { return t ? toDa
 
 QDateTime KeyDetail::serverNow() const {
   return ref.isValid() ? toDateTime(explanation.history.observedAt) : QDateTime();
+}
+
+QString KeyDetail::unansweredNote() const {
+  if (explanation.unanswered == 0) return {};
+  return u" "_s % QObject::tr("(%n with no answer from the service)", nullptr, explanation.unanswered);
 }
 
 const explain::Generation* KeyDetail::live() const {

@@ -39,6 +39,9 @@ struct KeyDetail {
   [[nodiscard]] const std::vector<explain::Event>& events() const { return explanation.history.events; }
   /// How many times the operation ran, by core's rule (a done generation ran at least once).
   [[nodiscard]] int executions() const { return explanation.executions; }
+  /// " (1 with no answer from the service)" to follow the execution count, or empty when the
+  /// service answered every execution: the one wording of the header, trace and report.
+  [[nodiscard]] QString unansweredNote() const;
   [[nodiscard]] QString narrative() const { return QString::fromStdString(explanation.narrative); }
   [[nodiscard]] QDateTime serverNow() const;
   [[nodiscard]] const explain::Generation* live() const;

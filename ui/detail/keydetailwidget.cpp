@@ -104,8 +104,7 @@ void KeyDetailWidget::apply(KeyDetail detail, int generation) {
             tr("executed %1 times").arg(executions) % u"</b>"_s;
   else
     text += u" · "_s % tr("executed %n time(s)", nullptr, executions);
-  if (detail.explanation.unanswered > 0)
-    text += u" "_s % tr("(%n with no answer from the service)", nullptr, detail.explanation.unanswered);
+  text += detail.unansweredNote();
   if (live) {
     const QDateTime expires = toDateTime(live->expiresAt);
     text += u" · "_s % formatExpiry(expires, detail.serverNow()) % u" ("_s % formatAbsolute(expires) % u")"_s;

@@ -73,10 +73,7 @@ QString reportHtml(const KeyDetail& d) {
   };
   html += u"<table class=\"facts\" cellspacing=\"0\">"_s;
   html += fact(QObject::tr("Scope"), QString(d.ref.tenant % u" "_s % d.ref.endpoint).toHtmlEscaped());
-  const QString runs = QObject::tr("%1 time(s)").arg(d.executions()) %
-                       (d.explanation.unanswered > 0
-                            ? u" "_s % QObject::tr("(%1 with no answer from the service)").arg(d.explanation.unanswered)
-                            : QString());
+  const QString runs = QObject::tr("%1 time(s)").arg(d.executions()) % d.unansweredNote().toHtmlEscaped();
   html += fact(QObject::tr("Executed"),
                d.executions() > 1 ? u"<span class=\"duplicate\">"_s % runs % u"</span>"_s : runs);
   html += fact(QObject::tr("Generations"), QString::number(d.generations().size()));

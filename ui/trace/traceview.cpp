@@ -83,10 +83,7 @@ void TraceView::updateSummary() {
   const QString color =
       outcomeStyle(executions > 1 ? trace::Outcome::ExecutedAfterExpiry : trace::Outcome::Executed).color.name();
   QString text = tr("<b style='color:%1'>executed %n time(s)</b>", nullptr, executions).arg(color) %
-                 (d.explanation.unanswered > 0
-                      ? u" "_s % tr("(%n with no answer from the service)", nullptr, d.explanation.unanswered)
-                      : QString()) %
-                 u" · "_s %
+                 d.unansweredNote() % u" · "_s %
                  tr("%n generation(s)", nullptr, static_cast<int>(d.generations().size())) % u" · "_s %
                  tr("%n replay(s)", nullptr, replays) % u" · "_s % tr("%n conflict(s)", nullptr, conflicts) %
                  u" · "_s % tr("%n rejected", nullptr, rejected);
