@@ -2,7 +2,7 @@
 // Keeps the leases of running executions alive. A lease is how long a key stays with an executor
 // that has gone silent (its process died); while the executor runs, this renews the lease every
 // third of its length, so a request that runs longer than its lease — or its key's TTL — is never
-// taken over or expired by a retry while its process is alive (README, "Rules that keep one
+// taken over or expired by a retry while its process is alive (docs/behaviour.md, "Rules that keep one
 // execution"). One thread per enforcer, started on the first lease; all due leases in one statement.
 #include <chrono>
 #include <condition_variable>

@@ -1,7 +1,7 @@
 #pragma once
 // Route matching (docs/design.md §2): a request's path is compared with the policy's routes after
 // normalisation, so every spelling that a framework or proxy in front of the handler may send
-// to the same handler meets the same tier and the same key scope. See README, "Rules that keep
+// to the same handler meets the same tier and the same key scope. See docs/behaviour.md, "Rules that keep
 // one execution".
 #include <optional>
 #include <string>

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Measures real retry libraries against `idemctl serve --allow-fault-injection` and stores each
-# library's schedule as tests/data/clients/<library>.json (README, "Retry simulator": run by hand;
+# library's schedule as tests/data/clients/<library>.json (docs/simulator.md: run by hand;
 # CI only compares the presets with the stored files). Loopback only; every step is time-bounded.
 # Usage: tests/clients/run.sh IDEMCTL [OPS]        (IDEMCTL: path to the built idemctl)
 set -euo pipefail

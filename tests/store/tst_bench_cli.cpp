@@ -94,7 +94,7 @@ class TestBenchCli : public QObject {
     QCOMPARE(report.at("ratios_prepared").dump(), runs[1].at("ratios_prepared").dump());
   }
 
-  // The README's table is pasted from this output: it must hold what the text holds, grouped
+  // The table in docs/benchmarks.md is pasted from this output: it must hold what the text holds, grouped
   // for reading, with each ratio the quotient of the figures printed beside it.
   void markdownIsTheReadmesTable() {
     test::TestDatabase db("bench_cli_md");
