@@ -76,6 +76,15 @@ Handled Forwarder::handle(const ServiceRequest& req) {
       // upstream must not be left to guess which copy the gateway set.
       h.response = std::move(*bad);
       h.outcome = "tenant_rejected";
+    } else if (auto named = hopByHopDecisionField(req.headers, {policy.tenantHeader, enforce::Enforcer::kKeyHeader})) {
+      // Scoping a key by a header that must then be removed (RFC 9110 §7.6.1) would store the
+      // service's answer for a tenant the service never saw: which one the client meant is unknown.
+      h.response = problem(400, "bad-request", "Header named in Connection",
+                           "The Connection header names " + *named +
+                               ", which the proxy decides on and must pass to the service; send it as an ordinary "
+                               "header. Nothing was executed or stored.",
+                           req.requestId);
+      h.outcome = "bad_request";
     } else {
       const auto tenant = m_service.tenantHeaderValue(req.headers);
       h.tenant = tenant.value_or(policy.defaultTenant);

@@ -50,7 +50,20 @@ std::string forwardedNode(const std::string& address) {
   return "\"[" + address + "]\"";
 }
 
+// Headers in which a client speaks about earlier hops (de-facto X-Forwarded-*, X-Real-IP, RFC 7239).
+bool forwardingHeader(std::string_view name) {
+  const std::string n = lower(name);
+  return n == "forwarded" || n == "x-real-ip" || n.starts_with("x-forwarded-");
+}
+
 }  // namespace
+
+std::optional<std::string> hopByHopDecisionField(const http::Headers& headers, const std::vector<std::string>& fields) {
+  const auto listed = connectionOptions(headers);
+  for (const auto& f : fields)
+    if (!f.empty() && std::find(listed.begin(), listed.end(), lower(f)) != listed.end()) return f;
+  return std::nullopt;
+}
 
 http::Headers endToEnd(const http::Headers& headers) {
   const auto listed = connectionOptions(headers);
@@ -74,6 +87,7 @@ http::Headers towardsUpstream(const http::Headers& fromClient, const ForwardedFo
     // An enforced answer is stored for every retry, whose client may accept other encodings than
     // this one's: the service is asked for the identity body.
     if (who.key && http::equalsIgnoreCase(name, "Accept-Encoding")) continue;
+    if (!who.trustedHop && forwardingHeader(name)) continue;  // a client's claim, not the proxy's word
     if (http::equalsIgnoreCase(name, "X-Forwarded-For")) {
       forwardedFor += (forwardedFor.empty() ? "" : ", ") + value;
       continue;

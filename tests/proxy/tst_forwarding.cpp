@@ -49,7 +49,8 @@ class TestForwarding : public QObject {
     for (const char* gone : {"X-Secret-Hop", "Keep-Alive", "Te", "Upgrade", "Proxy-Authorization", "Proxy-Connection"})
       QVERIFY2(!seen.contains(gone), gone);
     QCOMPARE(seen.value("X-End-To-End", ""), std::string("kept"));
-    QCOMPARE(seen.value("X-Forwarded-For", ""), std::string("203.0.113.9, 127.0.0.1"));
+    // The client's own X-Forwarded-For is its claim, not the proxy's word: replaced.
+    QCOMPARE(seen.value("X-Forwarded-For", ""), std::string("127.0.0.1"));
     QCOMPARE(seen.value("X-Forwarded-Proto", ""), std::string("http"));
     QCOMPARE(seen.value("X-Forwarded-Host", ""), std::string("shop.test"));
     QCOMPARE(seen.value("Forwarded", ""), std::string("for=127.0.0.1;proto=http;host=\"shop.test\""));
@@ -147,6 +148,47 @@ class TestForwarding : public QObject {
     QCOMPARE(rig.upstream.executions("t-2", "-"), 0);
     // A repeated tenant header is refused on a route the policy does not cover too.
     QCOMPARE(c->get("/executions", {{"X-Tenant-Id", "a"}, {"X-Tenant-Id", "b"}}).status, 400);
+  }
+
+  // What a client says about earlier hops never reaches the service as the proxy's word: a
+  // service that trusts its proxy's X-Forwarded-Proto would take "https" from anyone.
+  void aClientsForwardingHeadersAreReplaced() {
+    test::ProxyRig rig("px_fwdclaims");
+    const std::string raw = test::exchange(rig.proxy->port(),
+                                           "GET /headers HTTP/1.1\r\nHost: shop.test\r\n"
+                                           "X-Forwarded-For: 203.0.113.9\r\nX-Forwarded-Host: bank.test\r\n"
+                                           "X-Forwarded-Proto: https\r\nX-Forwarded-Port: 443\r\n"
+                                           "X-Real-IP: 198.51.100.7\r\n"
+                                           "Forwarded: for=198.51.100.7;proto=https;host=bank.test\r\n\r\n");
+    QCOMPARE(test::statusOf(raw), 200);
+    const json seen = bodyOf(raw);
+    QVERIFY2(seen.is_object(), raw.c_str());
+    QCOMPARE(seen.value("X-Forwarded-For", ""), std::string("127.0.0.1"));
+    QCOMPARE(seen.value("X-Forwarded-Proto", ""), std::string("http"));
+    QCOMPARE(seen.value("X-Forwarded-Host", ""), std::string("shop.test"));
+    QCOMPARE(seen.value("Forwarded", ""), std::string("for=127.0.0.1;proto=http;host=\"shop.test\""));
+    QVERIFY(!seen.contains("X-Forwarded-Port"));
+    QVERIFY(!seen.contains("X-Real-Ip") && !seen.contains("X-Real-IP"));
+  }
+
+  // A header the proxy scopes the key by must reach the service too; one the client asks the
+  // proxy to remove (Connection: NAME) would store an answer for a tenant the service never saw.
+  void aDecisionHeaderNamedInConnectionIsRefused() {
+    test::ProxyRig rig("px_connnamed", {"--tenant-header", "X-Tenant-Id"});
+    auto c = rig.client();
+    const auto hidden = c->post(
+        "/v1/charges", charge("cn-1", {{"X-Tenant-Id", "acct_a"}, {"Connection", "keep-alive, x-tenant-id"}}), kCharge);
+    QCOMPARE(hidden.status, 400);
+    QVERIFY(hidden.body.find("Connection") != std::string::npos);
+    const auto keyHidden = c->post(
+        "/v1/charges", charge("cn-2", {{"X-Tenant-Id", "acct_a"}, {"Connection", "Idempotency-Key"}}), kCharge);
+    QCOMPARE(keyHidden.status, 400);
+    QCOMPARE(rig.upstream.executions("cn-1", "acct_a"), 0);
+    QCOMPARE(rig.upstream.executions("cn-1", "-"), 0);
+    QCOMPARE(rig.upstream.executions("cn-2", "acct_a"), 0);
+    // Nothing was stored: the same key sent plainly executes once.
+    QCOMPARE(c->post("/v1/charges", charge("cn-1", {{"X-Tenant-Id", "acct_a"}}), kCharge).status, 201);
+    QCOMPARE(rig.upstream.executions("cn-1", "acct_a"), 1);
   }
 
   void adminEndpointsOnTheAdminListenerOnly() {
