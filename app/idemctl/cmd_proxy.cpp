@@ -6,6 +6,7 @@
 #include "core/endpoint/client.h"
 #include "core/endpoint/server.h"
 #include "core/policy/duration.h"
+#include "core/proxy/descriptorbudget.h"
 #include "core/proxy/forwarder.h"
 
 namespace {
@@ -13,7 +14,7 @@ namespace {
 const std::string kUsageText =
     std::string(
         "--policy FILE --upstream http://HOST:PORT [--db CONNINFO] [--admin-listen HOST:PORT] "
-        "[--tenant-header NAME] [--upstream-timeout DURATION] [--late-answer-wait DURATION] ") +
+        "[--tenant-header NAME] [--upstream-timeout DURATION] [--late-answer-wait DURATION] [--upstream-connections N] ") +
     idemctl::kServerFlagsUsage;
 
 int usage(const std::string& message) { return idemctl::usageError("proxy", kUsageText, message); }
@@ -63,6 +64,18 @@ int runProxy(const idemctl::Args& args) {
       !readDuration(args, "late-answer-wait", proxy.lateAnswerWait, error))
     return usage(error);
   proxy.client.connectTimeout = std::min(proxy.client.connectTimeout, proxy.client.timeout);
+  int upstreamConnections = static_cast<int>(proxy.client.maxConnections);
+  if (args.has("upstream-connections") && !idemctl::parseInt(args.get("upstream-connections"), 1, 100000, upstreamConnections))
+    return usage("--upstream-connections must be an integer from 1 to 100000");
+  proxy.client.maxConnections = static_cast<std::size_t>(upstreamConnections);
+  proxy.client.maxIdleConnections = std::min(proxy.client.maxIdleConnections, proxy.client.maxConnections);
+  // Late-answer waiters hold an upstream connection each: they can never be more.
+  proxy.maxLateAnswers = std::min(proxy.maxLateAnswers, proxy.client.maxConnections);
+  const auto budget = idem::proxy::planDescriptors({static_cast<std::size_t>(options.poolSize),
+                                                    proxy.client.maxConnections, 64});
+  if (!budget.refusal.empty()) return usage(budget.refusal);
+  if (budget.limit > 0)
+    options.maxConnections = static_cast<int>(std::min<std::size_t>(options.maxConnections, budget.clientConnections));
   options.frontHandler = [proxy](ep::Service& service) -> std::unique_ptr<ep::Handler> {
     return std::make_unique<idem::proxy::Forwarder>(service, proxy);
   };
@@ -80,5 +93,5 @@ int runProxy(const idemctl::Args& args) {
 
 IDEMCTL_COMMAND("proxy", "enforce the policy in front of an unchanged HTTP service (a reverse proxy)", kUsageText,
                 idemctl::withServerFlags({"db", "policy", "upstream", "admin-listen", "tenant-header",
-                                          "upstream-timeout", "late-answer-wait"}),
+                                          "upstream-timeout", "late-answer-wait", "upstream-connections"}),
                 runProxy);

@@ -342,6 +342,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     m_reply.keep_alive(keepAlive && !m_context.stopping.load());
     m_reply.prepare_payload();
     if (head) m_reply.body().clear();  // Content-Length stays that of the GET answer
+    // A handler without the GET's body (the proxy's HEAD) states the GET answer's length itself.
+    if (const auto length = http::findHeader(from.headers, "Content-Length"); head && length)
+      m_reply.set(bhttp::field::content_length, *length);
     log(from.status, handled, from);
     m_stream.expires_after(m_options.writeTimeout);
     if (head) {

@@ -16,8 +16,42 @@ namespace {
 using endpoint::Handled;
 using endpoint::ServiceRequest;
 
-enforce::Response fromUpstream(UpstreamAnswer& a) {
-  return enforce::Response{a.status, towardsClient(a.headers), std::move(a.body)};
+enforce::Response fromUpstream(UpstreamAnswer& a, bool head) {
+  enforce::Response r{a.status, towardsClient(a.headers), std::move(a.body)};
+  // A HEAD answer's Content-Length is the GET answer's size (RFC 9110 §9.3.2), not its empty body's.
+  if (head)
+    if (auto length = http::findHeader(a.headers, "Content-Length")) r.headers.emplace_back("Content-Length", *length);
+  return r;
+}
+
+// Answers that say the upstream refused the request before doing any of its work, and that a
+// retry may well change: not stored (a key would replay a stale refusal for its whole TTL), the
+// key is released and the answer passed through. 401/407: not authenticated (yet); 408: the
+// upstream did not get the whole request; 429: rate limited; 503 with Retry-After: shedding
+// load. 403 is not among them: it is usually a decision on the resource's state, as final as a
+// 422, and replaying it is what a retry would get anyway.
+bool refusedBeforeWork(const UpstreamAnswer& a) {
+  switch (a.status) {
+    case 401:
+    case 407:
+    case 408:
+    case 429:
+      return true;
+    case 503:
+      return http::findHeader(a.headers, "Retry-After").has_value();
+    default:
+      return false;
+  }
+}
+
+// An enforced request's answer must be known whole to be stored as its status: a close-delimited
+// one ended by a FIN that may have come mid-body (a crash, a cut) looks the same as a whole one.
+void distrustUnverifiable(Sent& sent) {
+  if (sent.failure != Failure::None || !sent.answer.closeDelimited) return;
+  sent.failure = Failure::Broken;
+  sent.detail = "the upstream's " + std::to_string(sent.answer.status) +
+                " answer had no Content-Length and was not chunked: it ended when the connection closed, so it "
+                "cannot be known to be whole";
 }
 
 // Stored with the key, so support finds it by the id the customer quotes.
@@ -119,11 +153,19 @@ UpstreamRequest Forwarder::upstreamRequest(const ServiceRequest& req, const enfo
 Handled Forwarder::enforced(const ServiceRequest& req, enforce::Ticket& ticket, Handled h) {
   enforce::Enforcer& enforcer = m_service.enforcer();
   Sent sent = m_upstream.send(upstreamRequest(req, &ticket), false);
+  distrustUnverifiable(sent);
+  const bool head = req.method == "HEAD";
   switch (sent.failure) {
     case Failure::None: {
       const int status = sent.answer.status;
+      if (refusedBeforeWork(sent.answer)) {
+        h.response = enforcer.release(ticket, fromUpstream(sent.answer, head),
+                                      "the upstream refused before any work: " + std::to_string(status));
+        h.outcome = "released";
+        return h;
+      }
       auto options = naming(sent.answer);
-      h.response = enforcer.complete(ticket, fromUpstream(sent.answer), options);
+      h.response = enforcer.complete(ticket, fromUpstream(sent.answer, head), options);
       // Under `2xx-only` a failure is not stored: complete() released the key.
       if (ticket.tier().cache == policy::CacheRule::SuccessOnly && (status < 200 || status >= 300))
         h.outcome = "released";
@@ -131,11 +173,7 @@ Handled Forwarder::enforced(const ServiceRequest& req, enforce::Ticket& ticket, 
     }
     case Failure::NotSent: {
       endpoint::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
-      auto r = problem(502, "upstream-unavailable", "Upstream unavailable",
-                       "The service behind this proxy could not be reached, so the request was not sent and nothing "
-                       "was executed. The key is free again: retry with the same key.",
-                       req.requestId);
-      r.headers.emplace_back("Retry-After", "1");
+      auto r = notSent(sent, req.requestId, "The key is free again: retry with the same key.");
       h.response = enforcer.release(ticket, std::move(r), "upstream not reached: " + sent.detail);
       h.outcome = "released";
       return h;
@@ -167,9 +205,13 @@ Handled Forwarder::enforced(const ServiceRequest& req, enforce::Ticket& ticket, 
 
 enforce::Response Forwarder::settle(enforce::Ticket& ticket, Sent sent) {
   enforce::Enforcer& enforcer = m_service.enforcer();
+  distrustUnverifiable(sent);
   if (sent.failure == Failure::None) {
+    if (refusedBeforeWork(sent.answer))
+      return enforcer.release(ticket, fromUpstream(sent.answer, false),
+                              "the upstream refused before any work: " + std::to_string(sent.answer.status));
     auto options = naming(sent.answer);
-    return enforcer.complete(ticket, fromUpstream(sent.answer), options);
+    return enforcer.complete(ticket, fromUpstream(sent.answer, false), options);
   }
   const std::string& requestId = ticket.requestId();
   endpoint::logInternalError(requestId, "awaiting the upstream's answer", sent.detail);
@@ -177,8 +219,11 @@ enforce::Response Forwarder::settle(enforce::Ticket& ticket, Sent sent) {
   auto r = problem(
       neverAnswered ? 504 : 502, "upstream-outcome-unknown", "Outcome unknown",
       std::string(neverAnswered ? "The service behind this proxy took the request and never answered"
-                                : "The service behind this proxy took the request and the connection broke before "
-                                  "its whole answer came") +
+                  : sent.answer.closeDelimited
+                      ? "The service behind this proxy took the request and ended its answer by closing the "
+                        "connection, so whether the whole answer came cannot be told"
+                      : "The service behind this proxy took the request and the connection broke before its whole "
+                        "answer came") +
           ", so it may or may not have executed. This answer is stored: retries with this key get it and never "
           "execute the request again. Check the operation's outcome before using a new key.",
       requestId);
@@ -187,19 +232,25 @@ enforce::Response Forwarder::settle(enforce::Ticket& ticket, Sent sent) {
   return enforcer.complete(ticket, std::move(r), unknown);
 }
 
+enforce::Response Forwarder::notSent(const Sent& sent, const std::string& requestId, std::string_view retry) const {
+  const std::string nothing = ", so the request was not sent and nothing was executed. " + std::string(retry);
+  auto r = sent.busy ? problem(503, "upstream-unavailable", "Proxy busy",
+                               "The proxy has no free connection to the service behind it" + nothing, requestId)
+                     : problem(502, "upstream-unavailable", "Upstream unavailable",
+                               "The service behind this proxy could not be reached" + nothing, requestId);
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
 Handled Forwarder::plain(const ServiceRequest& req, Handled h) {
   Sent sent = m_upstream.send(upstreamRequest(req, nullptr), idempotentMethod(req.method));
   if (sent.failure == Failure::None) {
-    h.response = fromUpstream(sent.answer);
+    h.response = fromUpstream(sent.answer, req.method == "HEAD");
     return h;
   }
   endpoint::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
   if (sent.failure == Failure::NotSent) {
-    h.response = problem(502, "upstream-unavailable", "Upstream unavailable",
-                         "The service behind this proxy could not be reached, so the request was not sent and "
-                         "nothing was executed. Retry later.",
-                         req.requestId);
-    h.response.headers.emplace_back("Retry-After", "1");
+    h.response = notSent(sent, req.requestId, "Retry later.");
     h.outcome = "upstream_unavailable";
     return h;
   }

@@ -41,6 +41,9 @@ class Forwarder : public endpoint::Handler {
   UpstreamRequest upstreamRequest(const endpoint::ServiceRequest& req, const enforce::Ticket* ticket) const;
   /// Ends a ticket whose exchange ended without an answer in time: see LateAnswers::Settle.
   enforce::Response settle(enforce::Ticket& ticket, Sent sent);
+  /// The problem for a request that never went out: 503 when the proxy's own bounds were
+  /// reached, 502 when the upstream could not be reached; Retry-After either way.
+  enforce::Response notSent(const Sent& sent, const std::string& requestId, std::string_view retry) const;
   enforce::Response problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
                             const std::string& requestId) const;
 

@@ -7,6 +7,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <atomic>
 #include <charconv>
 #include <stdexcept>
 
@@ -18,6 +19,11 @@ namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 }  // namespace
+
+bool bodyWithoutDefinedMeaning(const std::string& method, const std::string& body) {
+  if (body.empty()) return false;
+  return method == "GET" || method == "HEAD" || method == "DELETE" || method == "OPTIONS" || method == "TRACE";
+}
 
 std::optional<UpstreamUrl> parseUpstreamUrl(const std::string& text, std::string& error) {
   constexpr std::string_view kScheme = "http://";
@@ -72,6 +78,7 @@ struct Exchange::Conn {
   beast::error_code readError;
   std::size_t maxAnswerBytes = 0;
   bool head = false;
+  std::atomic<long long>* live = nullptr;  // the pool's count of open connections
 
   // Drops what is pending with the connection, so no operation outlives the members it uses.
   ~Conn() {
@@ -79,6 +86,7 @@ struct Exchange::Conn {
     socket.close(ignored);
     io.restart();
     io.poll();
+    if (live) --*live;
   }
 
   // Reads the answer in the background of the loop. An interim 1xx answer (103 Early Hints) is
@@ -120,6 +128,8 @@ struct Exchange::Conn {
     }
     auto res = parser->release();
     s.answer.status = static_cast<int>(res.result_int());
+    const bool bodyAllowed = !head && s.answer.status / 100 != 1 && s.answer.status != 204 && s.answer.status != 304;
+    s.answer.closeDelimited = bodyAllowed && !res.has_content_length() && !res.chunked();
     for (const auto& f : res) s.answer.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
     s.answer.body = std::move(res.body());
     return s;
@@ -177,12 +187,22 @@ void Upstream::giveBack(std::unique_ptr<Exchange::Conn> conn) {
 }
 
 Sent Upstream::send(const UpstreamRequest& request, bool idempotent) {
-  bool staleRetry = false;
-  Sent s = attempt(request, takeIdle(), staleRetry);
-  // A pooled connection the upstream closed just as it was taken: nothing reached the upstream
-  // (or the method may be resent), so one fresh connection gets the request.
-  if (staleRetry && (s.failure == Failure::NotSent || idempotent)) s = attempt(request, nullptr, staleRetry);
-  return s;
+  try {
+    bool staleRetry = false;
+    Sent s = attempt(request, takeIdle(), staleRetry);
+    // A pooled connection the upstream closed just as it was taken: nothing reached the upstream
+    // (or the method may be resent), so one fresh connection gets the request.
+    if (staleRetry && (s.failure == Failure::NotSent || idempotent)) s = attempt(request, nullptr, staleRetry);
+    return s;
+  } catch (const std::exception& e) {
+    // Only what comes before the write can throw (a descriptor or memory the process could not
+    // get): the request never went out.
+    Sent s;
+    s.failure = Failure::NotSent;
+    s.busy = true;
+    s.detail = std::string("the proxy could not prepare the upstream exchange: ") + e.what();
+    return s;
+  }
 }
 
 Sent Upstream::attempt(const UpstreamRequest& r, std::unique_ptr<Exchange::Conn> conn, bool& staleRetry) {
@@ -194,7 +214,22 @@ Sent Upstream::attempt(const UpstreamRequest& r, std::unique_ptr<Exchange::Conn>
     return std::move(s);
   };
   if (!conn) {
-    conn = std::make_unique<Exchange::Conn>();
+    // Every open connection counts, late-answer waiters included: the start-up check sized the
+    // descriptor budget on this bound.
+    if (static_cast<std::size_t>(m_live.fetch_add(1)) >= m_options.maxConnections) {
+      --m_live;
+      s.busy = true;
+      return notSent("all " + std::to_string(m_options.maxConnections) +
+                     " connections to the upstream are in use (--upstream-connections)");
+    }
+    try {
+      conn = std::make_unique<Exchange::Conn>();
+    } catch (const std::exception& e) {
+      --m_live;
+      s.busy = true;
+      return notSent(std::string("no descriptor for another upstream connection: ") + e.what());
+    }
+    conn->live = &m_live;
     bool done = false;
     beast::error_code ec;
     net::async_connect(conn->socket, m_resolved->endpoints, [&](beast::error_code e, const tcp::endpoint&) {
@@ -203,7 +238,10 @@ Sent Upstream::attempt(const UpstreamRequest& r, std::unique_ptr<Exchange::Conn>
     });
     if (!conn->runUntil(done, Clock::now() + m_options.connectTimeout))
       return notSent("connecting to the upstream timed out");
-    if (ec) return notSent("connecting to the upstream failed: " + ec.message());
+    if (ec) {
+      s.busy = ec == net::error::no_descriptors;
+      return notSent("connecting to the upstream failed: " + ec.message());
+    }
     ++m_opened;
     beast::error_code ignored;
     conn->socket.set_option(tcp::no_delay(true), ignored);
@@ -219,7 +257,8 @@ Sent Upstream::attempt(const UpstreamRequest& r, std::unique_ptr<Exchange::Conn>
   req.target(m_url.basePath + r.target);
   for (const auto& [name, value] : r.headers) req.insert(name, value);
   req.set(bhttp::field::host, m_url.authority);
-  req.keep_alive(true);
+  const bool closeAfter = bodyWithoutDefinedMeaning(r.method, r.body);
+  req.keep_alive(!closeAfter);
   req.body() = r.body;
   // A request that may carry a body says how long it is; GET and HEAD without one send nothing.
   if (!r.body.empty() || (r.method != "GET" && r.method != "HEAD")) req.content_length(r.body.size());
@@ -255,7 +294,7 @@ Sent Upstream::attempt(const UpstreamRequest& r, std::unique_ptr<Exchange::Conn>
   // while idle, as the request arrived.
   const auto& parser = *conn->parser;
   staleRetry = reused && conn->readError && !parser.got_some();
-  const bool keep = !conn->readError && !parser.get().need_eof() && parser.get().keep_alive();
+  const bool keep = !closeAfter && !conn->readError && !parser.get().need_eof() && parser.get().keep_alive();
   s = conn->finishRead();
   if (s.failure == Failure::None && keep && conn->buffer.size() == 0) giveBack(std::move(conn));
   return s;

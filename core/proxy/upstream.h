@@ -42,6 +42,9 @@ struct UpstreamAnswer {
   int status = 0;
   http::Headers headers;
   std::string body;
+  /// Ended by the upstream closing the connection (no Content-Length, not chunked): a FIN
+  /// mid-body looks the same as the end, so the answer cannot be known to be whole.
+  bool closeDelimited = false;
 };
 
 enum class Failure { None, NotSent, NoAnswer, Broken };
@@ -53,7 +56,19 @@ struct Sent {
   UpstreamAnswer answer;              // failure == None
   std::string detail;                 // what happened, for the operator's log
   std::unique_ptr<Exchange> pending;  // failure == NoAnswer: where the late answer may still come
+  /// failure == NotSent because the proxy's own bound was reached (no free upstream connection or
+  /// descriptor), not because the upstream refused: the client is told the proxy is busy (503).
+  bool busy = false;
 };
+
+/// Descriptors one upstream connection costs (its socket, and its private event loop's epoll and
+/// wake-up descriptors): what the proxy's start-up check counts against RLIMIT_NOFILE.
+inline constexpr std::size_t kDescriptorsPerUpstreamConnection = 3;
+
+/// RFC 9110 gives a body on these methods no defined meaning, so an upstream may ignore it — and
+/// then read it as the next request on the connection. Such a request goes on a connection that
+/// is closed after its answer (Connection: close), never back to the pool.
+bool bodyWithoutDefinedMeaning(const std::string& method, const std::string& body);
 
 /// A request that was sent and whose answer has not come yet.
 class Exchange {
@@ -75,6 +90,9 @@ struct UpstreamOptions {
   std::chrono::milliseconds connectTimeout{5'000};  // connect and write
   std::chrono::milliseconds maxIdle{1'000};         // a pooled connection idle longer is not reused
   std::size_t maxIdleConnections = 64;
+  /// Open connections to the upstream at most (in use, idle, or awaiting a late answer); a
+  /// request beyond it is not sent (NotSent, busy).
+  std::size_t maxConnections = 256;
   std::size_t maxAnswerBytes = 16 * 1024 * 1024;  // larger answers are Broken (not storable)
 };
 
@@ -94,6 +112,7 @@ class Upstream {
   [[nodiscard]] const UpstreamUrl& url() const { return m_url; }
   [[nodiscard]] long long connectionsOpened() const { return m_opened.load(); }
   [[nodiscard]] long long connectionsReused() const { return m_reused.load(); }
+  [[nodiscard]] long long connectionsOpen() const { return m_live.load(); }
 
  private:
   Sent attempt(const UpstreamRequest& request, std::unique_ptr<Exchange::Conn> conn, bool& staleRetry);
@@ -104,10 +123,11 @@ class Upstream {
   UpstreamOptions m_options;
   struct Resolved;
   std::unique_ptr<Resolved> m_resolved;
-  std::mutex m_mutex;
-  std::vector<std::unique_ptr<Exchange::Conn>> m_idle;  // most recently used last
   std::atomic<long long> m_opened{0};
   std::atomic<long long> m_reused{0};
+  std::atomic<long long> m_live{0};  // open connections, counted down by each Conn's destructor (so before m_idle)
+  std::mutex m_mutex;
+  std::vector<std::unique_ptr<Exchange::Conn>> m_idle;  // most recently used last
 };
 
 }  // namespace idem::proxy
