@@ -46,6 +46,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         # Never reads a body: what a GET carried is the next request on this connection.
         if self.path == "/doc":
             return self.answer(200, b"x" * 1234)
+        if self.path == "/slow":
+            time.sleep(float(self.headers.get("X-Test-Sleep-Ms") or 2000) / 1000.0)
         self.answer(200, b'{"peek":true}')
 
     def do_HEAD(self):
