@@ -1,5 +1,7 @@
 // idemctl proxy: Idem in front of an unchanged HTTP service in any language.
+#include <algorithm>
 #include <iostream>
+#include <map>
 
 #include "app/idemctl/command.h"
 #include "app/idemctl/server_flags.h"
@@ -14,7 +16,8 @@ namespace {
 const std::string kUsageText =
     std::string(
         "--policy FILE --upstream http://HOST:PORT [--db CONNINFO] [--admin-listen HOST:PORT] "
-        "[--tenant-header NAME] [--upstream-timeout DURATION] [--late-answer-wait DURATION] [--upstream-connections N] ") +
+        "[--tenant-header NAME] [--upstream-timeout DURATION] [--late-answer-wait DURATION] [--upstream-connections N] "
+        "[--upstream-connections-per-route N] [--tier-timeout TIER=DURATION[,TIER=DURATION...]] ") +
     idemctl::kServerFlagsUsage;
 
 int usage(const std::string& message) { return idemctl::usageError("proxy", kUsageText, message); }
@@ -28,6 +31,26 @@ bool readDuration(const idemctl::Args& args, const char* name, std::chrono::mill
   }
   out = *d;
   return true;
+}
+
+// "charges=10s,refunds=2m": each tier's own deadline for the upstream's answer.
+std::string readTierTimeouts(const std::string& text, const idem::policy::Policy& policy,
+                             std::map<std::string, std::chrono::milliseconds>& out) {
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const auto comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    const auto eq = item.find('=');
+    const std::string tier = item.substr(0, eq);
+    const auto d = eq == std::string::npos ? std::nullopt : idem::policy::parseDuration(item.substr(eq + 1));
+    if (!d || d->count() <= 0)
+      return "--tier-timeout: \"" + item + "\" is not TIER=DURATION (e.g. charges=10s)";
+    const bool known = std::any_of(policy.tiers.begin(), policy.tiers.end(), [&](const auto& t) { return t.name == tier; });
+    if (!known) return "--tier-timeout: the policy has no tier named \"" + tier + "\"";
+    out[tier] = *d;
+    at = comma + 1;
+  }
+  return {};
 }
 
 int runProxy(const idemctl::Args& args) {
@@ -68,6 +91,16 @@ int runProxy(const idemctl::Args& args) {
   if (args.has("upstream-connections") && !idemctl::parseInt(args.get("upstream-connections"), 1, 100000, upstreamConnections))
     return usage("--upstream-connections must be an integer from 1 to 100000");
   proxy.client.maxConnections = static_cast<std::size_t>(upstreamConnections);
+  // One slow route must not take every upstream connection from the others.
+  int perRoute = std::max(1, upstreamConnections * 3 / 4);
+  if (args.has("upstream-connections-per-route") &&
+      !idemctl::parseInt(args.get("upstream-connections-per-route"), 1, upstreamConnections, perRoute))
+    return usage("--upstream-connections-per-route must be an integer from 1 to --upstream-connections (" +
+                 std::to_string(upstreamConnections) + ")");
+  proxy.maxInFlightPerRoute = static_cast<std::size_t>(perRoute);
+  if (args.has("tier-timeout"))
+    if (auto bad = readTierTimeouts(args.get("tier-timeout"), options.policy, proxy.tierTimeouts); !bad.empty())
+      return usage(bad);
   proxy.client.maxIdleConnections = std::min(proxy.client.maxIdleConnections, proxy.client.maxConnections);
   // Late-answer waiters hold an upstream connection each: they can never be more.
   proxy.maxLateAnswers = std::min(proxy.maxLateAnswers, proxy.client.maxConnections);
@@ -93,5 +126,6 @@ int runProxy(const idemctl::Args& args) {
 
 IDEMCTL_COMMAND("proxy", "enforce the policy in front of an unchanged HTTP service (a reverse proxy)", kUsageText,
                 idemctl::withServerFlags({"db", "policy", "upstream", "admin-listen", "tenant-header",
-                                          "upstream-timeout", "late-answer-wait", "upstream-connections"}),
+                                          "upstream-timeout", "late-answer-wait", "upstream-connections",
+                                          "upstream-connections-per-route", "tier-timeout"}),
                 runProxy);

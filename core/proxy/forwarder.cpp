@@ -27,13 +27,20 @@ struct Forwarder::Flow {
   Handled h;
   std::optional<enforce::Ticket> ticket;
   std::optional<endpoint::Service::InFlight> counted;  // until the client's answer is handed over
+  std::string slot;  // the route slot held while the exchange (or its late wait) lasts
+  RouteSlots* slots = nullptr;
+  void giveSlot() {
+    if (slots) slots->give(slot);
+    slots = nullptr;
+  }
 };
 
 Forwarder::Forwarder(endpoint::Service& service, ProxyOptions options)
     : m_service(service),
       m_options(std::move(options)),
       m_upstream(m_options.upstream, m_options.client),
-      m_late(m_options.lateAnswerWait, m_options.maxLateAnswers) {}
+      m_late(m_options.lateAnswerWait, m_options.maxLateAnswers),
+      m_slots(m_options.maxInFlightPerRoute) {}
 
 Forwarder::~Forwarder() { m_late.stop(); }
 
@@ -152,12 +159,41 @@ UpstreamRequest Forwarder::upstreamRequest(const ServiceRequest& req, bool enfor
   return UpstreamRequest{req.method, req.target, towardsUpstream(req.headers, who), req.body};
 }
 
+bool Forwarder::takeSlot(const FlowPtr& f, const std::string& route) {
+  if (m_slots.take(route)) {
+    f->slot = route;
+    f->slots = &m_slots;
+    return true;
+  }
+  Sent busy;
+  busy.failure = Failure::NotSent;
+  busy.busy = true;
+  busy.detail = "the route " + route + " already has " + std::to_string(m_slots.perRoute()) +
+                " requests with the upstream (--upstream-connections-per-route)";
+  if (f->ticket) {
+    boost::asio::post(f->handlers, [this, f, busy = std::move(busy)]() mutable { finishEnforced(f, std::move(busy)); });
+  } else {
+    endpoint::logInternalError(f->req.requestId, "forwarding to the upstream", busy.detail);
+    f->h.response = notSent(busy, f->req.requestId, "Retry later.");
+    f->h.outcome = "upstream_unavailable";
+    respond(f);
+  }
+  return false;
+}
+
+std::chrono::milliseconds Forwarder::timeoutFor(const std::string& tier) const {
+  const auto it = m_options.tierTimeouts.find(tier);
+  return it == m_options.tierTimeouts.end() ? m_options.client.timeout : it->second;
+}
+
 void Forwarder::forwardPlain(const FlowPtr& f) {
+  if (!takeSlot(f, f->h.tier.empty() ? f->req.method + " " + f->req.path : "tier " + f->h.tier)) return;
   m_upstream.send(upstreamRequest(f->req, false), idempotentMethod(f->req.method), f->loop,
-                  [this, f](Sent sent) { plainAnswered(f, std::move(sent)); });
+                  [this, f](Sent sent) { plainAnswered(f, std::move(sent)); }, timeoutFor(f->h.tier));
 }
 
 void Forwarder::plainAnswered(const FlowPtr& f, Sent sent) {
+  f->giveSlot();
   const ServiceRequest& req = f->req;
   Handled& h = f->h;
   if (sent.failure == Failure::None) {
@@ -184,8 +220,9 @@ void Forwarder::plainAnswered(const FlowPtr& f, Sent sent) {
 }
 
 void Forwarder::forwardEnforced(const FlowPtr& f) {
+  if (!takeSlot(f, "tier " + f->h.tier)) return;
   m_upstream.send(upstreamRequest(f->req, true), false, f->loop,
-                  [this, f](Sent sent) { enforcedAnswered(f, std::move(sent)); });
+                  [this, f](Sent sent) { enforcedAnswered(f, std::move(sent)); }, timeoutFor(f->h.tier));
 }
 
 void Forwarder::enforcedAnswered(const FlowPtr& f, Sent sent) {
@@ -195,12 +232,13 @@ void Forwarder::enforcedAnswered(const FlowPtr& f, Sent sent) {
     // The ticket stays open while the answer is awaited on the loop; it is settled on a handler
     // thread (a store write) when the answer, a break or the bound comes.
     const bool adopted = m_late.adopt(pending, [this, f](Sent late) {
+      f->giveSlot();
       boost::asio::post(f->handlers, [this, f, late = std::move(late)]() mutable { (void)settle(*f->ticket, std::move(late)); });
     });
     if (adopted) {
       auto r = problem(504, "upstream-timeout", "Upstream did not answer in time",
                        "The request was sent to the service behind this proxy, which has not answered within " +
-                           text::humanDuration(m_options.client.timeout) +
+                           text::humanDuration(timeoutFor(f->h.tier)) +
                            ". It may still be executing: the key stays held while the proxy keeps waiting for the "
                            "answer. Retry with the same key: you get 409 until the answer is in, then the answer; it "
                            "is never executed a second time.",
@@ -213,6 +251,7 @@ void Forwarder::enforcedAnswered(const FlowPtr& f, Sent sent) {
     }
     pending->cancel();  // too many already awaited: settled now, as never answered
   }
+  f->giveSlot();
   boost::asio::post(f->handlers, [this, f, sent = std::move(sent)]() mutable { finishEnforced(f, std::move(sent)); });
 }
 

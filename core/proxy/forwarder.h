@@ -8,11 +8,14 @@
 // calls (the enforcer's begin, complete, release) run on the handler threads. A request no tier
 // covers never leaves the loop.
 #include <chrono>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "core/endpoint/handler.h"
 #include "core/endpoint/service.h"
 #include "core/proxy/lateanswers.h"
+#include "core/proxy/routeslots.h"
 #include "core/proxy/upstream.h"
 
 namespace idem::proxy {
@@ -24,6 +27,10 @@ struct ProxyOptions {
   /// (its key stays leased meanwhile); then its outcome is recorded as unknown.
   std::chrono::milliseconds lateAnswerWait{std::chrono::minutes(5)};
   std::size_t maxLateAnswers = 1024;
+  /// A tier's own deadline for the upstream's answer, instead of client.timeout (by tier name).
+  std::map<std::string, std::chrono::milliseconds> tierTimeouts;
+  /// Exchanges in flight per route at most (RouteSlots); 0: only client.maxConnections bounds them.
+  std::size_t maxInFlightPerRoute = 0;
 };
 
 class Forwarder : public endpoint::Handler {
@@ -51,6 +58,9 @@ class Forwarder : public endpoint::Handler {
   void enforcedAnswered(const FlowPtr& f, Sent sent);  // loop: a late wait starts here
   void finishEnforced(const FlowPtr& f, Sent sent);    // handler thread: complete or release
   void respond(const FlowPtr& f);
+  /// Takes the flow's route slot; false (answered 503, or the key released) when it is full.
+  bool takeSlot(const FlowPtr& f, const std::string& route);
+  std::chrono::milliseconds timeoutFor(const std::string& tier) const;
   void failed(const FlowPtr& f, const std::exception& e);  // a 500 for what threw
   UpstreamRequest upstreamRequest(const endpoint::ServiceRequest& req, bool enforced) const;
   /// Ends a ticket with what became of its exchange (an answer, a break, none in time).
@@ -63,6 +73,7 @@ class Forwarder : public endpoint::Handler {
   ProxyOptions m_options;
   Upstream m_upstream;
   LateAnswers m_late;
+  RouteSlots m_slots;
 };
 
 }  // namespace idem::proxy

@@ -65,6 +65,54 @@ class TestSlowUpstream : public QObject {
       QVERIFY2(r.status == 200 || r.status == 201, std::to_string(r.status).c_str());
     }
   }
+
+  void oneSlowRouteCannotTakeEveryUpstreamConnection() {
+    test::RawUpstreamRig rig("px_routecap", kPolicy,
+                             {"--upstream-connections", "8", "--upstream-connections-per-route", "4"});
+    const int port = rig.proxy->port();
+    std::vector<std::future<endpoint::ClientResponse>> slow;
+    for (int i = 0; i < 6; ++i)
+      slow.push_back(std::async(std::launch::async, [port] {
+        endpoint::Client c("127.0.0.1", port, std::chrono::seconds(30));
+        return c.get("/slow", {{"X-Test-Sleep-Ms", "3000"}});
+      }));
+    QThread::msleep(700);
+    endpoint::Client fast("127.0.0.1", port, std::chrono::seconds(30));
+    QCOMPARE(fast.get("/peek").status, 200);  // another route still has connections
+    int answered = 0, refused = 0;
+    for (auto& f : slow) {
+      const auto r = f.get();
+      if (r.status == 200) ++answered;
+      if (r.status == 503) {
+        ++refused;
+        QCOMPARE(r.header("Retry-After"), std::string("1"));
+      }
+    }
+    QCOMPARE(answered, 4);
+    QCOMPARE(refused, 2);
+  }
+
+  void aTierHasItsOwnDeadline() {
+    test::RawUpstreamRig rig("px_tiertimeout", kPolicy, {"--tier-timeout", "slow=500ms"});
+    endpoint::Client c("127.0.0.1", rig.proxy->port(), std::chrono::seconds(30));
+    int status = 0;
+    const double seconds = secondsFor(
+        [&] {
+          return c.post("/v1/slow", {{"Content-Type", "application/json"}, {"Idempotency-Key", "deadline-1"},
+                                     {"X-Test-Sleep-Ms", "2500"}}, "{}").status;
+        },
+        status);
+    QCOMPARE(status, 504);  // the global --upstream-timeout is 30 s
+    QVERIFY2(seconds < 1.5, std::to_string(seconds).c_str());
+    // The late answer is still awaited and stored: the retry gets it, the work ran once.
+    endpoint::ClientResponse after;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        (after = c.post("/v1/slow", {{"Content-Type", "application/json"}, {"Idempotency-Key", "deadline-1"}}, "{}"))
+                .status == 201,
+        8000);
+    QCOMPARE(after.header("Idempotent-Replayed"), std::string("true"));
+    QCOMPARE(rig.executions("deadline-1"), 1);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestSlowUpstream)
