@@ -42,7 +42,8 @@ Forwarder::Forwarder(endpoint::Service& service, ProxyOptions options)
       m_late(m_options.lateAnswerWait, m_options.maxLateAnswers),
       m_slots(m_options.maxInFlightPerRoute) {}
 
-Forwarder::~Forwarder() { m_late.stop(); }
+// Late waits were ended by stopping() and the loop ran them out before this; nothing is left to join.
+Forwarder::~Forwarder() = default;
 
 std::string Forwarder::metricsText() const {
   return "# HELP idem_upstream_connections_opened_total Connections the proxy opened to its upstream.\n"
