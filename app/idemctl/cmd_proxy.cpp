@@ -1,11 +1,14 @@
 // idemctl proxy: Idem in front of an unchanged HTTP service in any language.
+#include <algorithm>
 #include <iostream>
+#include <map>
 
 #include "app/idemctl/command.h"
 #include "app/idemctl/server_flags.h"
 #include "core/endpoint/client.h"
 #include "core/endpoint/server.h"
 #include "core/policy/duration.h"
+#include "core/proxy/descriptorbudget.h"
 #include "core/proxy/forwarder.h"
 
 namespace {
@@ -13,7 +16,8 @@ namespace {
 const std::string kUsageText =
     std::string(
         "--policy FILE --upstream http://HOST:PORT [--db CONNINFO] [--admin-listen HOST:PORT] "
-        "[--tenant-header NAME] [--upstream-timeout DURATION] [--late-answer-wait DURATION] ") +
+        "[--tenant-header NAME] [--upstream-timeout DURATION] [--late-answer-wait DURATION] [--upstream-connections N] "
+        "[--upstream-connections-per-route N] [--tier-timeout TIER=DURATION[,TIER=DURATION...]] ") +
     idemctl::kServerFlagsUsage;
 
 int usage(const std::string& message) { return idemctl::usageError("proxy", kUsageText, message); }
@@ -27,6 +31,26 @@ bool readDuration(const idemctl::Args& args, const char* name, std::chrono::mill
   }
   out = *d;
   return true;
+}
+
+// "charges=10s,refunds=2m": each tier's own deadline for the upstream's answer.
+std::string readTierTimeouts(const std::string& text, const idem::policy::Policy& policy,
+                             std::map<std::string, std::chrono::milliseconds>& out) {
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const auto comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    const auto eq = item.find('=');
+    const std::string tier = item.substr(0, eq);
+    const auto d = eq == std::string::npos ? std::nullopt : idem::policy::parseDuration(item.substr(eq + 1));
+    if (!d || d->count() <= 0)
+      return "--tier-timeout: \"" + item + "\" is not TIER=DURATION (e.g. charges=10s)";
+    const bool known = std::any_of(policy.tiers.begin(), policy.tiers.end(), [&](const auto& t) { return t.name == tier; });
+    if (!known) return "--tier-timeout: the policy has no tier named \"" + tier + "\"";
+    out[tier] = *d;
+    at = comma + 1;
+  }
+  return {};
 }
 
 int runProxy(const idemctl::Args& args) {
@@ -63,6 +87,28 @@ int runProxy(const idemctl::Args& args) {
       !readDuration(args, "late-answer-wait", proxy.lateAnswerWait, error))
     return usage(error);
   proxy.client.connectTimeout = std::min(proxy.client.connectTimeout, proxy.client.timeout);
+  int upstreamConnections = static_cast<int>(proxy.client.maxConnections);
+  if (args.has("upstream-connections") && !idemctl::parseInt(args.get("upstream-connections"), 1, 100000, upstreamConnections))
+    return usage("--upstream-connections must be an integer from 1 to 100000");
+  proxy.client.maxConnections = static_cast<std::size_t>(upstreamConnections);
+  // One slow route must not take every upstream connection from the others.
+  int perRoute = std::max(1, upstreamConnections * 3 / 4);
+  if (args.has("upstream-connections-per-route") &&
+      !idemctl::parseInt(args.get("upstream-connections-per-route"), 1, upstreamConnections, perRoute))
+    return usage("--upstream-connections-per-route must be an integer from 1 to --upstream-connections (" +
+                 std::to_string(upstreamConnections) + ")");
+  proxy.maxInFlightPerRoute = static_cast<std::size_t>(perRoute);
+  if (args.has("tier-timeout"))
+    if (auto bad = readTierTimeouts(args.get("tier-timeout"), options.policy, proxy.tierTimeouts); !bad.empty())
+      return usage(bad);
+  proxy.client.maxIdleConnections = std::min(proxy.client.maxIdleConnections, proxy.client.maxConnections);
+  // Late-answer waiters hold an upstream connection each: they can never be more.
+  proxy.maxLateAnswers = std::min(proxy.maxLateAnswers, proxy.client.maxConnections);
+  const auto budget = idem::proxy::planDescriptors({static_cast<std::size_t>(options.poolSize),
+                                                    proxy.client.maxConnections, 64});
+  if (!budget.refusal.empty()) return usage(budget.refusal);
+  if (budget.limit > 0)
+    options.maxConnections = static_cast<int>(std::min<std::size_t>(options.maxConnections, budget.clientConnections));
   options.frontHandler = [proxy](ep::Service& service) -> std::unique_ptr<ep::Handler> {
     return std::make_unique<idem::proxy::Forwarder>(service, proxy);
   };
@@ -80,5 +126,6 @@ int runProxy(const idemctl::Args& args) {
 
 IDEMCTL_COMMAND("proxy", "enforce the policy in front of an unchanged HTTP service (a reverse proxy)", kUsageText,
                 idemctl::withServerFlags({"db", "policy", "upstream", "admin-listen", "tenant-header",
-                                          "upstream-timeout", "late-answer-wait"}),
+                                          "upstream-timeout", "late-answer-wait", "upstream-connections",
+                                          "upstream-connections-per-route", "tier-timeout"}),
                 runProxy);

@@ -218,18 +218,31 @@ class Connection : public std::enable_shared_from_this<Connection> {
     m_logMethod = sr.method;
     m_logPath = sr.path;
     if (m_context.faultPool && isFaultRoute(sr.path)) return serveFault(sr, request.keep_alive(), sr.method == "HEAD");
-    // The handler may block on the store (or an injected delay) for long: it runs on the
-    // handler threads, so the event loop keeps reading, writing and timing out other clients.
-    // The work guard keeps the loop alive (shutdown waits for this answer).
+    // The answer comes back to this connection's strand from wherever it was made; the work
+    // guard keeps the loop alive until it does (shutdown waits for this answer).
     const bool keepAlive = request.keep_alive();
     const bool head = sr.method == "HEAD";
-    boost::asio::post(m_context.handlers, [self = shared_from_this(), sr = std::move(sr), keepAlive, head,
-                                           work = boost::asio::make_work_guard(m_stream.get_executor())]() mutable {
-      Handled h = self->handle(sr);
+    Done done = [self = shared_from_this(), keepAlive, head,
+                 work = boost::asio::make_work_guard(m_stream.get_executor())](Handled h) mutable {
       boost::asio::post(self->m_stream.get_executor(), [self, h = std::move(h), keepAlive, head]() mutable {
         const auto response = std::move(h.response);
         self->answer(response, std::move(h), keepAlive, head);
       });
+    };
+    // A handler that answers asynchronously (the proxy) starts here, on the loop; any other may
+    // block on the store (or an injected delay) for long, so it runs on the handler threads and
+    // the event loop keeps reading, writing and timing out other clients.
+    try {
+      if (m_context.handler.start(sr, Dispatch{m_stream.get_executor(), m_context.handlers}, done)) return;
+    } catch (const std::exception&) {
+      if (!done) return;  // taken: the handler answers
+      Handled h;
+      h.response = problemForStatus(500, sr.method, sr.path, m_context.docs);
+      h.outcome = "error";
+      return done(std::move(h));
+    }
+    boost::asio::post(m_context.handlers, [self = shared_from_this(), sr = std::move(sr), done = std::move(done)]() mutable {
+      done(self->handle(sr));
     });
   }
 
@@ -342,6 +355,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     m_reply.keep_alive(keepAlive && !m_context.stopping.load());
     m_reply.prepare_payload();
     if (head) m_reply.body().clear();  // Content-Length stays that of the GET answer
+    // A handler without the GET's body (the proxy's HEAD) states the GET answer's length itself.
+    if (const auto length = http::findHeader(from.headers, "Content-Length"); head && length)
+      m_reply.set(bhttp::field::content_length, *length);
     log(from.status, handled, from);
     m_stream.expires_after(m_options.writeTimeout);
     if (head) {

@@ -2,7 +2,11 @@
 // What a listener hands each parsed request to. The HTTP layer (server.h, connection.h) owns
 // sockets, limits, deadlines, request ids and the access log; a Handler owns what an answer
 // says: `serve`'s Service, the proxy's forwarder, the proxy's admin listener.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 
 #include "core/endpoint/metrics.h"
@@ -33,11 +37,34 @@ struct Handled {
   std::string resource;
 };
 
+/// Where a request may be answered: `loop` is the connection's executor on the event loop (never
+/// block there), `handlers` the threads for work that blocks (the store).
+struct Dispatch {
+  boost::asio::any_io_executor loop;
+  boost::asio::thread_pool& handlers;
+};
+
+/// Receives a request's answer, exactly once, from any thread.
+using Done = std::function<void(Handled)>;
+
 class Handler {
  public:
   virtual ~Handler() = default;
-  /// Answers one request on a handler thread (it may block). Thread-safe.
-  [[nodiscard]] virtual Handled handle(const ServiceRequest& request) = 0;
+  /// Answers one request on a handler thread (it may block). Thread-safe. A handler that
+  /// answers asynchronously (start()) need not have it.
+  [[nodiscard]] virtual Handled handle(const ServiceRequest& request) {
+    throw std::logic_error("this handler answers " + request.method + " only through start()");
+  }
+  /// Called on the event loop for every request. true: the handler took the request and calls
+  /// `done` once, whenever and from wherever its answer is ready (it moved both from); false: the
+  /// HTTP layer runs handle() on a handler thread (the default: what blocks stays off the loop).
+  virtual bool start(ServiceRequest& request, const Dispatch& where, Done& done) {
+    (void)request, (void)where, (void)done;
+    return false;
+  }
+  /// The server began to stop (called on the event loop): end waits that would keep the loop
+  /// busy, such as the proxy's late answers.
+  virtual void stopping() {}
   /// Where the HTTP layer counts every answer, its own refusals included.
   [[nodiscard]] virtual Metrics& metrics() = 0;
   /// The server stopped and every request was answered: end background work (the server

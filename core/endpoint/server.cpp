@@ -105,6 +105,7 @@ class Server::Impl {
   void shutdown() {
     for (auto& l : listeners) {
       l->context->stopping = true;
+      l->context->handler.stopping();  // e.g. the proxy's late answers, which keep the loop busy
       boost::system::error_code ignored;
       l->acceptor.close(ignored);
       closeIdleConnections(*l->context);

@@ -1,48 +1,49 @@
 #include "core/proxy/forwarder.h"
 
+#include <boost/asio/post.hpp>
+
 #include "core/endpoint/accesslog.h"
 #include "core/endpoint/problems.h"
 #include "core/http/keyheader.h"
-#include "core/policy/duration.h"
-#include "core/text/humanduration.h"
 #include "core/policy/route.h"
-#include "core/proxy/createdresource.h"
+#include "core/proxy/answerrules.h"
 #include "core/proxy/forwarding.h"
+#include "core/text/humanduration.h"
 #include "core/trace/outcome.h"
 
 namespace idem::proxy {
-namespace {
 
 using endpoint::Handled;
 using endpoint::ServiceRequest;
 
-enforce::Response fromUpstream(UpstreamAnswer& a) {
-  return enforce::Response{a.status, towardsClient(a.headers), std::move(a.body)};
-}
-
-// Stored with the key, so support finds it by the id the customer quotes.
-enforce::CompleteOptions naming(const UpstreamAnswer& a) {
-  enforce::CompleteOptions options;
-  options.resourceRef = createdResource(a.status, a.headers, a.body);
-  return options;
-}
-
-// RFC 9110 §9.2.2: a request with one of these methods may be sent again when a connection
-// fails, so a pooled connection the upstream had closed is retried for them.
-bool idempotentMethod(const std::string& m) {
-  return m == "GET" || m == "HEAD" || m == "OPTIONS" || m == "TRACE" || m == "PUT" || m == "DELETE";
-}
-
-}  // namespace
+// One request's way through the proxy; shared by the steps on the loop and on the handler threads.
+struct Forwarder::Flow {
+  Flow(ServiceRequest r, const endpoint::Dispatch& where, endpoint::Done d, endpoint::Service& service)
+      : req(std::move(r)), loop(where.loop), handlers(where.handlers), done(std::move(d)), counted(std::in_place, service) {}
+  ServiceRequest req;
+  boost::asio::any_io_executor loop;
+  boost::asio::thread_pool& handlers;
+  endpoint::Done done;
+  Handled h;
+  std::optional<enforce::Ticket> ticket;
+  std::optional<endpoint::Service::InFlight> counted;  // until the client's answer is handed over
+  std::string slot;  // the route slot held while the exchange (or its late wait) lasts
+  RouteSlots* slots = nullptr;
+  void giveSlot() {
+    if (slots) slots->give(slot);
+    slots = nullptr;
+  }
+};
 
 Forwarder::Forwarder(endpoint::Service& service, ProxyOptions options)
     : m_service(service),
       m_options(std::move(options)),
       m_upstream(m_options.upstream, m_options.client),
-      m_late(m_options.lateAnswerWait, m_options.maxLateAnswers,
-             [this](enforce::Ticket& ticket, Sent sent) { (void)settle(ticket, std::move(sent)); }) {}
+      m_late(m_options.lateAnswerWait, m_options.maxLateAnswers),
+      m_slots(m_options.maxInFlightPerRoute) {}
 
-Forwarder::~Forwarder() { m_late.finish(); }
+// Late waits were ended by stopping() and the loop ran them out before this; nothing is left to join.
+Forwarder::~Forwarder() = default;
 
 std::string Forwarder::metricsText() const {
   return "# HELP idem_upstream_connections_opened_total Connections the proxy opened to its upstream.\n"
@@ -53,6 +54,10 @@ std::string Forwarder::metricsText() const {
          "# TYPE idem_upstream_connections_reused_total counter\n"
          "idem_upstream_connections_reused_total " +
          std::to_string(m_upstream.connectionsReused()) +
+         "\n# HELP idem_upstream_connections_open Connections to the upstream open now (in use, idle, awaiting).\n"
+         "# TYPE idem_upstream_connections_open gauge\n"
+         "idem_upstream_connections_open " +
+         std::to_string(m_upstream.connectionsOpen()) +
          "\n# HELP idem_upstream_late_answers_pending Sent requests whose answer is awaited in the background.\n"
          "# TYPE idem_upstream_late_answers_pending gauge\n"
          "idem_upstream_late_answers_pending " +
@@ -64,9 +69,34 @@ enforce::Response Forwarder::problem(int status, std::string_view slug, std::str
   return endpoint::problem(status, slug, title, detail, m_service.policy().docsUrl, requestId);
 }
 
-Handled Forwarder::handle(const ServiceRequest& req) {
-  const endpoint::Service::InFlight counted(m_service);
-  Handled h;
+bool Forwarder::start(ServiceRequest& request, const endpoint::Dispatch& where, endpoint::Done& done) {
+  auto f = std::make_shared<Flow>(std::move(request), where, std::move(done), m_service);
+  if (passesThrough(*f)) {
+    f->h.outcome = "forwarded";
+    forwardPlain(f);
+  } else {
+    boost::asio::post(f->handlers, [this, f] { decide(f); });
+  }
+  return true;
+}
+
+bool Forwarder::passesThrough(Flow& f) const {
+  const ServiceRequest& req = f.req;
+  const policy::Policy& policy = m_service.policy();
+  if ((req.method == "GET" || req.method == "HEAD") && req.path == "/idempotency") return false;
+  if (policy.match(req.method, req.path).tier != nullptr) return false;
+  if (m_service.tenantProblem(req.headers, false)) return false;  // refused on the handler thread, with its words
+  const auto raw = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader);
+  if (raw && !policy::isSafeMethod(req.method)) return false;  // the enforcer refuses a key it cannot honour
+  f.h.tenant = m_service.tenantHeaderValue(req.headers).value_or(policy.defaultTenant);
+  if (raw)
+    if (auto parsed = http::parseIdempotencyKey(*raw); parsed.key) f.h.key = *parsed.key;
+  return true;
+}
+
+void Forwarder::decide(const FlowPtr& f) {
+  const ServiceRequest& req = f->req;
+  Handled& h = f->h;
   try {
     const policy::Policy& policy = m_service.policy();
     if ((req.method == "GET" || req.method == "HEAD") && req.path == "/idempotency") {
@@ -99,119 +129,95 @@ Handled Forwarder::handle(const ServiceRequest& req) {
         h.response = std::move(d.response);
       } else if (d.ticket) {
         h.generation = d.ticket->generation();
-        h = enforced(req, *d.ticket, std::move(h));
+        f->ticket.emplace(std::move(*d.ticket));
+        return boost::asio::post(f->loop, [this, f] { forwardEnforced(f); });
       } else {
         h.outcome = d.tier.empty() ? "forwarded" : "unkeyed";
-        h = plain(req, std::move(h));
+        return boost::asio::post(f->loop, [this, f] { forwardPlain(f); });
       }
     }
   } catch (const std::exception& e) {
-    endpoint::logInternalError(req.requestId, req.method + " " + req.path, e.what());
-    h.response = endpoint::internalError(req.requestId, "The proxy failed while handling the request.",
-                                         m_service.policy().docsUrl);
-    h.outcome = "error";
+    failed(f, e);
   }
-  if (!http::findHeader(h.response.headers, "Request-Id")) h.response.headers.emplace_back("Request-Id", req.requestId);
-  return h;
+  respond(f);
 }
 
-UpstreamRequest Forwarder::upstreamRequest(const ServiceRequest& req, const enforce::Ticket* ticket) const {
+void Forwarder::failed(const FlowPtr& f, const std::exception& e) {
+  const ServiceRequest& req = f->req;
+  endpoint::logInternalError(req.requestId, req.method + " " + req.path, e.what());
+  f->h.response = endpoint::internalError(req.requestId, "The proxy failed while handling the request.",
+                                          m_service.policy().docsUrl);
+  f->h.outcome = "error";
+}
+
+void Forwarder::respond(const FlowPtr& f) {
+  if (!http::findHeader(f->h.response.headers, "Request-Id"))
+    f->h.response.headers.emplace_back("Request-Id", f->req.requestId);
+  f->counted.reset();
+  auto done = std::move(f->done);
+  f->done = nullptr;
+  if (done) done(std::move(f->h));
+}
+
+UpstreamRequest Forwarder::upstreamRequest(const ServiceRequest& req, bool enforced) const {
   ForwardedFor who{req.remote, req.requestId, std::nullopt};
   // The key goes on exactly as the client sent it: the service sees what it would see without
   // the proxy and can pass it on to its own provider unchanged ("order-1", not "\"order-1\"").
   // Idem reads both spellings as one key (docs/design.md §2); the enforcer has vetted it.
-  if (ticket)
+  if (enforced)
     if (auto raw = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader)) who.key = std::string(*raw);
   return UpstreamRequest{req.method, req.target, towardsUpstream(req.headers, who), req.body};
 }
 
-Handled Forwarder::enforced(const ServiceRequest& req, enforce::Ticket& ticket, Handled h) {
-  enforce::Enforcer& enforcer = m_service.enforcer();
-  Sent sent = m_upstream.send(upstreamRequest(req, &ticket), false);
-  switch (sent.failure) {
-    case Failure::None: {
-      const int status = sent.answer.status;
-      auto options = naming(sent.answer);
-      h.response = enforcer.complete(ticket, fromUpstream(sent.answer), options);
-      // Under `2xx-only` a failure is not stored: complete() released the key.
-      if (ticket.tier().cache == policy::CacheRule::SuccessOnly && (status < 200 || status >= 300))
-        h.outcome = "released";
-      return h;
-    }
-    case Failure::NotSent: {
-      endpoint::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
-      auto r = problem(502, "upstream-unavailable", "Upstream unavailable",
-                       "The service behind this proxy could not be reached, so the request was not sent and nothing "
-                       "was executed. The key is free again: retry with the same key.",
-                       req.requestId);
-      r.headers.emplace_back("Retry-After", "1");
-      h.response = enforcer.release(ticket, std::move(r), "upstream not reached: " + sent.detail);
-      h.outcome = "released";
-      return h;
-    }
-    case Failure::NoAnswer: {
-      const std::string key = ticket.scope().key;
-      const long long expiresAt = ticket.expiresAtMs();
-      if (!m_late.adopt(ticket, sent.pending)) break;  // settled below, now
-      auto r = problem(504, "upstream-timeout", "Upstream did not answer in time",
-                       "The request was sent to the service behind this proxy, which has not answered within " +
-                           text::humanDuration(m_options.client.timeout) +
-                           ". It may still be executing: the key stays held while the proxy keeps waiting for the "
-                           "answer. Retry with the same key: you get 409 until the answer is in, then the answer; it "
-                           "is never executed a second time.",
-                       req.requestId);
-      r.headers.emplace_back("Retry-After", "5");
-      enforcer.addKeyHeaders(r, key, expiresAt);
-      h.response = std::move(r);
-      h.outcome = "awaiting_upstream";
-      return h;
-    }
-    case Failure::Broken:
-      break;
+bool Forwarder::takeSlot(const FlowPtr& f, const std::string& route) {
+  if (m_slots.take(route)) {
+    f->slot = route;
+    f->slots = &m_slots;
+    return true;
   }
-  h.response = settle(ticket, std::move(sent));
-  h.outcome = trace::sqlName(trace::Outcome::OutcomeUnknown);
-  return h;
+  Sent busy;
+  busy.failure = Failure::NotSent;
+  busy.busy = true;
+  busy.detail = "the route " + route + " already has " + std::to_string(m_slots.perRoute()) +
+                " requests with the upstream (--upstream-connections-per-route)";
+  if (f->ticket) {
+    boost::asio::post(f->handlers, [this, f, busy = std::move(busy)]() mutable { finishEnforced(f, std::move(busy)); });
+  } else {
+    endpoint::logInternalError(f->req.requestId, "forwarding to the upstream", busy.detail);
+    f->h.response = notSent(busy, f->req.requestId, "Retry later.");
+    f->h.outcome = "upstream_unavailable";
+    respond(f);
+  }
+  return false;
 }
 
-enforce::Response Forwarder::settle(enforce::Ticket& ticket, Sent sent) {
-  enforce::Enforcer& enforcer = m_service.enforcer();
-  if (sent.failure == Failure::None) {
-    auto options = naming(sent.answer);
-    return enforcer.complete(ticket, fromUpstream(sent.answer), options);
-  }
-  const std::string& requestId = ticket.requestId();
-  endpoint::logInternalError(requestId, "awaiting the upstream's answer", sent.detail);
-  const bool neverAnswered = sent.failure == Failure::NoAnswer;
-  auto r = problem(
-      neverAnswered ? 504 : 502, "upstream-outcome-unknown", "Outcome unknown",
-      std::string(neverAnswered ? "The service behind this proxy took the request and never answered"
-                                : "The service behind this proxy took the request and the connection broke before "
-                                  "its whole answer came") +
-          ", so it may or may not have executed. This answer is stored: retries with this key get it and never "
-          "execute the request again. Check the operation's outcome before using a new key.",
-      requestId);
-  enforce::CompleteOptions unknown;
-  unknown.outcomeUnknown = true;
-  return enforcer.complete(ticket, std::move(r), unknown);
+std::chrono::milliseconds Forwarder::timeoutFor(const std::string& tier) const {
+  const auto it = m_options.tierTimeouts.find(tier);
+  return it == m_options.tierTimeouts.end() ? m_options.client.timeout : it->second;
 }
 
-Handled Forwarder::plain(const ServiceRequest& req, Handled h) {
-  Sent sent = m_upstream.send(upstreamRequest(req, nullptr), idempotentMethod(req.method));
+void Forwarder::forwardPlain(const FlowPtr& f) {
+  if (!takeSlot(f, f->h.tier.empty() ? f->req.method + " " + f->req.path : "tier " + f->h.tier)) return;
+  m_upstream.send(upstreamRequest(f->req, false), idempotentMethod(f->req.method), f->loop,
+                  [this, f](Sent sent) { plainAnswered(f, std::move(sent)); }, timeoutFor(f->h.tier));
+}
+
+void Forwarder::plainAnswered(const FlowPtr& f, Sent sent) {
+  f->giveSlot();
+  const ServiceRequest& req = f->req;
+  Handled& h = f->h;
   if (sent.failure == Failure::None) {
-    h.response = fromUpstream(sent.answer);
-    return h;
+    h.response = fromUpstream(sent.answer, req.method == "HEAD");
+    return respond(f);
   }
   endpoint::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
   if (sent.failure == Failure::NotSent) {
-    h.response = problem(502, "upstream-unavailable", "Upstream unavailable",
-                         "The service behind this proxy could not be reached, so the request was not sent and "
-                         "nothing was executed. Retry later.",
-                         req.requestId);
-    h.response.headers.emplace_back("Retry-After", "1");
+    h.response = notSent(sent, req.requestId, "Retry later.");
     h.outcome = "upstream_unavailable";
-    return h;
+    return respond(f);
   }
+  // The late answer of an unkeyed request has nobody to go to: its connection is closed.
+  if (sent.pending) sent.pending->cancel();
   // No key protects this request, so nobody can wait for its answer on the client's behalf.
   const bool timeout = sent.failure == Failure::NoAnswer;
   h.response = problem(timeout ? 504 : 502, timeout ? "upstream-timeout" : "upstream-broken",
@@ -220,7 +226,123 @@ Handled Forwarder::plain(const ServiceRequest& req, Handled h) {
                        "not have executed. Send an Idempotency-Key to make retries safe.",
                        req.requestId);
   h.outcome = timeout ? "upstream_timeout" : "upstream_broken";
-  return h;
+  respond(f);
+}
+
+void Forwarder::forwardEnforced(const FlowPtr& f) {
+  if (!takeSlot(f, "tier " + f->h.tier)) return;
+  m_upstream.send(upstreamRequest(f->req, true), false, f->loop,
+                  [this, f](Sent sent) { enforcedAnswered(f, std::move(sent)); }, timeoutFor(f->h.tier));
+}
+
+void Forwarder::enforcedAnswered(const FlowPtr& f, Sent sent) {
+  if (sent.failure == Failure::NoAnswer) {
+    enforce::Ticket& ticket = *f->ticket;
+    auto pending = sent.pending;
+    // The ticket stays open while the answer is awaited on the loop; it is settled on a handler
+    // thread (a store write) when the answer, a break or the bound comes.
+    const bool adopted = m_late.adopt(pending, [this, f](Sent late) {
+      f->giveSlot();
+      boost::asio::post(f->handlers, [this, f, late = std::move(late)]() mutable { (void)settle(*f->ticket, std::move(late)); });
+    });
+    if (adopted) {
+      auto r = problem(504, "upstream-timeout", "Upstream did not answer in time",
+                       "The request was sent to the service behind this proxy, which has not answered within " +
+                           text::humanDuration(timeoutFor(f->h.tier)) +
+                           ". It may still be executing: the key stays held while the proxy keeps waiting for the "
+                           "answer. Retry with the same key: you get 409 until the answer is in, then the answer; it "
+                           "is never executed a second time.",
+                       f->req.requestId);
+      r.headers.emplace_back("Retry-After", "5");
+      m_service.enforcer().addKeyHeaders(r, ticket.scope().key, ticket.expiresAtMs());
+      f->h.response = std::move(r);
+      f->h.outcome = "awaiting_upstream";
+      return respond(f);
+    }
+    pending->cancel();  // too many already awaited: settled now, as never answered
+  }
+  f->giveSlot();
+  boost::asio::post(f->handlers, [this, f, sent = std::move(sent)]() mutable { finishEnforced(f, std::move(sent)); });
+}
+
+void Forwarder::finishEnforced(const FlowPtr& f, Sent sent) {
+  const ServiceRequest& req = f->req;
+  Handled& h = f->h;
+  enforce::Enforcer& enforcer = m_service.enforcer();
+  enforce::Ticket& ticket = *f->ticket;
+  try {
+    distrustUnverifiable(sent);
+    switch (sent.failure) {
+      case Failure::None: {
+        const int status = sent.answer.status;
+        if (refusedBeforeWork(sent.answer)) {
+          h.response = enforcer.release(ticket, fromUpstream(sent.answer, req.method == "HEAD"),
+                                        "the upstream refused before any work: " + std::to_string(status));
+          h.outcome = "released";
+          break;
+        }
+        auto options = naming(sent.answer);
+        h.response = enforcer.complete(ticket, fromUpstream(sent.answer, req.method == "HEAD"), options);
+        // Under `2xx-only` a failure is not stored: complete() released the key.
+        if (ticket.tier().cache == policy::CacheRule::SuccessOnly && (status < 200 || status >= 300))
+          h.outcome = "released";
+        break;
+      }
+      case Failure::NotSent:
+        endpoint::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
+        h.response = enforcer.release(ticket, notSent(sent, req.requestId, "The key is free again: retry with the same key."),
+                                      "upstream not reached: " + sent.detail);
+        h.outcome = "released";
+        break;
+      case Failure::NoAnswer:
+      case Failure::Broken:
+        h.response = settle(ticket, std::move(sent));
+        h.outcome = trace::sqlName(trace::Outcome::OutcomeUnknown);
+        break;
+    }
+  } catch (const std::exception& e) {
+    failed(f, e);
+  }
+  respond(f);
+}
+
+enforce::Response Forwarder::settle(enforce::Ticket& ticket, Sent sent) {
+  enforce::Enforcer& enforcer = m_service.enforcer();
+  distrustUnverifiable(sent);
+  if (sent.failure == Failure::None) {
+    if (refusedBeforeWork(sent.answer))
+      return enforcer.release(ticket, fromUpstream(sent.answer, false),
+                              "the upstream refused before any work: " + std::to_string(sent.answer.status));
+    auto options = naming(sent.answer);
+    return enforcer.complete(ticket, fromUpstream(sent.answer, false), options);
+  }
+  const std::string& requestId = ticket.requestId();
+  endpoint::logInternalError(requestId, "awaiting the upstream's answer", sent.detail);
+  const bool neverAnswered = sent.failure == Failure::NoAnswer;
+  auto r = problem(
+      neverAnswered ? 504 : 502, "upstream-outcome-unknown", "Outcome unknown",
+      std::string(neverAnswered ? "The service behind this proxy took the request and never answered"
+                  : sent.answer.closeDelimited
+                      ? "The service behind this proxy took the request and ended its answer by closing the "
+                        "connection, so whether the whole answer came cannot be told"
+                      : "The service behind this proxy took the request and the connection broke before its whole "
+                        "answer came") +
+          ", so it may or may not have executed. This answer is stored: retries with this key get it and never "
+          "execute the request again. Check the operation's outcome before using a new key.",
+      requestId);
+  enforce::CompleteOptions unknown;
+  unknown.outcomeUnknown = true;
+  return enforcer.complete(ticket, std::move(r), unknown);
+}
+
+enforce::Response Forwarder::notSent(const Sent& sent, const std::string& requestId, std::string_view retry) const {
+  const std::string nothing = ", so the request was not sent and nothing was executed. " + std::string(retry);
+  auto r = sent.busy ? problem(503, "upstream-unavailable", "Proxy busy",
+                               "The proxy has no free connection to the service behind it" + nothing, requestId)
+                     : problem(502, "upstream-unavailable", "Upstream unavailable",
+                               "The service behind this proxy could not be reached" + nothing, requestId);
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
 }
 
 }  // namespace idem::proxy

@@ -2,13 +2,20 @@
 // `idemctl proxy`'s handler: every request goes to the upstream; a request on a policy route is
 // enforced first exactly as `serve` enforces it (docs/design.md §2), its execution is the forwarded
 // request, and the upstream's answer is what the key stores and replays. What an upstream
-// failure means for the key is in the README ("idemctl proxy": upstream failures).
+// failure means for the key is in docs/proxy.md.
+//
+// No thread waits on the upstream: the exchange runs on the server's event loop; only the store's
+// calls (the enforcer's begin, complete, release) run on the handler threads. A request no tier
+// covers never leaves the loop.
 #include <chrono>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "core/endpoint/handler.h"
 #include "core/endpoint/service.h"
 #include "core/proxy/lateanswers.h"
+#include "core/proxy/routeslots.h"
 #include "core/proxy/upstream.h"
 
 namespace idem::proxy {
@@ -20,6 +27,10 @@ struct ProxyOptions {
   /// (its key stays leased meanwhile); then its outcome is recorded as unknown.
   std::chrono::milliseconds lateAnswerWait{std::chrono::minutes(5)};
   std::size_t maxLateAnswers = 1024;
+  /// A tier's own deadline for the upstream's answer, instead of client.timeout (by tier name).
+  std::map<std::string, std::chrono::milliseconds> tierTimeouts;
+  /// Exchanges in flight per route at most (RouteSlots); 0: only client.maxConnections bounds them.
+  std::size_t maxInFlightPerRoute = 0;
 };
 
 class Forwarder : public endpoint::Handler {
@@ -28,26 +39,41 @@ class Forwarder : public endpoint::Handler {
   Forwarder(endpoint::Service& service, ProxyOptions options);
   ~Forwarder() override;
 
-  [[nodiscard]] endpoint::Handled handle(const endpoint::ServiceRequest& request) override;
+  bool start(endpoint::ServiceRequest& request, const endpoint::Dispatch& where, endpoint::Done& done) override;
   [[nodiscard]] endpoint::Metrics& metrics() override { return m_service.metrics(); }
-  void finish() override { m_late.finish(); }
+  void stopping() override { m_late.stop(); }
   [[nodiscard]] std::string metricsText() const override;
 
   [[nodiscard]] const Upstream& upstream() const { return m_upstream; }
 
  private:
-  endpoint::Handled enforced(const endpoint::ServiceRequest& req, enforce::Ticket& ticket, endpoint::Handled h);
-  endpoint::Handled plain(const endpoint::ServiceRequest& req, endpoint::Handled h);
-  UpstreamRequest upstreamRequest(const endpoint::ServiceRequest& req, const enforce::Ticket* ticket) const;
-  /// Ends a ticket whose exchange ended without an answer in time: see LateAnswers::Settle.
+  struct Flow;
+  using FlowPtr = std::shared_ptr<Flow>;
+  /// A request the enforcer would pass through without the store (no tier, no key to honour).
+  bool passesThrough(Flow& f) const;
+  void decide(const FlowPtr& f);        // handler thread: the enforcer's begin
+  void forwardPlain(const FlowPtr& f);  // loop
+  void forwardEnforced(const FlowPtr& f);
+  void plainAnswered(const FlowPtr& f, Sent sent);
+  void enforcedAnswered(const FlowPtr& f, Sent sent);  // loop: a late wait starts here
+  void finishEnforced(const FlowPtr& f, Sent sent);    // handler thread: complete or release
+  void respond(const FlowPtr& f);
+  /// Takes the flow's route slot; false (answered 503, or the key released) when it is full.
+  bool takeSlot(const FlowPtr& f, const std::string& route);
+  std::chrono::milliseconds timeoutFor(const std::string& tier) const;
+  void failed(const FlowPtr& f, const std::exception& e);  // a 500 for what threw
+  UpstreamRequest upstreamRequest(const endpoint::ServiceRequest& req, bool enforced) const;
+  /// Ends a ticket with what became of its exchange (an answer, a break, none in time).
   enforce::Response settle(enforce::Ticket& ticket, Sent sent);
+  enforce::Response notSent(const Sent& sent, const std::string& requestId, std::string_view retry) const;
   enforce::Response problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
                             const std::string& requestId) const;
 
   endpoint::Service& m_service;
   ProxyOptions m_options;
   Upstream m_upstream;
-  LateAnswers m_late;  // last: its threads settle tickets through the members above
+  LateAnswers m_late;
+  RouteSlots m_slots;
 };
 
 }  // namespace idem::proxy

@@ -3,10 +3,13 @@
 #include <sys/socket.h>
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <atomic>
 #include <charconv>
 #include <stdexcept>
 
@@ -18,6 +21,11 @@ namespace bhttp = boost::beast::http;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 }  // namespace
+
+bool bodyWithoutDefinedMeaning(const std::string& method, const std::string& body) {
+  if (body.empty()) return false;
+  return method == "GET" || method == "HEAD" || method == "DELETE" || method == "OPTIONS" || method == "TRACE";
+}
 
 std::optional<UpstreamUrl> parseUpstreamUrl(const std::string& text, std::string& error) {
   constexpr std::string_view kScheme = "http://";
@@ -58,92 +66,290 @@ std::optional<UpstreamUrl> parseUpstreamUrl(const std::string& text, std::string
   return u;
 }
 
-// One connection to the upstream with its own event loop: operations run on the calling thread
-// for as long as the caller allows, and a pending read survives between runs (a late answer).
-struct Exchange::Conn {
-  net::io_context io{1};
-  tcp::socket socket{io};
-  beast::flat_buffer buffer;
-  bhttp::request<bhttp::string_body> request;
-  std::optional<bhttp::response_parser<bhttp::string_body>> parser;
-  Clock::time_point idleSince;
-  bool reused = false;
-  bool readDone = false;
-  beast::error_code readError;
-  std::size_t maxAnswerBytes = 0;
-  bool head = false;
+struct Upstream::Resolved {
+  tcp::resolver::results_type endpoints;
+};
 
-  // Drops what is pending with the connection, so no operation outlives the members it uses.
+// One kept-alive connection to the upstream: its socket is the only descriptor it holds.
+struct Upstream::Conn {
+  explicit Conn(const net::any_io_executor& ex) : socket(ex) {}
   ~Conn() {
     beast::error_code ignored;
     socket.close(ignored);
-    io.restart();
-    io.poll();
+    if (live) --*live;
   }
-
-  // Reads the answer in the background of the loop. An interim 1xx answer (103 Early Hints) is
-  // not the answer: the read goes on for the final one.
-  void startRead() {
-    auto& p = parser.emplace();
-    p.header_limit(64 * 1024);
-    p.body_limit(maxAnswerBytes);
-    if (head) p.skip(true);
-    readDone = false;
-    readError = {};
-    bhttp::async_read(socket, buffer, p, [this](beast::error_code e, std::size_t) {
-      if (!e && parser->get().result_int() / 100 == 1 && parser->get().result_int() != 101) return startRead();
-      readError = e;
-      readDone = true;
-    });
-  }
-
-  // Runs the loop until `done` or `limit`; true when done.
-  bool runUntil(const bool& done, Clock::time_point limit) {
-    while (!done) {
-      if (Clock::now() >= limit) return false;
-      if (io.stopped()) io.restart();
-      io.run_one_until(limit);
-    }
-    return true;
-  }
-
-  // The answer once read: None, or Broken (the connection failed after the request went out).
-  Sent finishRead() {
-    Sent s;
-    if (readError) {
-      s.failure = Failure::Broken;
-      s.detail = readError == bhttp::error::body_limit
-                     ? std::string("the upstream's answer is larger than the proxy stores")
-                     : "the connection failed after the request was sent (" + readError.message() +
-                           (parser->got_some() ? ", part of an answer had arrived)" : ", no answer had arrived)");
-      return s;
-    }
-    auto res = parser->release();
-    s.answer.status = static_cast<int>(res.result_int());
-    for (const auto& f : res) s.answer.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
-    s.answer.body = std::move(res.body());
-    return s;
-  }
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
 
   // A pooled connection the upstream has closed (or written to unasked) must not be reused: a
-  // request sent on it would fail in a way that looks like "may have executed".
+  // request sent on it would fail in a way that looks like "may have executed", and bytes nobody
+  // asked for would be read as the next request's answer.
   bool stillUsable() {
     char byte;
     const ssize_t n = ::recv(socket.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
   }
+
+  tcp::socket socket;
+  beast::flat_buffer buffer;
+  Clock::time_point idleSince;
+  bool reused = false;
+  std::atomic<long long>* live = nullptr;  // the pool's count of open connections
 };
 
-Exchange::Exchange(std::unique_ptr<Conn> conn) : m_conn(std::move(conn)) {}
-Exchange::~Exchange() = default;  // closes the socket; a pending read is dropped with its loop
+// One request's exchange, as a chain of asynchronous steps on the caller's executor: connect
+// (or take a pooled connection), write, read; a timer bounds each step. When the answer's
+// deadline passes the caller gets NoAnswer and the read goes on (awaitLate).
+class Upstream::Call : public Exchange, public std::enable_shared_from_this<Upstream::Call> {
+ public:
+  Call(Upstream& up, UpstreamRequest r, bool idempotent, net::any_io_executor ex, OnSent done,
+       std::chrono::milliseconds timeout)
+      : m_up(up),
+        m_idempotent(idempotent),
+        m_ex(std::move(ex)),
+        m_timer(m_ex),
+        m_done(std::move(done)),
+        m_timeout(timeout.count() > 0 ? timeout : up.m_options.timeout) {
+    m_head = r.method == "HEAD";
+    m_closeAfter = bodyWithoutDefinedMeaning(r.method, r.body);
+    m_req.version(11);
+    m_req.method_string(r.method);
+    m_req.target(up.m_url.basePath + r.target);
+    for (const auto& [name, value] : r.headers) m_req.insert(name, value);
+    m_req.set(bhttp::field::host, up.m_url.authority);
+    m_req.keep_alive(!m_closeAfter);
+    // A request that may carry a body says how long it is; GET and HEAD without one send nothing.
+    if (!r.body.empty() || (r.method != "GET" && r.method != "HEAD")) m_req.content_length(r.body.size());
+    m_req.body() = std::move(r.body);
+  }
 
-std::optional<Sent> Exchange::poll(std::chrono::milliseconds slice) {
-  if (!m_conn->runUntil(m_conn->readDone, Clock::now() + slice)) return std::nullopt;
-  return m_conn->finishRead();
-}
+  void begin() {
+    if (auto conn = m_up.takeIdle()) {
+      m_conn = std::move(conn);
+      ++m_up.m_reused;
+      return write();
+    }
+    connect();
+  }
 
-struct Upstream::Resolved {
-  tcp::resolver::results_type endpoints;
+  void awaitLate(std::chrono::milliseconds bound, OnSent then) override {
+    net::dispatch(m_ex, [self = shared_from_this(), bound, then = std::move(then)]() mutable {
+      if (self->m_lateResult) return self->lateEnd(std::move(then), std::move(*self->m_lateResult));
+      self->m_then = std::move(then);
+      self->arm(bound);
+    });
+  }
+
+  void cancel() override {
+    net::dispatch(m_ex, [self = shared_from_this()] {
+      self->m_cancelled = true;
+      self->closeSocket();
+    });
+  }
+
+ private:
+  enum class Phase { Connecting, Writing, Reading, Late, Over };
+
+  void connect() {
+    m_phase = Phase::Connecting;
+    // Every open connection counts, late-answer waiters included: the start-up check sized the
+    // descriptor budget on this bound.
+    if (static_cast<std::size_t>(m_up.m_live.fetch_add(1)) >= m_up.m_options.maxConnections) {
+      --m_up.m_live;
+      return notSent("all " + std::to_string(m_up.m_options.maxConnections) +
+                         " connections to the upstream are in use (--upstream-connections)",
+                     true);
+    }
+    m_conn = std::make_unique<Conn>(m_ex);
+    m_conn->live = &m_up.m_live;
+    arm(m_up.m_options.connectTimeout);
+    net::async_connect(m_conn->socket, m_up.m_resolved->endpoints,
+                       [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) { self->connected(ec); });
+  }
+
+  void connected(beast::error_code ec) {
+    disarm();
+    if (m_timedOut) return notSent("connecting to the upstream timed out", false);
+    if (ec) return notSent("connecting to the upstream failed: " + ec.message(), ec == net::error::no_descriptors);
+    ++m_up.m_opened;
+    beast::error_code ignored;
+    m_conn->socket.set_option(tcp::no_delay(true), ignored);
+    write();
+  }
+
+  void write() {
+    m_phase = Phase::Writing;
+    arm(m_up.m_options.connectTimeout);
+    bhttp::async_write(m_conn->socket, m_req,
+                       [self = shared_from_this()](beast::error_code ec, std::size_t) { self->written(ec); });
+  }
+
+  void written(beast::error_code ec) {
+    disarm();
+    if (!ec) return read();
+    // The request's last byte never went out: nothing can have executed. A pooled connection the
+    // upstream closed as it was taken gets one fresh try.
+    if (retryFresh()) return;
+    notSent(m_timedOut ? std::string("writing the request to the upstream timed out")
+                       : "writing the request to the upstream failed: " + ec.message(),
+            false);
+  }
+
+  void read() {
+    m_phase = Phase::Reading;
+    arm(m_timeout);
+    startRead();
+  }
+
+  // An interim 1xx answer (103 Early Hints) is not the answer: the read goes on for the final one.
+  void startRead() {
+    auto& p = m_parser.emplace();
+    p.header_limit(64 * 1024);
+    p.body_limit(m_up.m_options.maxAnswerBytes);
+    if (m_head) p.skip(true);
+    bhttp::async_read(m_conn->socket, m_conn->buffer, p, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      const int status = ec ? 0 : static_cast<int>(self->m_parser->get().result_int());
+      if (!ec && status / 100 == 1 && status != 101) return self->startRead();
+      self->answered(ec);
+    });
+  }
+
+  void answered(beast::error_code ec) {
+    disarm();
+    if (m_phase == Phase::Reading) {
+      // Closed without a byte of answer on a reused connection: most likely the upstream closed
+      // it while idle, as the request arrived. Resent only when the method allows it.
+      if (ec && !m_parser->got_some() && m_idempotent && retryFresh()) return;
+      const bool keep = !ec && !m_closeAfter && !m_parser->get().need_eof() && m_parser->get().keep_alive() &&
+                        m_conn->buffer.size() == 0;
+      Sent s = result(ec);
+      if (s.failure == Failure::None && keep) m_up.giveBack(std::move(m_conn));
+      m_conn.reset();
+      return deliver(std::move(s));
+    }
+    // A late answer (or none): the connection is not reused.
+    Sent s;
+    if (m_cancelled || m_lateExpired) {
+      s.failure = Failure::NoAnswer;
+      s.detail = m_cancelled ? "the proxy stopped before the upstream answered"
+                             : "the upstream never answered within the late-answer bound";
+    } else {
+      s = result(ec);
+    }
+    m_conn.reset();
+    if (!m_then) {
+      m_lateResult = std::move(s);
+      return;
+    }
+    lateEnd(std::move(m_then), std::move(s));
+  }
+
+  void lateEnd(OnSent then, Sent s) {
+    m_phase = Phase::Over;
+    then(std::move(s));
+  }
+
+  Sent result(beast::error_code ec) {
+    Sent s;
+    if (ec) {
+      s.failure = Failure::Broken;
+      s.detail = ec == bhttp::error::body_limit
+                     ? std::string("the upstream's answer is larger than the proxy stores")
+                     : "the connection failed after the request was sent (" + ec.message() +
+                           (m_parser->got_some() ? ", part of an answer had arrived)" : ", no answer had arrived)");
+      return s;
+    }
+    auto res = m_parser->release();
+    s.answer.status = static_cast<int>(res.result_int());
+    const bool bodyAllowed = !m_head && s.answer.status / 100 != 1 && s.answer.status != 204 && s.answer.status != 304;
+    s.answer.closeDelimited = bodyAllowed && !res.has_content_length() && !res.chunked();
+    for (const auto& f : res) s.answer.headers.emplace_back(std::string(f.name_string()), std::string(f.value()));
+    s.answer.body = std::move(res.body());
+    return s;
+  }
+
+  bool retryFresh() {
+    if (!m_conn || !m_conn->reused || m_retried) return false;
+    m_retried = true;
+    m_conn.reset();
+    m_timedOut = false;
+    connect();
+    return true;
+  }
+
+  void timedOut() {
+    switch (m_phase) {
+      case Phase::Connecting:
+      case Phase::Writing:
+        // Closing makes sure the request never goes out whole; the step ends with an error.
+        m_timedOut = true;
+        return closeSocket();
+      case Phase::Reading: {
+        m_phase = Phase::Late;
+        Sent s;
+        s.failure = Failure::NoAnswer;
+        s.detail = "the upstream did not answer within " + std::to_string(m_timeout.count()) + " ms";
+        s.pending = shared_from_this();
+        return deliver(std::move(s));
+      }
+      case Phase::Late:
+        m_lateExpired = true;
+        return closeSocket();
+      case Phase::Over:
+        return;
+    }
+  }
+
+  void notSent(std::string why, bool busy) {
+    m_conn.reset();
+    Sent s;
+    s.failure = Failure::NotSent;
+    s.busy = busy;
+    s.detail = std::move(why);
+    deliver(std::move(s));
+  }
+
+  void deliver(Sent s) {
+    if (m_phase != Phase::Late) m_phase = Phase::Over;
+    auto done = std::move(m_done);
+    m_done = nullptr;
+    if (done) done(std::move(s));
+  }
+
+  void arm(std::chrono::milliseconds d) {
+    m_timer.expires_after(d);
+    m_timer.async_wait([self = shared_from_this(), generation = ++m_timerGeneration](beast::error_code ec) {
+      if (!ec && generation == self->m_timerGeneration) self->timedOut();
+    });
+  }
+  void disarm() {
+    ++m_timerGeneration;
+    m_timer.cancel();
+  }
+  void closeSocket() {
+    beast::error_code ignored;
+    if (m_conn) m_conn->socket.close(ignored);
+  }
+
+  Upstream& m_up;
+  bool m_idempotent;
+  net::any_io_executor m_ex;
+  net::steady_timer m_timer;
+  OnSent m_done;
+  std::chrono::milliseconds m_timeout;
+  bhttp::request<bhttp::string_body> m_req;
+  std::optional<bhttp::response_parser<bhttp::string_body>> m_parser;
+  std::unique_ptr<Conn> m_conn;
+  Phase m_phase = Phase::Connecting;
+  unsigned m_timerGeneration = 0;
+  bool m_head = false;
+  bool m_closeAfter = false;
+  bool m_timedOut = false;
+  bool m_retried = false;
+  bool m_cancelled = false;
+  bool m_lateExpired = false;
+  OnSent m_then;                    // awaitLate's continuation
+  std::optional<Sent> m_lateResult;  // what came before awaitLate was called
 };
 
 Upstream::Upstream(UpstreamUrl url, UpstreamOptions options)
@@ -158,7 +364,7 @@ Upstream::Upstream(UpstreamUrl url, UpstreamOptions options)
 
 Upstream::~Upstream() = default;
 
-std::unique_ptr<Exchange::Conn> Upstream::takeIdle() {
+std::unique_ptr<Upstream::Conn> Upstream::takeIdle() {
   std::lock_guard lock(m_mutex);
   while (!m_idle.empty()) {
     auto conn = std::move(m_idle.back());
@@ -168,97 +374,16 @@ std::unique_ptr<Exchange::Conn> Upstream::takeIdle() {
   return nullptr;
 }
 
-void Upstream::giveBack(std::unique_ptr<Exchange::Conn> conn) {
+void Upstream::giveBack(std::unique_ptr<Conn> conn) {
   conn->idleSince = Clock::now();
   conn->reused = true;
-  conn->parser.reset();
   std::lock_guard lock(m_mutex);
   if (m_idle.size() < m_options.maxIdleConnections) m_idle.push_back(std::move(conn));
 }
 
-Sent Upstream::send(const UpstreamRequest& request, bool idempotent) {
-  bool staleRetry = false;
-  Sent s = attempt(request, takeIdle(), staleRetry);
-  // A pooled connection the upstream closed just as it was taken: nothing reached the upstream
-  // (or the method may be resent), so one fresh connection gets the request.
-  if (staleRetry && (s.failure == Failure::NotSent || idempotent)) s = attempt(request, nullptr, staleRetry);
-  return s;
-}
-
-Sent Upstream::attempt(const UpstreamRequest& r, std::unique_ptr<Exchange::Conn> conn, bool& staleRetry) {
-  staleRetry = false;
-  Sent s;
-  const auto notSent = [&s](std::string why) {
-    s.failure = Failure::NotSent;
-    s.detail = std::move(why);
-    return std::move(s);
-  };
-  if (!conn) {
-    conn = std::make_unique<Exchange::Conn>();
-    bool done = false;
-    beast::error_code ec;
-    net::async_connect(conn->socket, m_resolved->endpoints, [&](beast::error_code e, const tcp::endpoint&) {
-      ec = e;
-      done = true;
-    });
-    if (!conn->runUntil(done, Clock::now() + m_options.connectTimeout))
-      return notSent("connecting to the upstream timed out");
-    if (ec) return notSent("connecting to the upstream failed: " + ec.message());
-    ++m_opened;
-    beast::error_code ignored;
-    conn->socket.set_option(tcp::no_delay(true), ignored);
-  } else {
-    ++m_reused;
-  }
-  const bool reused = conn->reused;
-
-  auto& req = conn->request;
-  req = {};
-  req.version(11);
-  req.method_string(r.method);
-  req.target(m_url.basePath + r.target);
-  for (const auto& [name, value] : r.headers) req.insert(name, value);
-  req.set(bhttp::field::host, m_url.authority);
-  req.keep_alive(true);
-  req.body() = r.body;
-  // A request that may carry a body says how long it is; GET and HEAD without one send nothing.
-  if (!r.body.empty() || (r.method != "GET" && r.method != "HEAD")) req.content_length(r.body.size());
-
-  {
-    bool done = false;
-    beast::error_code ec;
-    bhttp::async_write(conn->socket, req, [&](beast::error_code e, std::size_t) {
-      ec = e;
-      done = true;
-    });
-    if (!conn->runUntil(done, Clock::now() + m_options.connectTimeout)) {
-      // The whole request never went out; closing the connection makes sure it never will.
-      staleRetry = reused;
-      return notSent("writing the request to the upstream timed out");
-    }
-    if (ec) {
-      staleRetry = reused;
-      return notSent("writing the request to the upstream failed: " + ec.message());
-    }
-  }
-
-  conn->maxAnswerBytes = m_options.maxAnswerBytes;
-  conn->head = r.method == "HEAD";
-  conn->startRead();
-  if (!conn->runUntil(conn->readDone, Clock::now() + m_options.timeout)) {
-    s.failure = Failure::NoAnswer;
-    s.detail = "the upstream did not answer within the timeout";
-    s.pending = std::make_unique<Exchange>(std::move(conn));
-    return s;
-  }
-  // Closed without a byte of answer on a reused connection: most likely the upstream closed it
-  // while idle, as the request arrived.
-  const auto& parser = *conn->parser;
-  staleRetry = reused && conn->readError && !parser.got_some();
-  const bool keep = !conn->readError && !parser.get().need_eof() && parser.get().keep_alive();
-  s = conn->finishRead();
-  if (s.failure == Failure::None && keep && conn->buffer.size() == 0) giveBack(std::move(conn));
-  return s;
+void Upstream::send(UpstreamRequest request, bool idempotent, const net::any_io_executor& loop, OnSent done,
+                    std::chrono::milliseconds timeout) {
+  std::make_shared<Call>(*this, std::move(request), idempotent, loop, std::move(done), timeout)->begin();
 }
 
 }  // namespace idem::proxy

@@ -18,6 +18,12 @@
 #                                              # what is left is each side's own work
 # The new-key rows also run with one connection: a closed loop's p50 is one request's time, so
 # "added p50" there is what the proxy adds to a request, not queueing at saturation.
+# Then, against nginx (Debian's, proxy_pass with upstream keep-alive, worker_processes auto) in
+# front of the same upstream, alternating rounds (ROUNDS, default 3; NGINX_DURATION per run,
+# default 5s): a route no tier covers through each, and a replay of a done key through Idem vs the
+# same POST passed through nginx, with idemctl's CPU time and context switches per request (all
+# its threads, from /proc). IDEMCTL_BEFORE=path/to/another/idemctl adds that build's rows too
+# (e.g. a worktree checkout of an earlier commit built into its own folder).
 # Needs wrk, node + npm (the peer's packages are installed into tests/bench/peer on first use),
 # redis-server (Debian package redis-server) and the PostgreSQL server binaries. Everything runs
 # on loopback in a temporary folder and is removed afterwards.
@@ -86,9 +92,10 @@ JSON
 start_proxy() {  # name [flags...]
   local name=$1
   shift
-  "$IDEMCTL" proxy --db "$DB" --policy "$WORK/policy.json" --upstream "$UPSTREAM" --listen 127.0.0.1:0 \
+  "${PROXY_BIN:-$IDEMCTL}" proxy --db "$DB" --policy "$WORK/policy.json" --upstream "$UPSTREAM" --listen 127.0.0.1:0 \
     --pool "$POOL" --access-log off "$@" >"$WORK/$name.out" 2>"$WORK/$name.out.err" &
   PIDS+=($!)
+  eval "PID_$name=$!"
   wait_for "$WORK/$name.out" "listening on" "idemctl proxy"
   eval "URL_$name=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/$name.out" | head -1)"
 }
@@ -196,3 +203,120 @@ awk -v pr="$RPS_proxyreplay" -v ps="$RPS_proxyreplaystore" -v er="$RPS_peerrepla
   printf "proxy added p50 on new keys: %.2f ms over straight (target < 1 ms); new keys %.2fx of straight\n", p50p - p50s, pn / sn
   printf "added p50 on new keys, 1 connection: proxy %.2f ms, peer %.2f ms over straight\n", p1p - p1s, p1e - p1s
 }'
+
+# --- Against nginx -------------------------------------------------------------------------
+if ! command -v nginx >/dev/null; then
+  echo
+  echo "nginx is not installed (Debian package nginx-light): the comparison with nginx is skipped"
+  exit 0
+fi
+NGINX_PORT=$(free_port)
+mkdir -p "$WORK/nginx"
+cat >"$WORK/nginx/nginx.conf" <<CONF
+worker_processes auto;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path $WORK/nginx/body;
+  proxy_temp_path $WORK/nginx/proxy;
+  fastcgi_temp_path $WORK/nginx/fastcgi;
+  uwsgi_temp_path $WORK/nginx/uwsgi;
+  scgi_temp_path $WORK/nginx/scgi;
+  upstream app { server ${UPSTREAM#http://}; keepalive 64; }
+  server {
+    listen 127.0.0.1:$NGINX_PORT;
+    location / { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+CONF
+nginx -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" -g 'daemon off;' &
+PIDS+=($!)
+NGINX=http://127.0.0.1:$NGINX_PORT
+for _ in $(seq 50); do curl -sf -o /dev/null "$NGINX/executions" && break; sleep 0.1; done
+SIDES="nginx idem"
+if [ -n "${IDEMCTL_BEFORE:-}" ]; then
+  PROXY_BIN=$IDEMCTL_BEFORE start_proxy before
+  curl -sf -o /dev/null -X POST "$URL_before/v1/charges" -H 'Content-Type: application/json' \
+    -H 'Idempotency-Key: bench-replay-1' -d "$BODY"
+  SIDES="nginx idem before"
+fi
+cat >"$WORK/plain.lua" <<LUA
+wrk.method = "GET"
+wrk.path = "/executions"
+LUA
+
+# idemctl's CPU ticks and context switches, all threads: "ticks switches"
+proc_counts() {  # pid
+  local ticks switches=0 f
+  ticks=$(awk '{print $14 + $15}' "/proc/$1/stat")
+  for f in /proc/"$1"/task/*/status; do
+    switches=$((switches + $(awk '/ctxt_switches/ {n += $2} END {print n}' "$f" 2>/dev/null || echo 0)))
+  done
+  echo "$ticks $switches"
+}
+declare -A SUM
+nginx_run() {  # side url script kind
+  local pid="" before after rps p50 p99 req
+  [ "$1" = idem ] && pid=$PID_proxy
+  [ "$1" = before ] && pid=$PID_before
+  [ -n "$pid" ] && read -ra before <<<"$(proc_counts "$pid")"
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d"${NGINX_DURATION:-5s}" --latency -s "$WORK/$3.lua" "$2" >"$WORK/n.txt"
+  [ -n "$pid" ] && read -ra after <<<"$(proc_counts "$pid")"
+  rps=$(awk '/^Requests\/sec:/ {print $2}' "$WORK/n.txt")
+  req=$(awk '/requests in/ {print $1}' "$WORK/n.txt")
+  p50=$(ms "$(awk '$1 == "50%" {print $2}' "$WORK/n.txt")")
+  p99=$(ms "$(awk '$1 == "99%" {print $2}' "$WORK/n.txt")")
+  local k="$4-$1"
+  SUM[$k-rps]=$(awk -v a="${SUM[$k-rps]:-0}" -v b="$rps" 'BEGIN {print a + b}')
+  SUM[$k-p50]=$(awk -v a="${SUM[$k-p50]:-0}" -v b="$p50" 'BEGIN {print a + b}')
+  SUM[$k-p99]=$(awk -v a="${SUM[$k-p99]:-0}" -v b="$p99" 'BEGIN {print a + b}')
+  SUM[$k-req]=$(( ${SUM[$k-req]:-0} + req ))
+  if [ -n "$pid" ]; then
+    SUM[$k-ticks]=$(( ${SUM[$k-ticks]:-0} + after[0] - before[0] ))
+    SUM[$k-switches]=$(( ${SUM[$k-switches]:-0} + after[1] - before[1] ))
+  fi
+}
+for side in $SIDES; do  # warm-up, not counted
+  url=$NGINX; [ "$side" = idem ] && url=$PROXY; [ "$side" = before ] && url=${URL_before:-}
+  wrk -t"$THREADS" -c"$CONNECTIONS" -d2s -s "$WORK/plain.lua" "$url" >/dev/null
+done
+ROUNDS=${ROUNDS:-3}
+for ((round = 1; round <= ROUNDS; round++)); do
+  for side in $SIDES; do
+    url=$NGINX; [ "$side" = idem ] && url=$PROXY; [ "$side" = before ] && url=${URL_before:-}
+    nginx_run "$side" "$url" plain plain
+    # nginx passes the keyed POST through (the upstream charges every time); Idem replays it.
+    nginx_run "$side" "$url" replay post
+  done
+done
+echo
+echo "Against nginx: $ROUNDS alternating rounds of ${NGINX_DURATION:-5s} per side and kind; means over rounds"
+echo
+echo "| run | req/s | p50 | p99 | idemctl CPU per request | idemctl context switches per request |"
+echo "|---|---|---|---|---|---|"
+row() {  # kind side label
+  local k="$1-$2"
+  awk -v r="$ROUNDS" -v rps="${SUM[$k-rps]}" -v p50="${SUM[$k-p50]}" -v p99="${SUM[$k-p99]}" -v n="${SUM[$k-req]}" \
+    -v t="${SUM[$k-ticks]:-}" -v s="${SUM[$k-switches]:-}" -v hz="$HZ" -v label="$3" 'BEGIN {
+    cpu = t == "" ? "–" : sprintf("%.3f ms", t / hz * 1000 / n); sw = s == "" ? "–" : sprintf("%.1f", s / n)
+    printf "| %-44s | %8.0f | %6.2f ms | %6.2f ms | %s | %s |\n", label, rps / r, p50 / r, p99 / r, cpu, sw }'
+}
+row plain nginx "no-tier route (GET /executions), nginx"
+row plain idem "no-tier route, idemctl proxy"
+[ -n "${IDEMCTL_BEFORE:-}" ] && row plain before "no-tier route, idemctl proxy (before)"
+row post nginx "keyed POST /v1/charges passed through nginx"
+row post idem "same POST replayed by idemctl proxy"
+[ -n "${IDEMCTL_BEFORE:-}" ] && row post before "same POST replayed by idemctl proxy (before)"
+echo
+ratio() {  # label kind side-a side-b what
+  awk -v a="${SUM[$2-$3-$5]}" -v b="${SUM[$2-$4-$5]}" -v label="$1" 'BEGIN { printf "%s: %.2fx\n", label, a / b }'
+}
+ratio "no-tier throughput, Idem / nginx (target >= 0.8x)" plain idem nginx rps
+ratio "no-tier p99, Idem / nginx (target <= 1.5x)" plain idem nginx p99
+ratio "replays through Idem / the POST through nginx (target >= 2x)" post idem nginx rps
+if [ -n "${IDEMCTL_BEFORE:-}" ]; then
+  ratio "before: no-tier throughput, Idem / nginx" plain before nginx rps
+  ratio "before: replays / the POST through nginx" post before nginx rps
+fi
