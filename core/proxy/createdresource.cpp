@@ -8,7 +8,7 @@ namespace idem::proxy {
 namespace {
 
 constexpr std::size_t kMaxId = 128;
-constexpr std::size_t kMaxBodyRead = 64 * 1024;  // a creation's answer; a larger body is not parsed for it
+constexpr std::size_t kMaxBodyRead = std::size_t{64} * 1024;  // a creation's answer; a larger body is not parsed for it
 
 bool plainToken(std::string_view id) {
   return !id.empty() && id.size() <= kMaxId &&
