@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/text/humanduration.h"
+#include "core/text/numbers.h"
 #include "core/tiers/tiers.h"
 #include "core/trace/outcome.h"
 
@@ -19,15 +20,7 @@ using std::chrono::seconds;
 std::string human(Millis d) { return text::humanDuration(d); }
 std::string human(double ms) { return text::humanDuration(Millis(static_cast<long long>(std::llround(ms)))); }
 
-std::string withThousands(long long n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return (n < 0 ? "-" : "") + out;
-}
+using text::withThousands;
 
 Millis ceilTo(Millis d, Millis unit) { return unit * ((d.count() + unit.count() - 1) / unit.count()); }
 
