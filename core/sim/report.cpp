@@ -129,9 +129,9 @@ std::string policyLabel(const Policy& p) {
 std::string toText(const Result& r, bool withAttempts) {
   std::ostringstream out;
   const Policy& p = r.config.policy;
-  out << policyLabel(p) << " " << verdictLine(r) << "\n";
+  out << policyLabel(p) << ": " << verdictLine(r) << "\n";
   out << "Simulated " << r.operations << " operations (seed " << r.config.seed << "), policy "
-      << (p.preset.empty() ? std::string("custom") : "preset " + p.preset) << ": " << p.maxAttempts << " attempts max, "
+      << (p.preset.empty() ? std::string("custom") : "preset " + policyLabel(p)) << ": " << p.maxAttempts << " attempts max, "
       << backoffName(p.backoff) << " backoff, " << jitterName(p.jitter) << " jitter\n";
   if (r.cancelled) out << "(cancelled before the end: partial numbers)\n";
   out << "  attempts           " << r.attempts << " (amplification " << fmt("%.3f", r.amplification()) << ")\n";

@@ -115,8 +115,8 @@ class TestSimCli : public QObject {
     QCOMPARE(test::runIdemctl({"simulate", "--config", path}, &out), 0);
     const auto result = sim::simulate(sim::parseConfigText(kConfig));
     const std::string first = out.substr(0, out.find('\n'));
-    QCOMPARE(first, sim::policyLabel(result.config.policy) + " " + sim::verdictLine(result));
-    QVERIFY2(first.rfind("stripe-python ", 0) == 0, first.c_str());  // the preset's name, not its old alias
+    QCOMPARE(first, sim::policyLabel(result.config.policy) + ": " + sim::verdictLine(result));
+    QVERIFY2(first.rfind("stripe-python: ", 0) == 0, first.c_str());  // the preset's name, not its old alias
     QVERIFY2(out.find("p50") == std::string::npos, out.c_str());    // no attempt table
     QVERIFY2(out.find("--attempts lists them") != std::string::npos, out.c_str());
     QCOMPARE(test::runIdemctl({"simulate", "--config", path, "--attempts"}, &out), 0);
