@@ -221,6 +221,7 @@ class TestTiersView : public QObject {
     QVERIFY(changed.count() >= 3);
     QCOMPARE(asked.count(), 0);  // slider positions need no query
     QVERIFY(panel->missChart()->pointCount() > 10);
+    QVERIFY(panel->missChart()->showsRecommendation());
     QCOMPARE(panel->storageChart()->pointCount(), panel->missChart()->pointCount());
   }
 
@@ -395,6 +396,7 @@ class TestTiersView : public QObject {
     QVERIFY(rec && rule);
     QVERIFY2(rec->text().contains(u"not enough retries observed to recommend"_s), qPrintable(rec->text()));
     QVERIFY(!panel->useRecommendedButton()->isEnabled());
+    QVERIFY(!panel->missChart()->showsRecommendation());  // no line that reads as advice
     QVERIFY2(rule->isVisible() && rule->text().contains(u"Wilson"_s), qPrintable(rule->text()));
     QCOMPARE(view.model()->index(0, TierTableModel::ColRecommended).data().toString(), u"not enough retries"_s);
     // What it has: 0 of 5 late, as the range 0 to 1 in 2.3 (Wilson, 0 of 5: 0–43.4 %).

@@ -352,9 +352,10 @@ void WhatIfPanel::show(const tiers::WhatIf& w) {
   m_useCurrent->setEnabled(w.ttl != t->tier.ttl);
   fillCurves(w.ttl);
   const double ttlMs = static_cast<double>(w.ttl.count());
-  m_missChart->setMarkers(static_cast<double>(t->tier.ttl.count()), static_cast<double>(rec.ttl.count()), ttlMs,
+  const double recommendedMs = rec.made ? static_cast<double>(rec.ttl.count()) : 0;
+  m_missChart->setMarkers(static_cast<double>(t->tier.ttl.count()), recommendedMs, ttlMs,
                           w.missRate * 100.0);
-  m_storageChart->setMarkers(static_cast<double>(t->tier.ttl.count()), static_cast<double>(rec.ttl.count()), ttlMs,
+  m_storageChart->setMarkers(static_cast<double>(t->tier.ttl.count()), recommendedMs, ttlMs,
                              w.storageBytes);
 }
 
