@@ -404,6 +404,7 @@ class TestTiersView : public QObject {
     QVERIFY2(summary.contains(u"0–43.4 %"_s) && summary.contains(u"0 of 5 observed"_s), qPrintable(summary));
     // At the 2-day TTL the trace shows no late retry, yet the 3-day channel resend outruns it.
     QVERIFY2(summary.contains(u"Known exposure: channel_retry (3 days) outruns the TTL by 24 h"_s), qPrintable(summary));
+    if (qEnvironmentVariableIsSet("IDEM_UI_SAVE_GRABS")) view.grab().save(u"/tmp/grab-tiers-small-exposed.png"_s);
     panel->setTtl(Millis(72h));
     QVERIFY(!panel->summary().contains(u"Known exposure"_s));
     if (qEnvironmentVariableIsSet("IDEM_UI_SAVE_GRABS")) view.grab().save(u"/tmp/grab-tiers-small.png"_s);

@@ -64,6 +64,8 @@ WhatIfPanel::WhatIfPanel(QWidget* parent)
   m_typed->setToolTip(tr("Type any TTL: 250ms, 90s, 45m, 36h, 10d; Enter to apply"));
   m_typed->setMaximumWidth(90);
   m_storage->setWordWrap(true);  // the live/archive breakdown is longer than the column
+  m_miss->setWordWrap(true);     // and so are a known exposure's sentence and the ranges
+  m_perMillion->setWordWrap(true);
   m_recommendation->setWordWrap(true);
   m_recommendation->setTextFormat(Qt::RichText);
   m_context->setWordWrap(true);
@@ -74,7 +76,7 @@ WhatIfPanel::WhatIfPanel(QWidget* parent)
   m_recommendation->setObjectName(u"tiersRecommendation"_s);
   m_useRecommended->setObjectName(u"useRecommended"_s);
 
-  auto* controls = new QWidget(this);
+  auto* controls = m_controls = new QWidget(this);
   controls->setMinimumWidth(380);
   controls->setMaximumWidth(520);
   auto* grid = new QGridLayout(controls);
@@ -350,6 +352,7 @@ void WhatIfPanel::show(const tiers::WhatIf& w) {
   m_useRecommended->setEnabled(rec.made && w.ttl != rec.ttl);
   m_useRecommended->setToolTip(rec.made ? QString() : tr("Not enough retries observed to recommend a TTL"));
   m_useCurrent->setEnabled(w.ttl != t->tier.ttl);
+  fitControls();
   fillCurves(w.ttl);
   const double ttlMs = static_cast<double>(w.ttl.count());
   const double recommendedMs = rec.made ? static_cast<double>(rec.ttl.count()) : 0;
@@ -357,6 +360,20 @@ void WhatIfPanel::show(const tiers::WhatIf& w) {
                           w.missRate * 100.0);
   m_storageChart->setMarkers(static_cast<double>(t->tier.ttl.count()), recommendedMs, ttlMs,
                              w.storageBytes);
+}
+
+void WhatIfPanel::fitControls() {
+  // Wrapped figures need the height their text takes at the column's width; without this the
+  // grid squeezes them into one line each and a known exposure's sentence is cut off. The
+  // scroll area then scrolls instead of clipping.
+  const int width = std::max(m_controls->width(), m_controls->minimumWidth());
+  const int height = m_controls->layout()->heightForWidth(width);
+  if (height > 0) m_controls->setMinimumHeight(height);
+}
+
+void WhatIfPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitControls();
 }
 
 QString WhatIfPanel::summary() const {

@@ -66,9 +66,12 @@ class WhatIfPanel final : public QWidget {
   [[nodiscard]] double bodyDelta() const;
   void show(const tiers::WhatIf& w);
   void fillCurves(tiers::Millis candidate);
+  void fitControls();
+  void resizeEvent(QResizeEvent* event) override;
 
   tiers::Report m_report;
   std::map<std::string, tiers::WhatIf> m_proposals;
+  QWidget* m_controls = nullptr;
   QComboBox* m_tierBox;
   QSlider* m_slider;
   QLineEdit* m_typed;
