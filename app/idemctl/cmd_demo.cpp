@@ -169,6 +169,15 @@ int runDemo(const idemctl::Args& args) {
     info << j.dump(2) << '\n';
   }
   const std::string key = report.incidentKey.empty() ? "checkout-8812-pay" : report.incidentKey;
+  // The charge ids a customer would quote (read back, so --keep shows them too): the first is
+  // the one meant, the second the duplicate to refund.
+  std::vector<std::string> charges;
+  {
+    idem::pg::Connection conn(conninfo);
+    auto rows = conn.exec("SELECT id FROM idem_demo.ledger WHERE tenant = $1 AND idem_key = $2 ORDER BY generation",
+                          {std::string("acct_acme"), key});
+    for (int i = 0; i < rows.rows(); ++i) charges.push_back(rows.str(i, "id"));
+  }
   std::cout << "\nThe demo is running.\n"
             << "  store (libpq):  " << conninfo << "\n"
             << "  endpoint:       " << url << "   (policy: " << url << "/idempotency)\n\n"
@@ -181,6 +190,9 @@ int runDemo(const idemctl::Args& args) {
             << "  idemctl explain --db \"" << conninfo << "\" --key " << key
             << " --scope \"acct_acme POST /v1/payments\"\n"
             << "  psql \"" << conninfo << "\"\n";
+  if (charges.size() >= 2)
+    std::cout << "In the console: Ctrl+K, paste " << charges[1] << " (the charge the customer disputes; "
+              << charges[0] << " is the one they meant) and press Enter.\n";
   if (proxy)
     std::cout << "Through the proxy (the sample service runs each charge; retries replay):\n"
               << "  curl -s -X POST " << proxy->url()

@@ -1,5 +1,6 @@
-// idemctl simulate: runs the retry/backoff simulator (core/sim) on a JSON config and prints
-// the result as JSON or text; --bench measures simulated attempts per second on one core.
+// idemctl simulate: runs the retry/backoff simulator (core/sim) on a scenario (built in or a
+// JSON config) for one or more policies and prints the verdict first (text, the default) or
+// JSON (--format json, for scripts); --bench measures simulated attempts per second.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,22 +12,29 @@
 
 #include "app/idemctl/command.h"
 #include "core/sim/config_parse.h"
+#include "core/sim/compare.h"
 #include "core/sim/engine.h"
+#include "core/sim/policychoice.h"
 #include "core/sim/presets.h"
 #include "core/sim/report.h"
+#include "core/sim/scenarios.h"
 #include "core/sim/schedule.h"
+#include "core/sim/verdict.h"
 
 namespace {
 
 constexpr const char* kUsage =
-    "--config FILE [--format json|text] [--seed N]\n"
+    "(--scenario NAME | --config FILE) [--policy P[,P…]]… [--attempts] [--format text|json] [--seed N]\n"
     "       idemctl simulate --bench [--config FILE]\n"
-    "       idemctl simulate --list-presets\n"
+    "       idemctl simulate --list-presets | --list-scenarios\n"
     "       idemctl simulate --config FILE --schedule PROFILE [--operations N]\n"
     "--schedule: one operation's retry offsets against a fault that never clears, PROFILE as the\n"
     "endpoint's fault routes name it (500, 503-retry-after-2, 409, reset, hang); compare with\n"
     "`idemctl measure` on the real client.\n"
-    "FILE is a JSON simulator config ('-' reads standard input); see core/sim/README.md.\n"
+    "FILE is a JSON simulator config ('-' reads standard input); see docs/simulator.md.\n"
+    "--policy: a preset or a JSON file with a policy; repeat it or list several to compare them\n"
+    "side by side on the same scenario (a built-in scenario compares its policies A and B).\n"
+    "Text (the default) leads with the verdict; --attempts adds a row per attempt number.\n"
     "Exit codes: 0 done, 2 bad arguments or config.";
 
 bool readAll(const std::string& path, std::string* text) {
@@ -76,6 +84,11 @@ int runBench(const idem::sim::SimConfig& config) {
   return idemctl::kOk;
 }
 
+int listScenarios() {
+  for (const auto& s : idem::sim::builtInScenarios()) std::cout << s.id << "  " << s.title << '\n';
+  return idemctl::kOk;
+}
+
 int listPresets() {
   for (const auto& p : idem::sim::presets()) {
     std::cout << p.name << "  " << p.title << "\n    source: " << p.source << "\n    measured: " << p.measured
@@ -108,14 +121,59 @@ int printSchedule(const idem::sim::SimConfig& config, const std::string& profile
   return idemctl::kOk;
 }
 
+/// The policies to run: --policy items (repeated or comma-separated), else the scenario's
+/// A and B, else the config's own.
+bool choosePolicies(const idemctl::Args& args, const idem::sim::SimConfig& config,
+                    const idem::sim::BuiltInScenario* scenario, std::vector<idem::sim::PolicyChoice>& out,
+                    std::string& error) {
+  for (const auto& value : args.getAll("policy")) {
+    std::stringstream list(value);
+    std::size_t before = out.size();
+    for (std::string item; std::getline(list, item, ',');) {
+      if (item.empty()) continue;
+      try {
+        out.push_back(idem::sim::choosePolicy(item));
+      } catch (const idem::sim::ConfigError& e) {
+        error = e.what();
+        return false;
+      }
+    }
+    if (out.size() == before) {
+      error = "--policy needs a preset or a file (e.g. --policy stripe-node,urllib3)";
+      return false;
+    }
+  }
+  if (!out.empty()) return true;
+  const std::string a = idem::sim::policyLabel(config.policy);
+  if (!scenario) {
+    out.push_back({a, config.policy});
+    return true;
+  }
+  const auto b = idem::sim::scenarioPolicyB(*scenario);
+  out.push_back({"A " + a, config.policy});
+  out.push_back({"B " + idem::sim::policyLabel(b), b});
+  return true;
+}
+
 int runSimulate(const idemctl::Args& args) {
   if (!args.positional().empty()) return usageError("unexpected argument '" + args.positional().front() + "'");
   if (args.has("list-presets")) return listPresets();
-  const std::string format = args.get("format", "json");
-  if (format != "json" && format != "text") return usageError("--format must be json or text");
+  if (args.has("list-scenarios")) return listScenarios();
+  const std::string format = args.get("format", "text");
+  if (format != "json" && format != "text") return usageError("--format must be text or json");
 
   idem::sim::SimConfig config;
-  if (args.has("config")) {
+  const idem::sim::BuiltInScenario* scenario = nullptr;
+  if (args.has("scenario") && args.has("config")) return usageError("--scenario and --config: give one of them");
+  if (args.has("scenario")) {
+    scenario = idem::sim::findScenario(args.get("scenario"));
+    if (!scenario) {
+      std::string ids;
+      for (const auto& s : idem::sim::builtInScenarios()) ids += (ids.empty() ? "" : ", ") + std::string(s.id);
+      return usageError("--scenario: no scenario '" + args.get("scenario") + "' (" + ids + ")");
+    }
+    config = idem::sim::scenarioConfig(*scenario);
+  } else if (args.has("config")) {
     const std::string path = args.get("config");
     if (path.empty()) return usageError("--config needs a file name (or - for standard input)");
     std::string text;
@@ -126,7 +184,8 @@ int runSimulate(const idemctl::Args& args) {
       return usageError("bad config '" + path + "': " + std::string(e.what()));
     }
   } else if (!args.has("bench")) {
-    return usageError("--config FILE is required. usage: idemctl simulate " + std::string(kUsage));
+    return usageError("--scenario NAME or --config FILE is required (--list-scenarios names the built-in ones). "
+                      "usage: idemctl simulate " + std::string(kUsage));
   } else {
     config = benchScenario();
   }
@@ -141,19 +200,41 @@ int runSimulate(const idemctl::Args& args) {
       return usageError("--seed must be a non-negative integer");
     }
   }
+  std::vector<idem::sim::PolicyChoice> policies;
+  std::string error;
+  if (!choosePolicies(args, config, scenario, policies, error)) return usageError(error);
+  config.policy = policies.front().policy;
   if (args.has("bench")) return runBench(config);
   if (args.has("schedule")) return printSchedule(config, args.get("schedule"), args.get("operations"));
 
-  const auto result = idem::sim::simulate(config);
-  if (format == "text") {
-    std::cout << idem::sim::toText(result);
-  } else {
-    std::cout << idem::sim::toJson(result).dump(2) << '\n';
+  std::vector<idem::sim::NamedResult> runs;
+  for (const auto& choice : policies) {
+    auto c = config;
+    c.policy = choice.policy;
+    runs.push_back({choice.name, idem::sim::simulate(c)});
   }
+  const bool attempts = args.has("attempts");
+  if (format == "json") {
+    // One policy keeps the result's own shape (scripts read it); several are a list of runs.
+    auto j = runs.size() == 1 ? idem::sim::toJson(runs.front().result) : idem::sim::comparisonJson(runs);
+    if (scenario) j["scenario"] = {{"id", scenario->id}, {"title", scenario->title}};
+    std::cout << j.dump(2) << '\n';
+    return idemctl::kOk;
+  }
+  if (scenario) std::cout << "Scenario: " << scenario->title << '\n';
+  if (runs.size() == 1) {
+    std::cout << idem::sim::toText(runs.front().result, attempts);
+    return idemctl::kOk;
+  }
+  std::cout << idem::sim::comparisonText(runs);
+  if (attempts)
+    for (const auto& run : runs) std::cout << '\n' << idem::sim::toText(run.result, true);
   return idemctl::kOk;
 }
 
 }  // namespace
 
 IDEMCTL_COMMAND("simulate", "simulate client retry policies against key expiry and server load", kUsage,
-                {"config", "format", "seed", "bench", "list-presets", "schedule", "operations"}, runSimulate);
+                {"config", "scenario", "policy", "attempts", "format", "seed", "bench", "list-presets", "list-scenarios",
+                 "schedule", "operations"},
+                runSimulate);

@@ -22,12 +22,15 @@ class Args {
   Args(std::vector<std::string> argv);
   [[nodiscard]] bool has(std::string_view name) const;
   [[nodiscard]] std::string get(std::string_view name, std::string fallback = {}) const;
+  /// Every value of an option given more than once (get() keeps the last), in order.
+  [[nodiscard]] std::vector<std::string> getAll(std::string_view name) const;
   [[nodiscard]] const std::vector<std::string>& positional() const { return m_positional; }
   /// Names given that are not in `known`; commands report them as usage errors.
   [[nodiscard]] std::vector<std::string> unknown(const std::vector<std::string_view>& known) const;
 
  private:
   std::map<std::string, std::string, std::less<>> m_values;
+  std::vector<std::pair<std::string, std::string>> m_given;  // every --name value, in order
   std::vector<std::string> m_positional;
 };
 

@@ -19,13 +19,15 @@ Args::Args(std::vector<std::string> argv) {
     const std::string& a = argv[i];
     if (a.rfind("--", 0) == 0 && a.size() > 2) {
       std::string name = a.substr(2);
+      std::string value;
       if (auto eq = name.find('='); eq != std::string::npos) {
-        m_values[name.substr(0, eq)] = name.substr(eq + 1);
+        value = name.substr(eq + 1);
+        name.resize(eq);
       } else if (i + 1 < argv.size() && argv[i + 1].rfind("--", 0) != 0) {
-        m_values[name] = argv[++i];
-      } else {
-        m_values[name] = "";
+        value = argv[++i];
       }
+      m_values[name] = value;
+      m_given.emplace_back(std::move(name), std::move(value));
     } else {
       m_positional.push_back(a);
     }
@@ -37,6 +39,13 @@ bool Args::has(std::string_view name) const { return m_values.find(name) != m_va
 std::string Args::get(std::string_view name, std::string fallback) const {
   auto it = m_values.find(name);
   return it == m_values.end() ? std::move(fallback) : it->second;
+}
+
+std::vector<std::string> Args::getAll(std::string_view name) const {
+  std::vector<std::string> values;
+  for (const auto& [given, value] : m_given)
+    if (given == name) values.push_back(value);
+  return values;
 }
 
 std::vector<std::string> Args::unknown(const std::vector<std::string_view>& known) const {

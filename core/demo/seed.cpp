@@ -295,7 +295,12 @@ void backdateKey(pg::Connection& conn, const std::string& tenant, const std::str
       "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
       p);
   conn.exec(
-      "UPDATE idem_demo.ledger SET created_at = created_at - make_interval(secs => $4) "
+      // The resource's own "created" (what the ledger API shows) moves with the row's time, so
+      // the channel's side and the key's agree on when the charge happened.
+      "UPDATE idem_demo.ledger SET created_at = created_at - make_interval(secs => $4), "
+      "payload = CASE WHEN jsonb_typeof(payload -> 'created') = 'number' "
+      "  THEN jsonb_set(payload, '{created}', to_jsonb((payload ->> 'created')::bigint - $4::bigint)) "
+      "  ELSE payload END "
       "WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3",
       p);
   tx.commit();

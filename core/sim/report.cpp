@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "core/sim/config_parse.h"
+#include "core/sim/presets.h"
+#include "core/sim/verdict.h"
 
 namespace idem::sim {
 
@@ -46,12 +48,7 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
-std::string seconds(double s) {
-  if (s >= 7200) return fmt("%.1f h", s / 3600);
-  if (s >= 120) return fmt("%.1f min", s / 60);
-  if (s >= 1) return fmt("%.2f s", s);
-  return fmt("%.0f ms", s * 1000);
-}
+std::string seconds(double s) { return humanSeconds(s); }
 
 }  // namespace
 
@@ -120,11 +117,21 @@ nlohmann::ordered_json toJson(const Result& r) {
   return j;
 }
 
-std::string toText(const Result& r) {
+std::string policyLabel(const Policy& p) {
+  if (!p.preset.empty()) {  // by its current name, not an old alias ("stripe" is stripe-python)
+    const Preset* preset = findPreset(p.preset);
+    return preset ? std::string(preset->name) : p.preset;
+  }
+  const std::string backoff = p.backoff == Backoff::None ? "no backoff" : std::string(backoffName(p.backoff)) + " backoff";
+  return backoff + ", " + (p.jitter == Jitter::None ? std::string("no jitter") : std::string(jitterName(p.jitter)) + " jitter");
+}
+
+std::string toText(const Result& r, bool withAttempts) {
   std::ostringstream out;
   const Policy& p = r.config.policy;
+  out << policyLabel(p) << ": " << verdictLine(r) << "\n";
   out << "Simulated " << r.operations << " operations (seed " << r.config.seed << "), policy "
-      << (p.preset.empty() ? std::string("custom") : "preset " + p.preset) << ": " << p.maxAttempts << " attempts max, "
+      << (p.preset.empty() ? std::string("custom") : "preset " + policyLabel(p)) << ": " << p.maxAttempts << " attempts max, "
       << backoffName(p.backoff) << " backoff, " << jitterName(p.jitter) << " jitter\n";
   if (r.cancelled) out << "(cancelled before the end: partial numbers)\n";
   out << "  attempts           " << r.attempts << " (amplification " << fmt("%.3f", r.amplification()) << ")\n";
@@ -146,7 +153,9 @@ std::string toText(const Result& r) {
                                       : "no retry can arrive after the key is gone")
       << '\n';
   if (r.maxQueueWait > 0) out << "  max queue wait     " << seconds(toSeconds(r.maxQueueWait)) << '\n';
-  if (!r.offsets.empty()) {
+  if (!r.offsets.empty() && !withAttempts)
+    out << "  attempt offsets    " << r.offsets.size() << " attempt numbers (--attempts lists them)\n";
+  if (!r.offsets.empty() && withAttempts) {
     out << "  attempt offsets after the first attempt:\n"
         << "    attempt      count        p50        p90        p99        max\n";
     for (const auto& o : r.offsets) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/text/humanduration.h"
+#include "core/text/numbers.h"
 #include "core/tiers/tiers.h"
 #include "core/trace/outcome.h"
 
@@ -19,15 +20,7 @@ using std::chrono::seconds;
 std::string human(Millis d) { return text::humanDuration(d); }
 std::string human(double ms) { return text::humanDuration(Millis(static_cast<long long>(std::llround(ms)))); }
 
-std::string withThousands(long long n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return (n < 0 ? "-" : "") + out;
-}
+using text::withThousands;
 
 Millis ceilTo(Millis d, Millis unit) { return unit * ((d.count() + unit.count() - 1) / unit.count()); }
 
@@ -110,11 +103,26 @@ WhatIf evaluate(const policy::Tier& tier, const RetryStats& retries, const Stora
                                             : 1.0;
   w.liveBytes = storage.liveBytes * ratio;
   w.storageBytes = w.liveBytes + storage.archiveBytes;
+  w.missRateRange = wilson(afterExpiry, retries.retries);
+  const Interval perOperation = wilson(afterExpiry, retries.operations);
+  w.perMillionRange = {perOperation.low * 1e6, perOperation.high * 1e6};
+  for (const auto& [name, window] : tier.referenceWindows)
+    if (window > ttl) w.exposures.emplace_back(name, window);
   return w;
 }
 
 Recommendation recommend(const policy::Tier& tier, const RetryStats& retries) {
   Recommendation r;
+  if (retries.retries < kMinRetriesToRecommend || !retries.offsets) {
+    // A handful of retries says where a few clients came back, not where the p99.9 lies: a
+    // TTL cut from them (2 days to 30 s on a 5-operation store) would be a guess.
+    r.made = false;
+    r.ttl = tier.ttl;
+    r.because = "not enough retries observed to recommend: " + withThousands(retries.retries) + " of the " +
+                std::to_string(kMinRetriesToRecommend) + " needed (" + withThousands(retries.operations) +
+                " operations); keep " + human(tier.ttl) + " until more are seen";
+    return r;
+  }
   Millis needed{0};
   std::vector<std::string> covers;
   if (retries.offsets) {
@@ -133,12 +141,6 @@ Recommendation recommend(const policy::Tier& tier, const RetryStats& retries) {
   if (!windows.empty())
     covers.push_back(std::string(tier.referenceWindows.size() == 1 ? "the reference window " : "every reference window: ") +
                      windows);
-  if (covers.empty()) {
-    r.ttl = tier.ttl;
-    r.because = "no retries were observed in the period and the tier names no reference window: nothing to measure "
-                "the TTL against, so keep " + human(tier.ttl);
-    return r;
-  }
   r.ttl = roundUpToPolicyUnit(std::max(needed, tier.lease));
   r.because = "the smallest TTL that covers " + covers.front();
   for (std::size_t i = 1; i < covers.size(); ++i) r.because += " and " + covers[i];
@@ -163,6 +165,14 @@ std::vector<std::string> flagsFor(const policy::Tier& tier, const RetryStats& re
                     " of that window finds the key forgotten and is " + consequence);
   }
   return flags;
+}
+
+std::string exposureText(const WhatIf& w) {
+  std::string out;
+  for (const auto& [name, window] : w.exposures)
+    out += (out.empty() ? "" : "; ") + name + " (" + human(window) + ") outruns the TTL by " + human(window - w.ttl) +
+           ": a resend that late finds the key gone";
+  return out;
 }
 
 std::string humanBytes(double bytes) {

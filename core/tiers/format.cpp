@@ -61,8 +61,9 @@ nlohmann::json tierJson(const TierReport& t) {
         {"sampled", t.storage.sampled}}},
       {"current", whatIfJson(t.current)},
       {"recommendation",
-       {{"ttl", formatDuration(t.recommendation.ttl)},
-        {"ttl_ms", t.recommendation.ttl.count()},
+       {{"made", t.recommendation.made},
+        {"ttl", t.recommendation.made ? json(formatDuration(t.recommendation.ttl)) : json()},
+        {"ttl_ms", t.recommendation.made ? json(t.recommendation.ttl.count()) : json()},
         {"because", t.recommendation.because},
         {"cost", whatIfJson(t.recommendation.cost)}}},
       {"proposed", whatIfJson(t.proposed)},
@@ -73,17 +74,25 @@ nlohmann::json tierJson(const TierReport& t) {
   };
 }
 
+// Ranges lead: the point value of a small sample reads as a measurement it is not.
 std::string outcomeLine(const TierReport& t, const WhatIf& w) {
   const bool execute = t.tier.onExpired == policy::OnExpired::Execute;
-  return humanPercent(w.missRate) + " of retries after expiry, " + humanPerMillion(w.perMillion) +
-         (execute ? " duplicates" : " rejections") + " per million operations, storage " + humanBytes(w.storageBytes);
+  std::string line = humanPercentRange(w.missRateRange) +
+                     " of retries after expiry (" + std::to_string(w.afterExpiry) + " of " +
+                     std::to_string(w.retries) + "), " + humanPerMillionRange(w.perMillionRange) +
+                     (execute ? " duplicates" : " rejections") + " per million operations, storage " +
+                     humanBytes(w.storageBytes);
+  if (w.exposed()) line += "; known exposure: " + exposureText(w);
+  return line;
 }
+
+nlohmann::json rangeJson(const Interval& i) { return nlohmann::json::array({i.low, i.high}); }
 
 std::string markdown(const Report& r) {
   std::ostringstream out;
   out << "# Retention tiers — policy v" << r.policyVersion << "\n\n";
   out << "Retries observed over the last " << humanDuration(r.since) << " (to " << isoTime(r.generatedAtMs)
-      << "). Offsets are measured from the key's first request.\n\n";
+      << "). Offsets are measured from the key's first request. " << confidenceRule() << "\n\n";
   out << "| tier | routes | TTL | on expiry | reference windows | retries | p50 | p90 | p99 | p99.9 | max | storage | "
          "recommended | flag |\n";
   out << "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
@@ -98,7 +107,8 @@ std::string markdown(const Report& r) {
         << policy::onExpiredName(t.tier.onExpired) << " | " << (windows.empty() ? "–" : windows) << " | "
         << t.retries.retries << " | " << cell(&Offsets::p50) << " | " << cell(&Offsets::p90) << " | "
         << cell(&Offsets::p99) << " | " << cell(&Offsets::p999) << " | " << cell(&Offsets::max) << " | "
-        << humanBytes(t.current.storageBytes) << " | " << humanDuration(t.recommendation.ttl) << " | "
+        << humanBytes(t.current.storageBytes) << " | "
+        << (t.recommendation.made ? humanDuration(t.recommendation.ttl) : std::string("not enough retries")) << " | "
         << (t.flagged() ? "**too short**" : "ok") << " |\n";
   }
   for (const auto& t : r.tiers) {
@@ -106,8 +116,11 @@ std::string markdown(const Report& r) {
     for (const auto& f : t.flags) out << "- ⚠ " << f << "\n";
     if (!t.flags.empty()) out << "\n";
     out << "- **Now** (" << humanDuration(t.current.ttl) << "): " << outcomeLine(t, t.current) << ".\n";
-    out << "- **Recommended** (" << humanDuration(t.recommendation.ttl) << "): " << t.recommendation.because << ". "
-        << outcomeLine(t, t.recommendation.cost) << ".\n";
+    if (t.recommendation.made)
+      out << "- **Recommended** (" << humanDuration(t.recommendation.ttl) << "): " << t.recommendation.because << ". "
+          << outcomeLine(t, t.recommendation.cost) << ".\n";
+    else
+      out << "- **No recommendation**: " << t.recommendation.because << ".\n";
     if (t.proposedFromCandidate)
       out << "- **What if** (" << humanDuration(t.proposed.ttl) << "): " << outcomeLine(t, t.proposed) << ".\n";
     out << "- Operations " << t.retries.operations << ", live rows " << std::llround(t.storage.liveRows)
@@ -121,7 +134,7 @@ std::string markdown(const Report& r) {
 std::string text(const Report& r) {
   std::ostringstream out;
   out << "Retention tiers, policy v" << r.policyVersion << "; retries over the last " << humanDuration(r.since)
-      << " (to " << isoTime(r.generatedAtMs) << ")\n";
+      << " (to " << isoTime(r.generatedAtMs) << ")\n" << confidenceRule() << "\n";
   for (const auto& t : r.tiers) {
     out << "\n" << t.tier.name << (t.flagged() ? "  [TOO SHORT]" : "") << "\n";
     std::string routes;
@@ -139,8 +152,11 @@ std::string text(const Report& r) {
           << ", p99.9 " << human(o->p999) << ", max " << human(o->max);
     out << "\n";
     out << "  now           " << outcomeLine(t, t.current) << "\n";
-    out << "  recommended   " << humanDuration(t.recommendation.ttl) << ": " << outcomeLine(t, t.recommendation.cost)
-        << "\n                (" << t.recommendation.because << ")\n";
+    if (t.recommendation.made)
+      out << "  recommended   " << humanDuration(t.recommendation.ttl) << ": " << outcomeLine(t, t.recommendation.cost)
+          << "\n                (" << t.recommendation.because << ")\n";
+    else
+      out << "  recommended   none: " << t.recommendation.because << "\n";
     if (t.proposedFromCandidate)
       out << "  what if       " << humanDuration(t.proposed.ttl) << ": " << outcomeLine(t, t.proposed) << "\n";
     for (const auto& f : t.flags) out << "  ! " << f << "\n";
@@ -160,6 +176,9 @@ std::string isoTime(long long epochMs) {
 }
 
 nlohmann::json whatIfJson(const WhatIf& w) {
+  nlohmann::json exposures = nlohmann::json::array();
+  for (const auto& [name, window] : w.exposures)
+    exposures.push_back({{"window", name}, {"duration", formatDuration(window)}, {"beyond_ttl", formatDuration(window - w.ttl)}});
   return {{"ttl", formatDuration(w.ttl)},
           {"ttl_ms", w.ttl.count()},
           {"retries", w.retries},
@@ -168,6 +187,9 @@ nlohmann::json whatIfJson(const WhatIf& w) {
           {"per_million", w.perMillion},
           {"duplicates_per_million", w.duplicatesPerMillion},
           {"rejections_per_million", w.rejectionsPerMillion},
+          {"miss_rate_95", rangeJson(w.missRateRange)},
+          {"per_million_95", rangeJson(w.perMillionRange)},
+          {"known_exposures", exposures},
           {"live_bytes", w.liveBytes},
           {"storage_bytes", w.storageBytes}};
 }
@@ -176,6 +198,8 @@ nlohmann::json toJson(const Report& report) {
   nlohmann::json tiers = nlohmann::json::array();
   for (const auto& t : report.tiers) tiers.push_back(tierJson(t));
   return {{"policy_version", report.policyVersion},
+          {"rule", confidenceRule()},
+          {"min_retries_to_recommend", kMinRetriesToRecommend},
           {"policy_effective_at", isoTime(report.policyEffectiveAtMs)},
           {"generated_at", isoTime(report.generatedAtMs)},
           {"since", formatDuration(report.since)},

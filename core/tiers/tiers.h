@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/policy/policy.h"
+#include "core/tiers/confidence.h"
 #include "core/store/pg.h"
 
 namespace idem::tiers {
@@ -59,11 +60,20 @@ struct WhatIf {
   double liveBytes = 0;  ///< live rows × average row size, scaled by ttl / current TTL
   double storageBytes = 0;  ///< liveBytes + archive (with bodies kept bodyRetention, when proposed)
   std::optional<Millis> bodyRetention;  ///< a proposed body retention (archiveBytesKeepingBodies)
+  Interval missRateRange;    ///< 95 % Wilson range of missRate (afterExpiry of retries)
+  Interval perMillionRange;  ///< 95 % Wilson range of perMillion (afterExpiry of operations)
+  /// The tier's reference windows longer than ttl: a resend late in one finds the key gone,
+  /// whether or not the trace caught one. Name and window, ascending by name.
+  std::vector<std::pair<std::string, Millis>> exposures;
+  [[nodiscard]] bool exposed() const { return !exposures.empty(); }
 };
 
 struct Recommendation {
+  /// False below kMinRetriesToRecommend observed retries: then ttl is the tier's own and
+  /// `because` says what was counted instead.
+  bool made = true;
   Millis ttl{0};
-  std::string because;  ///< in words: what it covers
+  std::string because;  ///< in words: what it covers (or why there is no recommendation)
   WhatIf cost;
 };
 
@@ -126,7 +136,8 @@ class NoPolicy : public std::runtime_error {
 /// Fills a what-if from the counts the trace gave and the tier's storage.
 [[nodiscard]] WhatIf evaluate(const policy::Tier& tier, const RetryStats& retries, const Storage& storage, Millis ttl,
                               long long afterExpiry);
-/// The smallest TTL that covers p99.9 of observed retries, every reference window and the lease.
+/// The smallest TTL that covers p99.9 of observed retries, every reference window and the lease;
+/// none (made == false) below kMinRetriesToRecommend retries.
 [[nodiscard]] Recommendation recommend(const policy::Tier& tier, const RetryStats& retries);
 /// Why a tier's TTL is too short (retries' p99.9 or a reference window at or past it), in words.
 [[nodiscard]] std::vector<std::string> flagsFor(const policy::Tier& tier, const RetryStats& retries,
@@ -137,5 +148,8 @@ class NoPolicy : public std::runtime_error {
 [[nodiscard]] std::string humanPerMillion(double perMillion);
 /// "0.41 %", "0 %", "< 0.01 %".
 [[nodiscard]] std::string humanPercent(double share);
+/// "a resend late in channel_retry (3 days) finds the key gone" for each exposure, joined; empty
+/// when none.
+[[nodiscard]] std::string exposureText(const WhatIf& w);
 
 }  // namespace idem::tiers

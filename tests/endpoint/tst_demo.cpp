@@ -114,6 +114,11 @@ class TestDemo : public QObject {
       QCOMPARE(
           conn.exec("SELECT count(*) AS n FROM idem_demo.ledger WHERE idem_key = 'checkout-8812-pay'").integer(0, "n"),
           2LL);
+      // The demo names a charge id to paste into Ctrl+K: the incident's duplicate, then the original.
+      auto ids = conn.exec("SELECT id FROM idem_demo.ledger WHERE idem_key = 'checkout-8812-pay' ORDER BY generation");
+      const std::string printed = demo.after("Ctrl+K, paste ");
+      QVERIFY2(printed.starts_with("pay_") && printed == ids.str(1, "id"), demo.text.c_str());
+      QVERIFY2(demo.text.find(ids.str(0, "id") + " is the one they meant") != std::string::npos, demo.text.c_str());
       QCOMPARE(conn.exec("SELECT count(*) AS n FROM idem.keys WHERE state = 'processing' AND lease_until < now()")
                    .integer(0, "n"),
                1LL);

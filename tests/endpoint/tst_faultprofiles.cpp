@@ -156,7 +156,7 @@ class TestFaultProfiles : public QObject {
     QVERIFY(file.open(QIODevice::WriteOnly));
     file.write(config.c_str());
     file.close();
-    QCOMPARE(test::runIdemctl({"simulate", "--config", path}, &simOut), 0);
+    QCOMPARE(test::runIdemctl({"simulate", "--config", path, "--format", "json"}, &simOut), 0);
 
     // --since: a window that excludes the 2023 rows, and a malformed value.
     QCOMPARE(test::runIdemctl({"measure", "--db", db.conninfo(), "--since", "1h"}, &out), 0);

@@ -35,6 +35,20 @@ class TestResolutionDemo : public QObject {
     QCOMPARE(ledger.rows(), 2);
     const std::string first = ledger.str(0, "id"), second = ledger.str(1, "id");
     QVERIFY2(first.starts_with("pay_") && second.starts_with("pay_"), (first + " " + second).c_str());
+    // Backdating moved the first charge's "created" (what the ledger API shows) with its key:
+    // the charge, its ledger row and the key's first generation agree on when it happened.
+    auto times = c.exec(
+        "SELECT (l.payload ->> 'created')::bigint AS created, extract(epoch FROM l.created_at)::bigint AS recorded,"
+        " extract(epoch FROM a.created_at)::bigint AS key_created FROM idem_demo.ledger l"
+        " JOIN idem.key_archive a ON a.tenant = l.tenant AND a.endpoint = l.endpoint AND a.idem_key = l.idem_key"
+        "  AND a.generation = l.generation WHERE l.id = $1",
+        {first});
+    QCOMPARE(times.rows(), 1);
+    QVERIFY2(std::llabs(times.integer(0, "created") - times.integer(0, "recorded")) <= 2 &&
+                 std::llabs(times.integer(0, "created") - times.integer(0, "key_created")) <= 2,
+             (std::to_string(times.integer(0, "created")) + " vs ledger " + std::to_string(times.integer(0, "recorded")) +
+              " vs key " + std::to_string(times.integer(0, "key_created")))
+                 .c_str());
 
     const auto x = explain::explain(
         explain::loadByKey(c, seeded.incidentKey, explain::Scope{seeded.incidentTenant, "POST /v1/payments"}));

@@ -2,11 +2,14 @@
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
+#include <sstream>
 
 #include "core/sim/config_parse.h"
 #include "core/sim/engine.h"
 #include "core/sim/presets.h"
 #include "core/sim/report.h"
+#include "core/sim/scenarios.h"
+#include "core/sim/verdict.h"
 #include "tests/support/testdb.h"
 
 using namespace idem;
@@ -36,7 +39,7 @@ class TestSimCli : public QObject {
   void jsonMatchesLibrary() {
     const std::string path = writeFile("storm.json", kConfig);
     std::string out;
-    QCOMPARE(test::runIdemctl({"simulate", "--config", path}, &out), 0);
+    QCOMPARE(test::runIdemctl({"simulate", "--config", path, "--format", "json"}, &out), 0);
     const auto cli = nlohmann::ordered_json::parse(out);
     for (const char* field : {"operations", "attempts", "amplification", "success_rate", "conflicts_409", "timeouts",
                               "budget_exhausted", "duplicates", "duplicates_per_million", "horizon_s", "ttl_s",
@@ -60,7 +63,7 @@ class TestSimCli : public QObject {
   void seedOverride() {
     const std::string path = writeFile("seed.json", kConfig);
     std::string out;
-    QCOMPARE(test::runIdemctl({"simulate", "--config", path, "--seed", "9"}, &out), 0);
+    QCOMPARE(test::runIdemctl({"simulate", "--config", path, "--seed", "9", "--format", "json"}, &out), 0);
     auto config = sim::parseConfigText(kConfig);
     config.seed = 9;
     QCOMPARE(nlohmann::ordered_json::parse(out).dump(), sim::toJson(sim::simulate(config)).dump());
@@ -102,6 +105,83 @@ class TestSimCli : public QObject {
     const std::string path = writeFile("ok.json", kConfig);
     QCOMPARE(test::runIdemctl({"simulate", "--config", path, "--format", "yaml"}, &out), 2);
     QCOMPARE(test::runIdemctl({"simulate", "--config", path, "--seed", "-3"}, &out), 2);
+  }
+
+  // Issue 29, item 7: the answer comes first. Without --format the CLI prints text whose first
+  // line is the verdict the console shows, and no row per attempt unless --attempts.
+  void textByDefaultLeadsWithTheVerdict() {
+    const std::string path = writeFile("default.json", kConfig);
+    std::string out;
+    QCOMPARE(test::runIdemctl({"simulate", "--config", path}, &out), 0);
+    const auto result = sim::simulate(sim::parseConfigText(kConfig));
+    const std::string first = out.substr(0, out.find('\n'));
+    QCOMPARE(first, sim::policyLabel(result.config.policy) + ": " + sim::verdictLine(result));
+    QVERIFY2(first.rfind("stripe-python: ", 0) == 0, first.c_str());  // the preset's name, not its old alias
+    QVERIFY2(out.find("p50") == std::string::npos, out.c_str());    // no attempt table
+    QVERIFY2(out.find("--attempts lists them") != std::string::npos, out.c_str());
+    QCOMPARE(test::runIdemctl({"simulate", "--config", path, "--attempts"}, &out), 0);
+    QVERIFY2(out.find("attempt offsets after the first attempt") != std::string::npos, out.c_str());
+    // One row per attempt number: lines of the table that start with that number.
+    std::size_t rows = 0;
+    std::stringstream lines(out.substr(out.find("attempt offsets after")));
+    for (std::string line; std::getline(lines, line);) {
+      std::stringstream words(line);
+      int attempt = 0;
+      if (words >> attempt && attempt >= 2) ++rows;
+    }
+    QVERIFY(!result.offsets.empty());
+    QCOMPARE(rows, result.offsets.size());
+  }
+
+  // Two or more policies on one scenario, side by side, without editing the file: repeated
+  // --policy and a comma list both work; each column is the library's run of that policy.
+  void policiesComparedSideBySide() {
+    const std::string path = writeFile("compare.json", kConfig);
+    std::string policyFile = writeFile("mine.json", R"({ "policy": { "max_attempts": 2, "backoff": "constant", "base": "1s" } })");
+    std::string out;
+    QCOMPARE(test::runIdemctl({"simulate", "--config", path, "--policy", "stripe-node", "--policy", "urllib3," + policyFile},
+                              &out),
+             0);
+    std::vector<std::string> names{"stripe-node", "urllib3", "mine"};
+    for (const auto& name : names) QVERIFY2(out.find(name + ": ") != std::string::npos, out.c_str());
+    QVERIFY2(out.find("  verdict ") != std::string::npos && out.find("  duplicates ") != std::string::npos, out.c_str());
+    // The table's header row names the three policies in order on one line.
+    const auto header = out.find("stripe-node   ");
+    QVERIFY2(header != std::string::npos, out.c_str());
+    const std::string headerLine = out.substr(header, out.find('\n', header) - header);
+    QVERIFY2(headerLine.find("urllib3") != std::string::npos && headerLine.find("mine") != std::string::npos,
+             headerLine.c_str());
+    QCOMPARE(test::runIdemctl({"simulate", "--config", path, "--policy", "stripe-node,urllib3", "--format", "json"}, &out),
+             0);
+    const auto j = nlohmann::ordered_json::parse(out);
+    QCOMPARE(j["runs"].size(), std::size_t(2));
+    auto config = sim::parseConfigText(kConfig);
+    config.policy = sim::parseConfig(nlohmann::json{{"policy", {{"preset", "urllib3"}}}}).policy;
+    QCOMPARE(j["runs"][1]["name"].get<std::string>(), std::string("urllib3"));
+    QCOMPARE(j["runs"][1]["result"].dump(), sim::toJson(sim::simulate(config)).dump());
+    // A name that is neither a preset nor a file is an error that lists the presets.
+    QCOMPARE(test::runIdemctl({"simulate", "--config", path, "--policy", "stripe-nod"}, &out), 2);
+    QVERIFY2(out.find("neither a preset") != std::string::npos && out.find("urllib3") != std::string::npos,
+             out.c_str());
+  }
+
+  // A built-in scenario by the name the console shows, compared A against B as the console does.
+  void builtInScenarioByName() {
+    std::string out;
+    QCOMPARE(test::runIdemctl({"simulate", "--list-scenarios"}, &out), 0);
+    for (const auto& s : sim::builtInScenarios()) {
+      QVERIFY2(out.find(std::string(s.id) + "  " + std::string(s.title)) != std::string::npos, out.c_str());
+      QVERIFY(std::string(s.title).find("issue") == std::string::npos);  // a title for users, not a ticket
+    }
+    QCOMPARE(test::runIdemctl({"simulate", "--scenario", "charge-twice"}, &out), 0);
+    QVERIFY2(out.rfind("Scenario: Which one charges twice? (30 min TTL)\n", 0) == 0, out.c_str());
+    const auto* s = sim::findScenario("charge-twice");
+    auto config = sim::scenarioConfig(*s);
+    config.policy = sim::scenarioPolicyB(*s);
+    QVERIFY2(out.find("B urllib3: " + sim::verdictLine(sim::simulate(config))) != std::string::npos, out.c_str());
+    QVERIFY2(out.find("A stripe-python: cannot charge twice") != std::string::npos, out.c_str());
+    QCOMPARE(test::runIdemctl({"simulate", "--scenario", "nope"}, &out), 2);
+    QVERIFY(out.find("charge-twice") != std::string::npos);
   }
 
   void listPresets() {

@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include "core/sim/config_parse.h"
+#include "core/sim/scenarios.h"
 #include "core/sim/engine.h"
 #include "core/sim/presets.h"
 #include "core/sim/report.h"
@@ -228,7 +229,7 @@ class TestSimConfig : public QObject {
   // The example configs in core/sim/examples parse and run.
   void examples_data() {
     QTest::addColumn<QString>("file");
-    QTest::newRow("issue6") << "issue6.json";
+    QTest::newRow("budget-spike") << "budget-spike.json";
     QTest::newRow("charge-twice") << "charge-twice.json";
     QTest::newRow("storm") << "storm.json";
   }
@@ -241,6 +242,17 @@ class TestSimConfig : public QObject {
     const Result r = simulate(c);
     QCOMPARE(r.operations >= 3000, true);
     QVERIFY(r.successes > 0);
+  }
+
+  // The built-in scenarios (console and --scenario) are the example files, field for field.
+  void builtInScenariosAreTheExampleFiles() {
+    for (const auto& s : builtInScenarios()) {
+      QFile f(QStringLiteral(IDEM_SOURCE_DIR "/core/sim/examples/") + QString::fromUtf8(s.id.data(), qsizetype(s.id.size())) +
+              QStringLiteral(".json"));
+      QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(f.fileName()));
+      QCOMPARE(configToJson(parseConfigText(f.readAll().toStdString())).dump(),
+               configToJson(scenarioConfig(s)).dump());
+    }
   }
 
   // configToJson writes the resolved config in the input's shape: reading it back runs the

@@ -102,6 +102,20 @@ class TestConnection : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, (void)p.toLibpq());
   }
 
+  // Issue 29, item 7: a store given with --db is named after its database, not "command line".
+  void commandLineProfileIsNamedAfterItsDatabase() {
+    QCOMPARE(ConnectionProfile::fromConninfo(u"host=/tmp/idem-demo port=5432 dbname=idem_demo"_s).name,
+             u"idem_demo"_s);
+    QCOMPARE(ConnectionProfile::fromConninfo(u"host=db.internal dbname=idem user=support_ro"_s).name,
+             u"idem on db.internal"_s);
+    QCOMPARE(ConnectionProfile::fromConninfo(u"postgresql://ro@db.internal:5433/payments"_s).name,
+             u"payments on db.internal"_s);
+    QCOMPARE(ConnectionProfile::fromConninfo(u"service=idem-prod"_s).name, u"service idem-prod"_s);
+    ConnectionProfile ro = ConnectionProfile::fromConninfo(u"host=/tmp/s dbname=idem_demo"_s);
+    ro.readOnly = true;
+    QCOMPARE(ro.displayName(), u"idem_demo (read-only)"_s);
+  }
+
   void profilesNeverStorePasswords() {
     QTemporaryDir dir;
     QSettings settings(dir.filePath(u"s.ini"_s), QSettings::IniFormat);

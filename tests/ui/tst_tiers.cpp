@@ -10,6 +10,7 @@
 #include <QLineEdit>
 #include <QPainter>
 #include <QProcess>
+#include <QPushButton>
 #include <QSettings>
 #include <QSlider>
 #include <QStandardPaths>
@@ -220,6 +221,7 @@ class TestTiersView : public QObject {
     QVERIFY(changed.count() >= 3);
     QCOMPARE(asked.count(), 0);  // slider positions need no query
     QVERIFY(panel->missChart()->pointCount() > 10);
+    QVERIFY(panel->missChart()->showsRecommendation());
     QCOMPARE(panel->storageChart()->pointCount(), panel->missChart()->pointCount());
   }
 
@@ -359,6 +361,53 @@ class TestTiersView : public QObject {
       const QString text = QString::fromUtf8(p.readAllStandardOutput());
       QVERIFY2(text.contains(u"payments"_s) && text.contains(u"channel_retry"_s), qPrintable(text.left(2000)));
     }
+  }
+
+  // Five payments under a 2-day TTL whose channel resends for 3 days (issue 29, item 6): the
+  // view shows what it counted as ranges, recommends nothing, and names the window as a known
+  // exposure although no retry came late; the rule is written in the view.
+  void smallSampleReadsAsSuch() {
+    test::TestDatabase db("ui_tiers_small");
+    auto conn = db.connect();
+    using nlohmann::json;
+    const json tier = {{"name", "payments"}, {"routes", {"POST /v1/payments"}}, {"ttl", "2d"}, {"lease", "30s"},
+                       {"reference_windows", {{"channel_retry", "72h"}}}};
+    (void)store::recordPolicy(
+        conn, policy::parsePolicy(json{{"docs_url", "https://docs.test/i"}, {"tiers", {tier}}}.dump(), "s.json"));
+    conn.exec("INSERT INTO idem.keys (tenant, endpoint, idem_key, generation, tier, fingerprint, state, resp_status,"
+              " created_at, completed_at, expires_at) SELECT 'acct', 'POST /v1/payments', 'pay-' || i, 1, 'payments',"
+              " '\\x01'::bytea, 'done', 201, now() - make_interval(hours => i), now() - make_interval(hours => i),"
+              " now() - make_interval(hours => i) + interval '2 days' FROM generate_series(1, $1::int) i",
+              {5});
+    conn.exec("INSERT INTO idem.events (at, tenant, endpoint, idem_key, generation, tier, outcome, latency_ms)"
+              " SELECT created_at, tenant, endpoint, idem_key, 1, tier, 'executed', 0 FROM idem.keys");
+    conn.exec("INSERT INTO idem.events (at, tenant, endpoint, idem_key, generation, tier, outcome)"
+              " SELECT created_at + interval '10 seconds', tenant, endpoint, idem_key, 1, tier, 'replayed'"
+              " FROM idem.keys");
+    DbSession session(u"test-tiers-small"_s);
+    QVERIFY(test::openSession(session, db.conninfo()));
+    TiersWorkspace view(&session);
+    view.resize(1360, 900);
+    view.show();
+    QVERIFY(waitLoaded(view));
+    auto* panel = view.whatIf();
+    const auto* rec = panel->findChild<QLabel*>(u"tiersRecommendation"_s);
+    const auto* rule = panel->findChild<QLabel*>(u"tiersRule"_s);
+    QVERIFY(rec && rule);
+    QVERIFY2(rec->text().contains(u"not enough retries observed to recommend"_s), qPrintable(rec->text()));
+    QVERIFY(!panel->useRecommendedButton()->isEnabled());
+    QVERIFY(!panel->missChart()->showsRecommendation());  // no line that reads as advice
+    QVERIFY2(rule->isVisible() && rule->text().contains(u"Wilson"_s), qPrintable(rule->text()));
+    QCOMPARE(view.model()->index(0, TierTableModel::ColRecommended).data().toString(), u"not enough retries"_s);
+    // What it has: 0 of 5 late, as the range 0 to 1 in 2.3 (Wilson, 0 of 5: 0–43.4 %).
+    const QString summary = panel->summary();
+    QVERIFY2(summary.contains(u"0–43.4 %"_s) && summary.contains(u"0 of 5 observed"_s), qPrintable(summary));
+    // At the 2-day TTL the trace shows no late retry, yet the 3-day channel resend outruns it.
+    QVERIFY2(summary.contains(u"Known exposure: channel_retry (3 days) outruns the TTL by 24 h"_s), qPrintable(summary));
+    if (qEnvironmentVariableIsSet("IDEM_UI_SAVE_GRABS")) view.grab().save(u"/tmp/grab-tiers-small-exposed.png"_s);
+    panel->setTtl(Millis(72h));
+    QVERIFY(!panel->summary().contains(u"Known exposure"_s));
+    if (qEnvironmentVariableIsSet("IDEM_UI_SAVE_GRABS")) view.grab().save(u"/tmp/grab-tiers-small.png"_s);
   }
 
   void cliPrintsTheViewsNumbers() {

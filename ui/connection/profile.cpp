@@ -3,6 +3,9 @@
 #include <QSettings>
 #include <QStringList>
 
+#include <libpq-fe.h>
+
+#include <memory>
 #include <stdexcept>
 
 #include "ui/common/connectparams.h"
@@ -30,11 +33,33 @@ QString ConnectionProfile::displayName() const {
   return readOnly ? QObject::tr("%1 (read-only)").arg(name) : name;
 }
 
+namespace {
+// A name a person recognises for a store given on the command line: its database, and the
+// host when it is a network one ("idem on db.internal"); a Unix socket adds nothing useful.
+QString nameFor(const QString& conninfo) {
+  const QByteArray utf8 = conninfo.toUtf8();
+  std::unique_ptr<PQconninfoOption, decltype(&PQconninfoFree)> opts(PQconninfoParse(utf8.constData(), nullptr),
+                                                                      &PQconninfoFree);
+  QString database, host, service;
+  for (auto* o = opts.get(); o && o->keyword; ++o) {
+    if (!o->val) continue;
+    const QString key = QString::fromUtf8(o->keyword), value = QString::fromUtf8(o->val);
+    if (key == u"dbname"_s) database = value;
+    else if (key == u"host"_s) host = value;
+    else if (key == u"service"_s) service = value;
+  }
+  if (database.isEmpty() && !service.isEmpty()) return QObject::tr("service %1").arg(service);
+  if (database.isEmpty()) return QObject::tr("store given with --db");
+  const bool networkHost = !host.isEmpty() && !host.startsWith(u'/') && !host.startsWith(u'@');
+  return networkHost ? QObject::tr("%1 on %2").arg(database, host.section(u',', 0, 0)) : database;
+}
+}  // namespace
+
 ConnectionProfile ConnectionProfile::fromConninfo(const QString& conninfo) {
   ConnectionProfile p;
   p.kind = Kind::Conninfo;
   p.conninfo = conninfo;
-  p.name = QObject::tr("command line");
+  p.name = nameFor(conninfo);
   return p;
 }
 

@@ -18,6 +18,8 @@
 #include "core/sim/config_parse.h"
 #include "core/sim/presets.h"
 #include "core/sim/report.h"
+#include "core/sim/scenarios.h"
+#include "core/sim/verdict.h"
 #include "ui/cases/casebook.h"
 #include "ui/sim/chartexport.h"
 #include "ui/sim/comparisonmodel.h"
@@ -37,38 +39,6 @@ namespace core = idem::sim;
 
 namespace idem::ui::sim {
 namespace {
-
-// The scenarios of core/sim/examples, so the console and `idemctl simulate` show the same runs.
-// charge-twice.json: 1 % of answers lost after the payment ran, and for two minutes 30 % of
-// requests find the key store unreachable: 503 with Retry-After 40 min.
-const char* const kChargeTwice =
-    "{ \"seed\": 1, \"clients\": { \"operations\": 120000, \"arrival_rate_per_s\": 200 },"
-    "  \"policy\": { \"preset\": \"stripe\" },"
-    "  \"server\": { \"latency\": { \"median\": \"150ms\", \"p99\": \"2s\" }, \"lost_response_rate\": 0.01,"
-    "    \"events\": [ { \"at\": \"200s\", \"duration\": \"120s\", \"outage\": true, \"outage_fraction\": 0.3,"
-    "                   \"retry_after\": \"40m\" } ] },"
-    "  \"store\": { \"ttl\": \"30m\", \"purge_lag\": \"0s\", \"stored_at\": \"first_receipt\" } }";
-// storm.json: clients retry until a 10 s deadline against 700 requests/s; a 5 s spike of +800/s.
-const char* const kStorm =
-    "{ \"seed\": 1, \"clients\": { \"operations\": 15000, \"arrival_rate_per_s\": 100 },"
-    "  \"policy\": { \"max_attempts\": 100, \"timeout\": \"1s\", \"deadline\": \"10s\", \"backoff\": \"exponential\","
-    "    \"jitter\": \"full\", \"base\": \"1s\", \"multiplier\": 2, \"cap\": \"10s\","
-    "    \"retry_on\": [\"timeout\", \"5xx\", \"409\"], \"retry_after\": \"ignore\", \"budget\": null },"
-    "  \"server\": { \"latency\": { \"median\": \"50ms\", \"p99\": \"200ms\" }, \"capacity_rps\": 700,"
-    "    \"events\": [ { \"at\": \"20s\", \"duration\": \"5s\", \"extra_rate_per_s\": 800 } ] },"
-    "  \"store\": { \"ttl\": \"24h\" } }";
-// The issue's example config.
-const char* const kIssue =
-    "{ \"seed\": 7, \"clients\": { \"operations\": 100000, \"arrival_rate_per_s\": 200 },"
-    "  \"policy\": { \"max_attempts\": 4, \"timeout\": \"3s\", \"deadline\": \"60s\", \"backoff\": \"exponential\","
-    "    \"jitter\": \"full\", \"base\": \"500ms\", \"multiplier\": 2, \"cap\": \"5s\", \"retry_on\": [\"timeout\", "
-    "\"5xx\", \"409\"],"
-    "    \"retry_after_cap\": \"60s\", \"budget\": { \"type\": \"token_bucket\", \"max_tokens\": 10, \"ratio\": 0.1 } "
-    "},"
-    "  \"server\": { \"latency\": { \"median\": \"100ms\", \"p99\": \"1s\" }, \"failure_rate\": 0.01, "
-    "\"capacity_rps\": 0,"
-    "    \"events\": [ { \"at\": \"20s\", \"duration\": \"5s\", \"extra_rate_per_s\": 40 } ] },"
-    "  \"store\": { \"ttl\": \"30m\", \"purge_lag\": \"0s\", \"stored_at\": \"first_receipt\" } }";
 
 QWidget* scrolled(QWidget* content, QWidget* parent) {
   auto* area = new QScrollArea(parent);
@@ -128,9 +98,10 @@ QWidget* SimulatorWorkspace::buildLeft() {
   m_scenario = new QComboBox(left);
   m_scenario->setObjectName(u"scenario"_s);
   // Built-in scenarios carry their enum; saved ones (after a separator) their name.
-  m_scenario->addItem(tr("Which one charges twice? (30 min TTL)"), int(ChargeTwice));
-  m_scenario->addItem(tr("Retry storm: jitter vs none"), int(RetryStorm));
-  m_scenario->addItem(tr("The issue's example"), int(IssueExample));
+  // Titles and configs come from core/sim/scenarios, the ones `idemctl simulate --scenario` runs.
+  const auto& builtIn = core::builtInScenarios();
+  for (std::size_t i = 0; i < builtIn.size(); ++i)
+    m_scenario->addItem(QString::fromUtf8(builtIn[i].title.data(), qsizetype(builtIn[i].title.size())), int(i));
   m_scenario->setToolTip(tr("Load a scenario (core/sim/examples, or one you saved): both policies, server and store"));
   m_saveScenario = new QPushButton(tr("Save…"), left);
   m_saveScenario->setObjectName(u"saveScenario"_s);
@@ -267,25 +238,15 @@ void SimulatorWorkspace::setSession(DbSession* session) { m_measure->setSession(
 void SimulatorWorkspace::loadScenario(Scenario scenario) {
   cancel();
   m_scenario->setCurrentIndex(m_scenario->findData(int(scenario)));
-  const char* text = scenario == RetryStorm ? kStorm : scenario == IssueExample ? kIssue : kChargeTwice;
-  const core::SimConfig c = core::parseConfigText(text);
+  const auto& builtIn = core::builtInScenarios().at(static_cast<std::size_t>(scenario));
+  const core::SimConfig c = core::scenarioConfig(builtIn);
   m_server->setConfig(c);
   m_policyA->setPolicy(c.policy);
-  switch (scenario) {
-    case ChargeTwice:
-      m_policyB->applyPreset(u"urllib3"_s);
-      break;
-    case RetryStorm: {
-      core::Policy none = c.policy;
-      none.backoff = core::Backoff::None;
-      none.jitter = core::Jitter::None;
-      m_policyB->setPolicy(none);
-      break;
-    }
-    case IssueExample:
-      m_policyB->applyPreset(u"stripe"_s);
-      break;
-  }
+  const core::Policy b = core::scenarioPolicyB(builtIn);
+  if (!b.preset.empty())
+    m_policyB->applyPreset(QString::fromStdString(b.preset));  // the editor shows the preset by name
+  else
+    m_policyB->setPolicy(b);
   clearResults(c);
 }
 
@@ -306,7 +267,7 @@ void SimulatorWorkspace::setCaseBook(CaseBook* book) {
 }
 
 void SimulatorWorkspace::listSavedScenarios() {
-  constexpr int kBuiltIn = IssueExample + 1;  // the built-in scenarios come first
+  const int kBuiltIn = static_cast<int>(core::builtInScenarios().size());  // the built-in scenarios come first
   const QVariant shown = m_scenario->currentData();
   while (m_scenario->count() > kBuiltIn) m_scenario->removeItem(kBuiltIn);
   const bool open = m_book && m_book->isOpen();
@@ -427,27 +388,15 @@ void SimulatorWorkspace::updateSummary() {
     const ResultPtr& r = m_comparison->result(i);
     if (!r) continue;
     const QString who = u"<b>"_s % (i == 0 ? u"A"_s : u"B"_s) % u" "_s % m_titles[i].toHtmlEscaped() % u"</b>"_s;
-    const QString h = r->horizon.value ? formatSeconds(core::toSeconds(*r->horizon.value)) : tr("unbounded");
-    const QString ttl = formatSeconds(core::toSeconds(r->config.store.ttl + r->config.store.purgeLag));
-    QString line;
-    if (r->duplicates > 0)
-      line =
-          tr("%1 <span style='color:#c01c8c'><b>charges twice</b>: %2 duplicates in %3 operations = %4 per "
-             "million</span> (%5 after the key's TTL). Retry horizon %6 vs TTL %7.")
-              .arg(who, formatCount(r->duplicates), formatCount(r->operations),
-                   QLocale().toString(r->duplicatesPerMillion(), 'f', 1), formatCount(r->duplicatesAfterPurge), h, ttl);
-    else if (core::expiryDuplicatesPossible(*r))
-      line = tr("%1 did not charge twice in this run, but it can: its retry horizon %2 reaches the TTL %3.")
-                 .arg(who, h, ttl);
-    else
-      line = tr("%1 <b>cannot charge twice</b> through expiry: its last retry comes within %2, before the TTL %3 ends.")
-                 .arg(who, h, ttl);
-    line += u" "_s +
-            tr("Amplification %1, success %2.").arg(formatRatio(r->amplification()), formatPercent(r->successRate()));
-    if (r->recovery)
-      line += u" "_s + (r->recovery->recoveredAfterS
-                            ? tr("Recovered %1 after the event.").arg(formatSeconds(*r->recovery->recoveredAfterS))
-                            : tr("<b>Never recovered</b> after the event."));
+    // The sentence is core's (what `idemctl simulate` prints); the console colours the verdict.
+    const core::Verdict v = core::verdictOf(*r);
+    const QString headline = QString::fromStdString(v.headline).toHtmlEscaped();
+    const QString line = who % u" "_s %
+                         (v.exposure == core::Exposure::ChargedTwice
+                              ? u"<span style='color:#c01c8c'><b>"_s % headline % u"</b></span>"_s
+                              : v.exposure == core::Exposure::CannotChargeTwice ? u"<b>"_s % headline % u"</b>"_s
+                                                                               : headline) %
+                         u" "_s % QString::fromStdString(v.detail).toHtmlEscaped();
     lines << line;
   }
   m_summary->setText(lines.join(u"<br>"_s));

@@ -44,7 +44,8 @@ class SimulatorWorkspace final : public QWidget {
   Q_DISABLE_COPY_MOVE(SimulatorWorkspace)
 
  public:
-  enum Scenario { ChargeTwice, RetryStorm, IssueExample };
+  /// The built-in scenarios in core::builtInScenarios() order.
+  enum Scenario { ChargeTwice, RetryStorm, BudgetSpike };
   enum Tab { ComparisonTab, OffsetsTab, LoadTab, HeatmapTab, LiveTab, MeasureTab };
 
   explicit SimulatorWorkspace(QWidget* parent = nullptr);

@@ -73,8 +73,14 @@ void CurveChart::setCurve(const QList<QPointF>& points, double yScale, const QSt
 void CurveChart::setMarkers(double currentMs, double recommendedMs, double candidateMs, double candidateValue) {
   const double top = m_y->max();
   m_current->replace({QPointF(logMs(currentMs), 0), QPointF(logMs(currentMs), top)});
-  m_recommended->replace({QPointF(logMs(recommendedMs), 0), QPointF(logMs(recommendedMs), top)});
+  // No recommendation (too few retries): no line, rather than one that looks like advice.
+  if (recommendedMs > 0)
+    m_recommended->replace({QPointF(logMs(recommendedMs), 0), QPointF(logMs(recommendedMs), top)});
+  else
+    m_recommended->clear();
   m_candidate->replace({QPointF(logMs(candidateMs), candidateValue / m_yScale)});
 }
+
+bool CurveChart::showsRecommendation() const { return m_recommended->count() > 0; }
 
 }  // namespace idem::ui

@@ -25,10 +25,12 @@ class CurveChart final : public QChartView {
   /// divides the values for display (bytes → MB by passing 1024²); yCap bounds the axis (100 %).
   void setCurve(const QList<QPointF>& points, double yScale, const QString& yTitle, double fromMs, double toMs,
                 double yCap = 0);
-  /// The current, recommended and candidate TTLs (ms) and the candidate's value (unscaled).
+  /// The current, recommended and candidate TTLs (ms) and the candidate's value (unscaled);
+  /// recommendedMs <= 0 draws no recommendation line.
   void setMarkers(double currentMs, double recommendedMs, double candidateMs, double candidateValue);
 
   [[nodiscard]] int pointCount() const;
+  [[nodiscard]] bool showsRecommendation() const;
 
  private:
   QCategoryAxis* m_x;

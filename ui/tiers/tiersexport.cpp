@@ -90,9 +90,9 @@ QString decisionHtml(const DecisionSheet& sheet) {
             (t.flagged() ? u" <span style='color:#c01cb0'>⚠</span>"_s : QString()) % u"<br><small>"_s %
             (execute ? tr("expired keys execute again") : tr("expired keys are rejected")) % u"</small></td><td>"_s %
             cellPair(dur(t.current.ttl), dur(p.ttl), changed) % u"</td><td>"_s %
-            cellPair(q(tiers::humanPercent(t.current.missRate)), q(tiers::humanPercent(p.missRate)), changed) %
+            cellPair(q(tiers::humanPercentRange(t.current.missRateRange)), q(tiers::humanPercentRange(p.missRateRange)), changed) %
             u"</td><td>"_s %
-            cellPair(q(tiers::humanPerMillion(t.current.perMillion)), q(tiers::humanPerMillion(p.perMillion)),
+            cellPair(q(tiers::humanPerMillionRange(t.current.perMillionRange)), q(tiers::humanPerMillionRange(p.perMillionRange)),
                      changed) %
             u" "_s % (execute ? tr("duplicates") : tr("rejections")) % u"</td><td>"_s %
             cellPair(q(tiers::humanBytes(t.current.storageBytes)), q(tiers::humanBytes(p.storageBytes)),
@@ -107,7 +107,14 @@ QString decisionHtml(const DecisionSheet& sheet) {
   QString reasons;
   for (const auto& t : r.tiers) {
     for (const auto& f : t.flags) reasons += u"<li><b>"_s % q(t.tier.name) % u":</b> "_s % q(f) % u"</li>"_s;
-    reasons += u"<li><b>"_s % q(t.tier.name) % u"</b> "_s % tr("recommended %1: %2.").arg(dur(t.recommendation.ttl), q(t.recommendation.because)) % u"</li>"_s;
+    const auto p = sheet.proposal ? sheet.proposal(t.tier.name) : t.proposed;
+    if (p.exposed())
+      reasons += u"<li><b>"_s % q(t.tier.name) % u":</b> "_s %
+                 tr("known exposure at %1: %2.").arg(dur(p.ttl), q(tiers::exposureText(p))) % u"</li>"_s;
+    reasons += u"<li><b>"_s % q(t.tier.name) % u"</b> "_s %
+               (t.recommendation.made ? tr("recommended %1: %2.").arg(dur(t.recommendation.ttl), q(t.recommendation.because))
+                                      : tr("no recommendation: %1.").arg(q(t.recommendation.because))) %
+               u"</li>"_s;
   }
   html += u"<ul style='margin-top:4px'>"_s % reasons % u"</ul>"_s;
   html += u"<p style='color:#777'><small>"_s %
@@ -115,6 +122,7 @@ QString decisionHtml(const DecisionSheet& sheet) {
              "the first generation). \"After expiry\" counts the retries of the period at or past the TTL; under "
              "on_expired execute each is a duplicate execution. Storage is live rows × their measured size on disk "
              "(indexes included), scaled by the TTL, plus the archive.") %
+          u" "_s % q(tiers::confidenceRule()) %
           u"</small></p>"_s;
   return html;
 }

@@ -90,7 +90,7 @@ QVariant TierTableModel::display(const tiers::TierReport& t, int column) const {
     case ColHorizon:
       if (!t.retries.offsets) return tr("no retries observed");
       return tr("p99.9 %1 · max %2").arg(dur(t.retries.offsets->p999), dur(t.retries.offsets->max));
-    case ColRecommended: return dur(t.recommendation.ttl);
+    case ColRecommended: return t.recommendation.made ? dur(t.recommendation.ttl) : tr("not enough retries");
     case ColVerdict:
       if (!t.flagged()) return tr("OK");
       return t.flags.size() == 1 ? tr("⚠ too short (1 reason)") : tr("⚠ too short (%1 reasons)").arg(t.flags.size());

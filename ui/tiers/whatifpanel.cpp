@@ -23,8 +23,8 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 QString bytes(double b) { return q(tiers::humanBytes(b)); }
-QString percent(double share) { return q(tiers::humanPercent(share)); }
-QString perMillion(double v) { return q(tiers::humanPerMillion(v)); }
+QString percentRange(const tiers::Interval& i) { return q(tiers::humanPercentRange(i)); }
+QString perMillionRange(const tiers::Interval& i) { return q(tiers::humanPerMillionRange(i)); }
 
 QString change(double now, double then) {
   if (then <= 0) return now > 0 ? QStringLiteral("new") : QString();
@@ -45,7 +45,7 @@ QLabel* figure(QWidget* parent) {
 WhatIfPanel::WhatIfPanel(QWidget* parent)
     : QWidget(parent), m_tierBox(new QComboBox(this)), m_slider(new QSlider(Qt::Horizontal, this)),
       m_typed(new QLineEdit(this)), m_bodyBox(new QComboBox(this)), m_context(new QLabel(this)), m_miss(figure(this)), m_perMillion(figure(this)),
-      m_storage(figure(this)), m_recommendation(new QLabel(this)),
+      m_storage(figure(this)), m_recommendation(new QLabel(this)), m_rule(new QLabel(this)),
       m_useRecommended(new QPushButton(tr("Use recommended"), this)),
       m_useCurrent(new QPushButton(tr("Back to current"), this)),
       m_missChart(new CurveChart(tr("Retries after expiry"), tr("% of retries"),
@@ -64,11 +64,19 @@ WhatIfPanel::WhatIfPanel(QWidget* parent)
   m_typed->setToolTip(tr("Type any TTL: 250ms, 90s, 45m, 36h, 10d; Enter to apply"));
   m_typed->setMaximumWidth(90);
   m_storage->setWordWrap(true);  // the live/archive breakdown is longer than the column
+  m_miss->setWordWrap(true);     // and so are a known exposure's sentence and the ranges
+  m_perMillion->setWordWrap(true);
   m_recommendation->setWordWrap(true);
   m_recommendation->setTextFormat(Qt::RichText);
   m_context->setWordWrap(true);
+  // The rule behind every range and recommendation below, said where the numbers are read.
+  m_rule->setObjectName(u"tiersRule"_s);
+  m_rule->setWordWrap(true);
+  m_rule->setText(u"<small>"_s % q(tiers::confidenceRule()).toHtmlEscaped() % u"</small>"_s);
+  m_recommendation->setObjectName(u"tiersRecommendation"_s);
+  m_useRecommended->setObjectName(u"useRecommended"_s);
 
-  auto* controls = new QWidget(this);
+  auto* controls = m_controls = new QWidget(this);
   controls->setMinimumWidth(380);
   controls->setMaximumWidth(520);
   auto* grid = new QGridLayout(controls);
@@ -89,6 +97,7 @@ WhatIfPanel::WhatIfPanel(QWidget* parent)
   grid->addWidget(new QLabel(tr("Storage"), controls), row, 0);
   grid->addWidget(m_storage, row++, 1, 1, 2);
   grid->addWidget(m_recommendation, row++, 0, 1, 3);
+  grid->addWidget(m_rule, row++, 0, 1, 3);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(m_useRecommended);
   buttons->addWidget(m_useCurrent);
@@ -116,7 +125,7 @@ WhatIfPanel::WhatIfPanel(QWidget* parent)
   connect(m_typed, &QLineEdit::returnPressed, this, &WhatIfPanel::typed);
   connect(m_bodyBox, &QComboBox::currentIndexChanged, this, &WhatIfPanel::bodyRetentionChosen);
   connect(m_useRecommended, &QPushButton::clicked, this, [this] {
-    if (const auto* t = tier()) setTtl(t->recommendation.ttl);
+    if (const auto* t = tier(); t && t->recommendation.made) setTtl(t->recommendation.ttl);
   });
   connect(m_useCurrent, &QPushButton::clicked, this, [this] {
     if (const auto* t = tier()) setTtl(t->tier.ttl);
@@ -294,22 +303,26 @@ void WhatIfPanel::show(const tiers::WhatIf& w) {
   const bool execute = t->tier.onExpired == policy::OnExpired::Execute;
   m_context->setText(tr("%1 · TTL in force %2 · recommended %3 · %4 retries after %5 operations")
                          .arg(q(t->tier.name), formatDuration(t->tier.ttl.count()),
-                              formatDuration(t->recommendation.ttl.count()))
+                              t->recommendation.made ? formatDuration(t->recommendation.ttl.count()) : tr("none yet"))
                          .arg(t->retries.retries)
                          .arg(t->retries.operations));
   const QString lateColour = outcomeStyle(execute ? trace::Outcome::ExecutedAfterExpiry : trace::Outcome::RejectedExpired).color.name();
   auto strong = [&](const QString& text, bool bad) {
     return bad ? u"<b style='color:%1'>%2</b>"_s.arg(lateColour, text) : u"<b>%1</b>"_s.arg(text);
   };
-  m_miss->setText(tr("%1 <small>(%2 of %3) · now %4</small>")
-                      .arg(strong(percent(w.missRate), w.afterExpiry > 0))
-                      .arg(w.afterExpiry)
-                      .arg(w.retries)
-                      .arg(percent(now.missRate)));
+  // The 95 % range leads: one late retry in 66 operations is not "15,152 per million".
+  QString miss = tr("%1 <small>(%2 of %3 observed) · now %4</small>")
+                     .arg(strong(percentRange(w.missRateRange), w.afterExpiry > 0))
+                     .arg(w.afterExpiry)
+                     .arg(w.retries)
+                     .arg(percentRange(now.missRateRange));
+  // A window the TTL does not cover is a known exposure even when the trace caught nothing.
+  if (w.exposed()) miss += u"<br>"_s % strong(tr("Known exposure:"), true) % u" "_s % q(tiers::exposureText(w)).toHtmlEscaped();
+  m_miss->setText(miss);
   m_perMillion->setText(tr("%1 %2 <small>· now %3</small>")
-                            .arg(strong(perMillion(w.perMillion), w.afterExpiry > 0),
+                            .arg(strong(perMillionRange(w.perMillionRange), w.afterExpiry > 0),
                                  execute ? tr("duplicate executions") : tr("rejections (422)"),
-                                 perMillion(now.perMillion)));
+                                 perMillionRange(now.perMillionRange)));
   if (w.bodyRetention) {
     const double archive = t->storage.archiveBytes + bodyDelta();
     m_storage->setText(tr("%1 <small>· now %2 (%3) · live %4 + archive %5 with bodies kept %6 (now %7, %8 of it "
@@ -328,19 +341,39 @@ void WhatIfPanel::show(const tiers::WhatIf& w) {
                                     : tr(", kept as long as the rows")));
   }
   const auto& rec = t->recommendation;
-  m_recommendation->setText(tr("<b>Recommended: %1</b> — %2. It would cost %3 of storage (%4 against now), "
-                               "with %5 of retries after expiry.")
-                                .arg(formatDuration(rec.ttl.count()), q(rec.because).toHtmlEscaped(),
-                                     bytes(rec.cost.storageBytes), change(rec.cost.storageBytes, now.storageBytes),
-                                     percent(rec.cost.missRate)));
-  m_useRecommended->setEnabled(w.ttl != rec.ttl);
+  if (rec.made)
+    m_recommendation->setText(tr("<b>Recommended: %1</b> — %2. It would cost %3 of storage (%4 against now), "
+                                 "with %5 of retries after expiry.")
+                                  .arg(formatDuration(rec.ttl.count()), q(rec.because).toHtmlEscaped(),
+                                       bytes(rec.cost.storageBytes), change(rec.cost.storageBytes, now.storageBytes),
+                                       percentRange(rec.cost.missRateRange)));
+  else
+    m_recommendation->setText(tr("<b>No recommendation</b> — %1.").arg(q(rec.because).toHtmlEscaped()));
+  m_useRecommended->setEnabled(rec.made && w.ttl != rec.ttl);
+  m_useRecommended->setToolTip(rec.made ? QString() : tr("Not enough retries observed to recommend a TTL"));
   m_useCurrent->setEnabled(w.ttl != t->tier.ttl);
+  fitControls();
   fillCurves(w.ttl);
   const double ttlMs = static_cast<double>(w.ttl.count());
-  m_missChart->setMarkers(static_cast<double>(t->tier.ttl.count()), static_cast<double>(rec.ttl.count()), ttlMs,
+  const double recommendedMs = rec.made ? static_cast<double>(rec.ttl.count()) : 0;
+  m_missChart->setMarkers(static_cast<double>(t->tier.ttl.count()), recommendedMs, ttlMs,
                           w.missRate * 100.0);
-  m_storageChart->setMarkers(static_cast<double>(t->tier.ttl.count()), static_cast<double>(rec.ttl.count()), ttlMs,
+  m_storageChart->setMarkers(static_cast<double>(t->tier.ttl.count()), recommendedMs, ttlMs,
                              w.storageBytes);
+}
+
+void WhatIfPanel::fitControls() {
+  // Wrapped figures need the height their text takes at the column's width; without this the
+  // grid squeezes them into one line each and a known exposure's sentence is cut off. The
+  // scroll area then scrolls instead of clipping.
+  const int width = std::max(m_controls->width(), m_controls->minimumWidth());
+  const int height = m_controls->layout()->heightForWidth(width);
+  if (height > 0) m_controls->setMinimumHeight(height);
+}
+
+void WhatIfPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fitControls();
 }
 
 QString WhatIfPanel::summary() const {

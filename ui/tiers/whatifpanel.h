@@ -45,6 +45,7 @@ class WhatIfPanel final : public QWidget {
   [[nodiscard]] QLineEdit* ttlEdit() const { return m_typed; }
   [[nodiscard]] QComboBox* bodyRetentionBox() const { return m_bodyBox; }
   [[nodiscard]] QComboBox* tierBox() const { return m_tierBox; }
+  [[nodiscard]] QPushButton* useRecommendedButton() const { return m_useRecommended; }
   [[nodiscard]] CurveChart* missChart() const { return m_missChart; }
   [[nodiscard]] CurveChart* storageChart() const { return m_storageChart; }
   /// The figures as shown, one line each (for tests and the status bar).
@@ -65,9 +66,12 @@ class WhatIfPanel final : public QWidget {
   [[nodiscard]] double bodyDelta() const;
   void show(const tiers::WhatIf& w);
   void fillCurves(tiers::Millis candidate);
+  void fitControls();
+  void resizeEvent(QResizeEvent* event) override;
 
   tiers::Report m_report;
   std::map<std::string, tiers::WhatIf> m_proposals;
+  QWidget* m_controls = nullptr;
   QComboBox* m_tierBox;
   QSlider* m_slider;
   QLineEdit* m_typed;
@@ -77,6 +81,7 @@ class WhatIfPanel final : public QWidget {
   QLabel* m_perMillion;
   QLabel* m_storage;
   QLabel* m_recommendation;
+  QLabel* m_rule;
   QPushButton* m_useRecommended;
   QPushButton* m_useCurrent;
   CurveChart* m_missChart;
