@@ -61,6 +61,10 @@ class TestLayout : public QObject {
     window.resize(1400, 900);
     window.show();
     if (!QTest::qWaitForWindowExposed(&window) || !showTiers(window)) return false;
+    // The detail's tabs (and their splitters) are shown while a key is open: open one.
+    QSignalSpy loaded(window.keys()->detail(), &KeyDetailWidget::detailLoaded);
+    window.keys()->search(QString::fromLatin1(test::kIncidentKey));
+    if (!loaded.wait(10000)) return false;
     lookAround(window);
     return true;
   }
