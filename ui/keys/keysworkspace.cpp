@@ -10,6 +10,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
+#include <QScopedValueRollback>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTableView>
@@ -80,6 +81,10 @@ KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* pare
   m_table->setColumnWidth(KeyListModel::ColStatus, 9 * charW);
   m_table->setColumnWidth(KeyListModel::ColResource, 20 * charW);
   m_table->setColumnWidth(KeyListModel::ColCreated, 22 * charW);
+
+  connect(m_table->horizontalHeader(), &QHeaderView::sectionResized, this, [this](int column) {
+    if (!m_fittingColumns) m_handSizedColumns.insert(column);
+  });
 
   auto* copy = new QAction(tr("&Copy key"), m_table);
   copy->setShortcut(QKeySequence::Copy);
@@ -309,13 +314,15 @@ void KeysWorkspace::pageLoaded(bool firstPage) {
 }
 
 void KeysWorkspace::fitColumnsToRows() {
-  // Ids and times are read whole or not at all: a column only grows to fit the rows shown
-  // (a width the agent chose narrower by hand is widened only when a row needs it).
+  // Ids and times are read whole: a column fits the rows shown (no wider, the table has little
+  // room to spare), unless the agent sized it by hand.
   const QAbstractItemView* view = m_table;  // QTableView hides the view's public size hint
+  const QScopedValueRollback fitting(m_fittingColumns, true);
   for (int column : {KeyListModel::ColKey, KeyListModel::ColScope, KeyListModel::ColState, KeyListModel::ColResource,
                      KeyListModel::ColCreated}) {
-    const int wanted = std::max(view->sizeHintForColumn(column), m_table->horizontalHeader()->sectionSizeHint(column));
-    if (wanted > m_table->columnWidth(column)) m_table->setColumnWidth(column, wanted);
+    if (m_handSizedColumns.contains(column)) continue;
+    m_table->setColumnWidth(column, std::max(view->sizeHintForColumn(column),
+                                             m_table->horizontalHeader()->sectionSizeHint(column)));
   }
 }
 

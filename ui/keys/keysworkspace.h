@@ -2,6 +2,7 @@
 // The Keys workspace (support staff): states with counts and filters on the left, the key
 // table above the key's detail tabs on the right. It owns its models; the main window only
 // places it.
+#include <QSet>
 #include <QWidget>
 #include <optional>
 
@@ -118,6 +119,8 @@ class KeysWorkspace final : public QWidget {
   QWidget* m_searchChip;
   QLabel* m_searchChipText;
   KeyFilter m_filterBeforeSearch;
+  QSet<int> m_handSizedColumns;  // widths the agent chose: the fit leaves them alone
+  bool m_fittingColumns = false;
 };
 
 }  // namespace idem::ui
