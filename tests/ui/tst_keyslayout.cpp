@@ -97,6 +97,12 @@ class TestKeysLayout : public QObject {
     QTest::keyClick(window.searchBox(), Qt::Key_Return);
     QVERIFY(loaded.wait(10000));
     QTRY_COMPARE(window.keys()->keyModel()->rowCount(), 1);
+    // One row found: the list takes what it needs, the key's detail the rest.
+    QTableView* table = window.keys()->table();
+    KeyDetailWidget* detail = window.keys()->detail();
+    QTRY_VERIFY2(detail->height() > 2 * table->height(),
+                 qPrintable(u"detail %1 px, list %2 px"_s.arg(detail->height()).arg(table->height())));
+    QVERIFY(table->viewport()->height() >= table->rowHeight(0));
     QWidget* chip = window.keys()->searchChip();
     QVERIFY(chip->isVisible() && !chip->visibleRegion().isEmpty());
     auto* chipText = chip->findChild<QLabel*>();
@@ -104,6 +110,11 @@ class TestKeysLayout : public QObject {
     QTest::mouseClick(chip->findChild<QToolButton*>(u"clearSearchFilter"_s), Qt::LeftButton);
     QTRY_COMPARE_WITH_TIMEOUT(window.keys()->keyModel()->rowCount(), all, 10000);
     QVERIFY(!chip->isVisible());
+    // Every key again: the list gets its room back (as much as the open key's tabs leave it).
+    QTRY_VERIFY2(table->viewport()->height() / table->rowHeight(0) >= 10,
+                 qPrintable(u"list %1 px, rows of %2 px, detail %3 px"_s.arg(table->viewport()->height())
+                                .arg(table->rowHeight(0))
+                                .arg(detail->height())));
   }
 
   void cleanupTestCase() { m_db.reset(); }

@@ -264,6 +264,7 @@ void KeysWorkspace::setFilter(const KeyFilter& filter) {
 
 void KeysWorkspace::filtersEdited() {
   m_searchChip->hide();  // the agent's own filters now
+  restoreListHeight();
   m_keys->setFilter(m_filters->apply(m_keys->filter()));
 }
 
@@ -276,6 +277,7 @@ void KeysWorkspace::applySearchFilter(const KeyFilter& filter, const QString& se
 
 void KeysWorkspace::clearSearchFilter() {
   m_searchChip->hide();
+  restoreListHeight();
   KeyFilter f = m_filterBeforeSearch;
   f.sort = m_keys->filter().sort;
   f.descending = m_keys->filter().descending;
@@ -301,6 +303,7 @@ void KeysWorkspace::pageLoaded(bool firstPage) {
                                                 m_keys->filter().descending ? Qt::DescendingOrder : Qt::AscendingOrder);
   updateInfo();
   if (firstPage) fitColumnsToRows();
+  if (firstPage && m_pendingSelect.isValid()) fitListToFewRows();  // a search landed
   if (!firstPage || !m_pendingSelect.isValid()) return;
   for (int i = 0; i < m_keys->rowCount(); ++i) {
     const KeyRow* r = m_keys->rowAt(i);
@@ -324,6 +327,27 @@ void KeysWorkspace::fitColumnsToRows() {
     m_table->setColumnWidth(column, std::max(view->sizeHintForColumn(column),
                                              m_table->horizontalHeader()->sectionSizeHint(column)));
   }
+}
+
+void KeysWorkspace::fitListToFewRows() {
+  // A search that lands on a key lists a row or two: the list takes what they need and the
+  // key's detail the rest, until the agent goes back to every key.
+  const int rows = m_keys->rowCount();
+  if (rows > 5) return;
+  const int total = m_vsplit->sizes().value(0) + m_vsplit->sizes().value(1);
+  if (total <= 0) return;
+  const int rowHeight = m_table->verticalHeader()->defaultSectionSize();
+  const int wanted = m_searchChip->sizeHint().height() + m_table->horizontalHeader()->sizeHint().height() +
+                     std::max(rows, 2) * rowHeight + 2 * m_table->frameWidth() +
+                     m_table->horizontalScrollBar()->sizeHint().height() + m_info->sizeHint().height() + 12;
+  if (wanted >= m_vsplit->sizes().value(0)) return;
+  if (m_splitBeforeLanding.isEmpty()) m_splitBeforeLanding = m_vsplit->sizes();
+  m_vsplit->setSizes({wanted, total - wanted});
+}
+
+void KeysWorkspace::restoreListHeight() {
+  if (m_splitBeforeLanding.isEmpty()) return;
+  m_vsplit->setSizes(std::exchange(m_splitBeforeLanding, {}));
 }
 
 void KeysWorkspace::updateInfo() {
@@ -393,6 +417,7 @@ void KeysWorkspace::showHits(const QString& text, const std::vector<KeyHit>& hit
     m_foundByResource.clear();
     m_pendingSelect = {};
     m_detail->clear(none % u" "_s % tr("Check the id with the customer."));
+    restoreListHeight();
     KeyFilter f;
     f.sort = m_keys->filter().sort;
     f.descending = m_keys->filter().descending;

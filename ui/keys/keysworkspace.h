@@ -86,6 +86,8 @@ class KeysWorkspace final : public QWidget {
   void pageLoaded(bool firstPage);
   void updateInfo();
   void fitColumnsToRows();
+  void fitListToFewRows();
+  void restoreListHeight();
   void updateExportable();
   void browseStateChanged();
   /// Puts the filters a search asked for in force, saying so in the chip.
@@ -119,6 +121,7 @@ class KeysWorkspace final : public QWidget {
   QWidget* m_searchChip;
   QLabel* m_searchChipText;
   KeyFilter m_filterBeforeSearch;
+  QList<int> m_splitBeforeLanding;  // the list/detail split before a search shrank the list
   QSet<int> m_handSizedColumns;  // widths the agent chose: the fit leaves them alone
   bool m_fittingColumns = false;
 };

@@ -294,8 +294,8 @@ void TimelineWidget::paintGenerations(QPainter& p, const QRectF& plot) {
     const QString shortLabel = tr("gen %1").arg(g.number);
     const QString mediumLabel = shortLabel % u" · "_s % (g.live ? tr("live") : tr("archived"));
     const QString longLabel = tr("%1 · valid until %2").arg(mediumLabel, formatAbsolute(toDateTime(g.expiresAt)));
-    const QRectF labelRect(std::max(x0, plot.left()) + 4, plot.top() + 2,
-                           std::max(0.0, x1 - std::max(x0, plot.left()) - 6), kGenBandH / 2);
+    const double left = std::max(x0, plot.left());
+    const QRectF labelRect(left + 4, plot.top() + 2, std::max(0.0, std::min(x1, plot.right()) - left - 6), kGenBandH / 2);
     const QFontMetricsF metrics(font());
     p.setPen(palette().color(QPalette::Text));
     for (const QString& label : {longLabel, mediumLabel, shortLabel}) {
