@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QTemporaryDir>
+#include <QTreeView>
 #include <QtTest>
 
 #include "tests/ui/consolewindow.h"
@@ -73,6 +74,8 @@ class TestStoreLoss : public QObject {
     const QString header = keys->detail()->headerText();
     QVERIFY2(header.contains(u"store unreachable"_s) && !relative(header), qPrintable(header));
     QVERIFY2(!relative(expires.data().toString()), qPrintable(expires.data().toString()));
+    QVERIFY(!keys->stateView()->isEnabled());  // the counts are as old
+    QVERIFY(keys->stateView()->toolTip().contains(u"store unreachable"_s));
     // Export waits for fresh data, and Ctrl+P says so.
     QVERIFY(!exportCase->isEnabled());
     QSignalSpy exported(keys->detail()->explainView(), &ExplainView::exported);
@@ -89,6 +92,7 @@ class TestStoreLoss : public QObject {
     QVERIFY(!keys->detail()->headerText().contains(u"unreachable"_s));
     QTRY_COMPARE_WITH_TIMEOUT(keys->infoLabel()->text(), u"1 key(s) loaded"_s, 10000);
     QTRY_VERIFY_WITH_TIMEOUT(exportCase->isEnabled(), 10000);
+    QVERIFY(keys->stateView()->isEnabled());
   }
 };
 

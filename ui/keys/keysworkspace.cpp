@@ -196,6 +196,9 @@ void KeysWorkspace::browseStateChanged() {
     m_storeLost = false;
     m_keys->setStale(false);  // the detail stays marked until it is read again
   }
+  // The counts are as old as the list: greyed, and saying since when.
+  m_stateView->setEnabled(!m_storeLost);
+  m_stateView->setToolTip(m_storeLost ? formatStaleNote(m_keys->loadedAt()) : QString());
   updateInfo();
   updateExportable();
 }

@@ -58,6 +58,7 @@ class KeysWorkspace final : public QWidget {
   /// "Filtered by search “…” ✕" above the table while a search's filters are in force.
   [[nodiscard]] QWidget* searchChip() const { return m_searchChip; }
   [[nodiscard]] QLabel* infoLabel() const { return m_info; }
+  [[nodiscard]] QTreeView* stateView() const { return m_stateView; }
   void exportCsv();
 
   [[nodiscard]] KeyListModel* keyModel() const { return m_keys; }
