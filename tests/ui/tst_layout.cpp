@@ -4,6 +4,7 @@
 #include <QSet>
 #include <QSettings>
 #include <QSplitter>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QScreen>
 #include <QtTest>
@@ -13,6 +14,7 @@
 #include "tests/ui/uifixtures.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/detail/keydetailwidget.h"
+#include "ui/keys/keylistmodel.h"
 #include "ui/keys/keysworkspace.h"
 #include "ui/mainwindow/mainwindow.h"
 #include "ui/trace/timelinewidget.h"
@@ -61,6 +63,13 @@ class TestLayout : public QObject {
     window.resize(1400, 900);
     window.show();
     if (!QTest::qWaitForWindowExposed(&window) || !showTiers(window)) return false;
+    // The detail's tabs (and their splitters) are shown while a key is open: pick one in the
+    // list (a search would fit the list to its one row, moving the splitter under test).
+    KeysWorkspace* keys = window.keys();
+    if (!QTest::qWaitFor([keys] { return keys->keyModel()->rowCount() > 0; }, 10000)) return false;
+    QSignalSpy loaded(keys->detail(), &KeyDetailWidget::detailLoaded);
+    keys->table()->selectRow(0);
+    if (!loaded.wait(10000)) return false;
     lookAround(window);
     return true;
   }

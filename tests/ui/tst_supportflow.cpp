@@ -14,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "tests/ui/consolewindow.h"
 #include "tests/ui/uifixtures.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/detail/keydetailwidget.h"
@@ -38,14 +39,7 @@ class TestSupportFlow : public QObject {
   }
 
   /// The three actions' first part as a user does it: Ctrl+K, Ctrl+V, Enter.
-  static void pasteAndEnter(MainWindow& window, const QString& text) {
-    QApplication::clipboard()->setText(text);
-    QTest::keyClick(&window, Qt::Key_K, Qt::ControlModifier);
-    QTRY_VERIFY(window.searchBox()->hasFocus());
-    QTest::keyClick(window.searchBox(), Qt::Key_V, Qt::ControlModifier);
-    QCOMPARE(window.searchBox()->text(), text);
-    QTest::keyClick(window.searchBox(), Qt::Key_Return);
-  }
+  static void pasteAndEnter(MainWindow& window, const QString& text) { test::pasteAndEnter(window, text); }
 
   static QString shownResponseGeneration(MainWindow& window) {
     auto* response = window.keys()->detail()->findChild<ResponseView*>();

@@ -37,6 +37,11 @@ QString formatExpiry(const QDateTime& expires, const QDateTime& now) {
   return delta >= 0 ? tr("expires in %1").arg(formatDuration(delta)) : tr("expired %1 ago").arg(formatDuration(delta));
 }
 
+QString formatStaleNote(const QDateTime& asOf) {
+  const QDateTime shown = TimeZoneSetting::instance().inZone(asOf);
+  return tr("as of %1, store unreachable").arg(shown.toString(u"HH:mm"_s) % u" "_s % shown.timeZoneAbbreviation());
+}
+
 QDateTime fromEpochText(std::string_view text) {
   if (text.empty()) return {};
   double seconds = 0;

@@ -15,6 +15,9 @@ namespace idem::ui {
 [[nodiscard]] QString formatRelative(const QDateTime& t, const QDateTime& now);
 /// For an expiry: "expires in 3 h 12 min" / "expired 2 days ago".
 [[nodiscard]] QString formatExpiry(const QDateTime& expires, const QDateTime& now);
+/// What a view shows after the store was lost: "as of 14:07 UTC, store unreachable" (asOf: when
+/// its data was read). One wording for the key list and the key's detail.
+[[nodiscard]] QString formatStaleNote(const QDateTime& asOf);
 /// Seconds since the epoch (as PostgreSQL's extract(epoch …) prints it) to a QDateTime; null for "".
 [[nodiscard]] QDateTime fromEpochText(std::string_view text);
 

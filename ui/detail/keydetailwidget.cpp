@@ -22,7 +22,8 @@ using namespace Qt::StringLiterals;
 namespace idem::ui {
 
 KeyDetailWidget::KeyDetailWidget(DbSession* session, QWidget* parent)
-    : QWidget(parent), m_session(session), m_header(new QLabel(this)), m_tabs(new QTabWidget(this)),
+    : QWidget(parent), m_session(session), m_header(new QLabel(this)), m_placeholder(new QLabel(this)),
+      m_tabs(new QTabWidget(this)),
       m_response(new ResponseView(this)), m_generations(new GenerationModel(this)),
       m_generationTable(new QTableView(this)), m_events(new EventModel(this)), m_trace(new TraceView(m_events, this)),
       m_explain(new ExplainView(m_events, this)) {
@@ -41,6 +42,12 @@ KeyDetailWidget::KeyDetailWidget(DbSession* session, QWidget* parent)
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_header);
   layout->addWidget(m_tabs, 1);
+  // Empty tabs (a Header/Value table with no rows) read as "this key has nothing".
+  m_placeholder->setObjectName(u"detailPlaceholder"_s);
+  m_placeholder->setAlignment(Qt::AlignCenter);
+  m_placeholder->setWordWrap(true);
+  m_placeholder->setTextFormat(Qt::RichText);
+  layout->addWidget(m_placeholder, 1);
   showKey({});
   // Another zone: the same detail explained and shown again, without a trip to the store.
   connect(&TimeZoneSetting::instance(), &TimeZoneSetting::changed, this, [this] {
@@ -54,14 +61,34 @@ void KeyDetailWidget::showKey(const KeyRef& ref, int generation) {
   m_ref = ref;
   m_focusGeneration = generation;
   ++m_generation;
+  m_tabs->setVisible(ref.isValid());
+  m_placeholder->setVisible(!ref.isValid());
   if (!ref.isValid()) {
     apply(KeyDetail{}, 0);
-    m_header->setText(tr("<i>Select a key above, or press Ctrl+K and type a key or a pay_… id.</i>"));
+    m_header->clear();
+    m_placeholder->setText(tr("<p style='color:#666'>No key is open.</p><p>Select a key above, or press "
+                              "<b>Ctrl+K</b> and paste a key or a customer's pay_… / re_… / ord_… id.</p>"));
     return;
   }
   m_header->setText(tr("<b>%1</b> · %2 %3 · loading…")
                         .arg(ref.key.toHtmlEscaped(), ref.tenant.toHtmlEscaped(), ref.endpoint.toHtmlEscaped()));
   reload();
+}
+
+void KeyDetailWidget::clear(const QString& why) {
+  showKey({});
+  m_placeholder->setText(u"<p><b>"_s % why.toHtmlEscaped() % u"</b></p><p style='color:#666'>"_s %
+                         tr("No key is open.").toHtmlEscaped() % u"</p>"_s);
+}
+
+QString KeyDetailWidget::placeholderText() const { return m_placeholder->isVisibleTo(this) ? m_placeholder->text() : QString(); }
+
+QString KeyDetailWidget::headerText() const { return m_header->text(); }
+
+void KeyDetailWidget::setStale(bool stale) {
+  if (m_stale == stale) return;
+  m_stale = stale;
+  if (m_detail.ref.isValid()) apply(m_detail, m_response->shownGeneration());
 }
 
 void KeyDetailWidget::reload() {
@@ -81,6 +108,8 @@ void KeyDetailWidget::reload() {
           emit loadFailed(result.error);
           return;
         }
+        m_stale = false;
+        m_loadedAt = m_session->serverNow();
         apply(*result.value, m_focusGeneration);
         emit detailLoaded();
       });
@@ -105,7 +134,11 @@ void KeyDetailWidget::apply(KeyDetail detail, int generation) {
   else
     text += u" · "_s % tr("executed %n time(s)", nullptr, executions);
   text += detail.unansweredNote();
-  if (live) {
+  if (live && m_stale) {
+    // Read before the store went away: the relative expiry would keep counting on old data.
+    const QDateTime expires = toDateTime(live->expiresAt);
+    text += u" · "_s % (expires < m_loadedAt ? tr("expired %1") : tr("expires %1")).arg(formatAbsolute(expires));
+  } else if (live) {
     const QDateTime expires = toDateTime(live->expiresAt);
     text += u" · "_s % formatExpiry(expires, detail.serverNow()) % u" ("_s % formatAbsolute(expires) % u")"_s;
   } else if (!detail.generations().empty()) {
@@ -113,6 +146,7 @@ void KeyDetailWidget::apply(KeyDetail detail, int generation) {
   } else {
     text += u" · "_s % tr("no such key");
   }
+  if (m_stale) text = u"<b style='color:#b26a00'>"_s % formatStaleNote(m_loadedAt).toHtmlEscaped() % u"</b> · "_s % text;
   m_header->setText(text);
 }
 

@@ -32,10 +32,24 @@ class KeyDetailWidget final : public QWidget {
   /// opens on that generation (the one a search by its resource id matched), else the live one.
   void showKey(const KeyRef& ref, int generation = 0);
   void reload();
+  /// Closes the open key and says why in its place (a search that matched nothing): no other
+  /// key's detail stays on screen to be exported.
+  void clear(const QString& why);
+  /// The store was lost (true): the header says how old the detail is and times stop counting;
+  /// a fresh load ends it.
+  void setStale(bool stale);
+  /// The detail shown was read before the store was lost and not read again since.
+  [[nodiscard]] bool isStale() const { return m_stale; }
+  /// The header line (the key, what happened, when it expires; or why nothing is open).
+  [[nodiscard]] QString headerText() const;
+  /// The placeholder's text while no key is open ("" while one is).
+  [[nodiscard]] QString placeholderText() const;
   void setCurrentTab(Tab tab);
   [[nodiscard]] const KeyRef& key() const { return m_ref; }
   [[nodiscard]] const KeyDetail& detail() const { return m_detail; }
   [[nodiscard]] QTabWidget* tabs() const { return m_tabs; }
+  /// What stands in for the tabs while no key is open (how to open one, or why none is).
+  [[nodiscard]] QLabel* placeholder() const { return m_placeholder; }
   [[nodiscard]] TraceView* traceView() const { return m_trace; }
   [[nodiscard]] ExplainView* explainView() const { return m_explain; }
   [[nodiscard]] EventModel* eventModel() const { return m_events; }
@@ -55,7 +69,10 @@ class KeyDetailWidget final : public QWidget {
   int m_focusGeneration = 0;
   KeyDetail m_detail;
   quint64 m_generation = 0;
+  bool m_stale = false;
+  QDateTime m_loadedAt;  // the server's clock when the detail was read
   QLabel* m_header;
+  QLabel* m_placeholder;
   QTabWidget* m_tabs;
   ResponseView* m_response;
   GenerationModel* m_generations;

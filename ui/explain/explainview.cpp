@@ -48,6 +48,7 @@ ExplainView::ExplainView(EventModel* model, QWidget* parent)
                         "— no dialog. Ctrl+P writes the customer's version."));
   connect(toCase, &QPushButton::clicked, this, [this] { emit caseExportRequested(audience()); });
   buttons->addWidget(toCase);
+  m_exportButtons << toCase;
   buttons->addStretch(1);
   const std::pair<QString, Format> kinds[] = {
       {tr("Export &Markdown…"), Format::Markdown}, {tr("Export &HTML…"), Format::Html}, {tr("Export &PDF…"), Format::Pdf}};
@@ -55,7 +56,9 @@ ExplainView::ExplainView(EventModel* model, QWidget* parent)
     auto* b = new QPushButton(label, this);
     connect(b, &QPushButton::clicked, this, [this, f = format] { exportWithDialog(f); });
     buttons->addWidget(b);
+    m_exportButtons << b;
   }
+  for (auto* b : std::as_const(m_exportButtons)) b->setProperty("idleToolTip", b->toolTip());
   m_text->setOpenExternalLinks(true);
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->setObjectName(u"explainSplitter"_s);
@@ -78,6 +81,8 @@ ExplainView::ExplainView(EventModel* model, QWidget* parent)
   });
   rebuild();
 }
+
+const KeyRef& ExplainView::subject() const { return m_model->detail().ref; }
 
 QString ExplainView::narrativeText() const { return m_model->detail().narrative(); }
 QString ExplainView::markdown(Audience audience) const {
@@ -195,7 +200,20 @@ QString ExplainView::exportToFolder(const QString& folder, const QString& name, 
   return path;
 }
 
+void ExplainView::setExportBlocked(const QString& reason) {
+  m_exportBlocked = reason;
+  for (auto* b : std::as_const(m_exportButtons)) {
+    b->setEnabled(reason.isEmpty());
+    // The reason rides on the button: a disabled button that does not say why looks broken.
+    b->setToolTip(reason.isEmpty() ? b->property("idleToolTip").toString() : reason);
+  }
+}
+
 void ExplainView::exportWithDialog(Format format) {
+  if (!m_exportBlocked.isEmpty()) {
+    emit exportFailed(QString(), m_exportBlocked);
+    return;
+  }
   const QString base = u"idem-"_s % m_model->detail().ref.key.left(12);
   const QString suggested = base % (format == Format::Markdown ? u".md"_s : format == Format::Html ? u".html"_s : u".pdf"_s);
   const QString filter = format == Format::Markdown ? tr("Markdown (*.md)")

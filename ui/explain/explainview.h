@@ -5,9 +5,11 @@
 #include <QWidget>
 
 #include "core/explain/explain.h"
+#include "ui/detail/keydetail.h"
 #include "ui/explain/reportwriter.h"
 
 class QComboBox;
+class QPushButton;
 class QTextBrowser;
 
 namespace idem::ui {
@@ -47,6 +49,12 @@ class ExplainView final : public QWidget {
   /// background, without a dialog; returns the path written to ("" when there is nothing to
   /// export or the folder cannot be made: exportFailed says why).
   QString exportToFolder(const QString& folder, const QString& name, Audience audience = Audience::Internal);
+  /// Non-empty: every export button is off and says why (no key for this case, stale data…);
+  /// a dialog export asked for anyway is refused with that reason.
+  void setExportBlocked(const QString& reason);
+  [[nodiscard]] const QString& exportBlocked() const { return m_exportBlocked; }
+  /// The key the explanation (and so every export) is about.
+  [[nodiscard]] const KeyRef& subject() const;
 
  signals:
   void exported(const QString& path);
@@ -57,6 +65,9 @@ class ExplainView final : public QWidget {
 
  private:
   void rebuild();
+
+  QList<QPushButton*> m_exportButtons;
+  QString m_exportBlocked;
 
   EventModel* m_model;
   TimelineWidget* m_timeline;

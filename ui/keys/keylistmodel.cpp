@@ -94,7 +94,18 @@ void KeyListModel::request(Direction direction) {
       });
 }
 
+void KeyListModel::setStale(bool stale) {
+  if (m_stale == stale) return;
+  m_stale = stale;
+  if (stale)
+    m_clock->stop();
+  else
+    m_clock->start();
+  if (!m_rows.empty()) emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
 void KeyListModel::apply(Direction direction, std::vector<KeyRow> rows) {
+  m_loadedAt = m_session->serverNow();
   const bool more = static_cast<int>(rows.size()) > m_pageSize;
   if (more) {
     // The extra row is the one past the page, at the end in fetch order.
@@ -138,8 +149,9 @@ void KeyListModel::apply(Direction direction, std::vector<KeyRow> rows) {
 
 QString KeyListModel::stateText(const KeyRow& row) const {
   if (row.archived) return tr("archived (%1)").arg(row.state);
-  if (row.expires.isValid() && row.expires < m_session->serverNow()) return tr("%1 · expired").arg(row.state);
-  if (row.state == u"processing"_s && row.leaseUntil.isValid() && row.leaseUntil < m_session->serverNow())
+  const QDateTime now = m_stale ? m_loadedAt : m_session->serverNow();
+  if (row.expires.isValid() && row.expires < now) return tr("%1 · expired").arg(row.state);
+  if (row.state == u"processing"_s && row.leaseUntil.isValid() && row.leaseUntil < now)
     return tr("processing · lease expired");
   return row.state;
 }
@@ -147,7 +159,8 @@ QString KeyListModel::stateText(const KeyRow& row) const {
 QVariant KeyListModel::data(const QModelIndex& index, int role) const {
   const KeyRow* row = index.isValid() ? rowAt(index.row()) : nullptr;
   if (!row || index.column() >= ColumnCount) return {};
-  const QDateTime now = m_session->serverNow();
+  // Stale rows are judged at the moment they were read, and their times do not count on.
+  const QDateTime now = m_stale ? m_loadedAt : m_session->serverNow();
   switch (role) {
     case Qt::DisplayRole:
       switch (index.column()) {
@@ -158,8 +171,10 @@ QVariant KeyListModel::data(const QModelIndex& index, int role) const {
         case ColStatus: return row->status ? QVariant(row->status) : QVariant(u"—"_s);
         case ColResource: return row->resourceRef;
         case ColCreated: return formatAbsolute(row->created);
-        case ColExpires: return row->archived ? tr("archived %1").arg(formatRelative(row->archivedAt, now))
-                                              : formatRelative(row->expires, now);
+        case ColExpires:
+          if (m_stale) return row->archived ? tr("archived %1").arg(formatAbsolute(row->archivedAt)) : formatAbsolute(row->expires);
+          return row->archived ? tr("archived %1").arg(formatRelative(row->archivedAt, now))
+                               : formatRelative(row->expires, now);
       }
       break;
     case Qt::ToolTipRole:

@@ -36,6 +36,12 @@ class KeyListModel final : public QAbstractTableModel {
   void setCapacity(int rows) { m_capacity = rows; }
   [[nodiscard]] int capacity() const { return m_capacity; }
   [[nodiscard]] bool isLoading() const { return m_loading; }
+  /// The store was lost (true) or is back (false). While stale, times read absolute: a
+  /// relative "in 23 h" that keeps counting pretends the row is still what the store holds.
+  void setStale(bool stale);
+  [[nodiscard]] bool isStale() const { return m_stale; }
+  /// When the rows shown were read (the server's clock); invalid before the first page.
+  [[nodiscard]] const QDateTime& loadedAt() const { return m_loadedAt; }
   [[nodiscard]] const KeyRow* rowAt(int row) const;
 
   [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
@@ -77,6 +83,8 @@ class KeyListModel final : public QAbstractTableModel {
   bool m_hasMore = false;
   bool m_hasPrevious = false;
   bool m_loading = false;
+  bool m_stale = false;
+  QDateTime m_loadedAt;
   quint64 m_generation = 0;
   quint64 m_ticket = 0;
   QTimer* m_clock;  // relative times ("in 3 h") age: repaint those columns now and then

@@ -4,9 +4,13 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QFileDialog>
+#include <QFrame>
+#include <QHBoxLayout>
+#include <QToolButton>
 #include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
+#include <QScopedValueRollback>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTableView>
@@ -17,6 +21,7 @@
 
 #include "ui/cases/casefolder.h"
 #include "ui/common/dbsession.h"
+#include "ui/common/timefmt.h"
 #include "ui/explain/explainview.h"
 #include "ui/detail/keydetailwidget.h"
 #include "ui/keys/csvexportrunner.h"
@@ -32,7 +37,8 @@ KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* pare
     : QWidget(parent), m_browse(browse), m_detailSession(detail), m_states(new StateCountModel(browse, this)),
       m_keys(new KeyListModel(browse, this)), m_stateView(new QTreeView(this)), m_filters(new FilterPanel(this)),
       m_table(new QTableView(this)), m_info(new QLabel(this)), m_detail(new KeyDetailWidget(detail, this)),
-      m_hsplit(new QSplitter(Qt::Horizontal, this)), m_vsplit(new QSplitter(Qt::Vertical, this)) {
+      m_hsplit(new QSplitter(Qt::Horizontal, this)), m_vsplit(new QSplitter(Qt::Vertical, this)),
+      m_searchChip(new QFrame(this)), m_searchChipText(new QLabel(m_searchChip)) {
   m_stateView->setModel(m_states);
   m_stateView->setRootIsDecorated(false);
   m_stateView->setHeaderHidden(true);
@@ -76,6 +82,10 @@ KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* pare
   m_table->setColumnWidth(KeyListModel::ColResource, 20 * charW);
   m_table->setColumnWidth(KeyListModel::ColCreated, 22 * charW);
 
+  connect(m_table->horizontalHeader(), &QHeaderView::sectionResized, this, [this](int column) {
+    if (!m_fittingColumns) m_handSizedColumns.insert(column);
+  });
+
   auto* copy = new QAction(tr("&Copy key"), m_table);
   copy->setShortcut(QKeySequence::Copy);
   copy->setShortcutContext(Qt::WidgetWithChildrenShortcut);
@@ -88,22 +98,38 @@ KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* pare
   connect(refresh, &QAction::triggered, this, &KeysWorkspace::reload);
   m_table->addActions({copy, exportAction, refresh});
 
+  // A search narrows the table to what it found; the chip says so and gives the rest back.
+  m_searchChip->setObjectName(u"searchChip"_s);
+  m_searchChip->setStyleSheet(u"#searchChip { background: #eaf2fb; border: 1px solid #7aa7d8; border-radius: 4px; }"_s);
+  auto* chipClose = new QToolButton(m_searchChip);
+  chipClose->setObjectName(u"clearSearchFilter"_s);
+  chipClose->setText(tr("✕ Show all keys"));
+  chipClose->setAutoRaise(true);
+  connect(chipClose, &QToolButton::clicked, this, &KeysWorkspace::clearSearchFilter);
+  auto* chipLayout = new QHBoxLayout(m_searchChip);
+  chipLayout->setContentsMargins(6, 1, 2, 1);
+  chipLayout->addWidget(m_searchChipText, 1);
+  chipLayout->addWidget(chipClose);
+  m_searchChip->hide();
+
   auto* top = new QWidget(this);
   auto* topLayout = new QVBoxLayout(top);
   topLayout->setContentsMargins(0, 0, 0, 0);
+  topLayout->addWidget(m_searchChip);
   topLayout->addWidget(m_table, 1);
   topLayout->addWidget(m_info);
   m_vsplit->setObjectName(u"keysVertical"_s);
   m_vsplit->addWidget(top);
   m_vsplit->addWidget(m_detail);
-  m_vsplit->setStretchFactor(0, 2);
-  m_vsplit->setStretchFactor(1, 3);
+  // The list is what an agent scans: it gets as much room as the detail below it.
+  m_vsplit->setStretchFactor(0, 1);
+  m_vsplit->setStretchFactor(1, 1);
   m_hsplit->setObjectName(u"keysHorizontal"_s);
   m_hsplit->addWidget(left);
   m_hsplit->addWidget(m_vsplit);
   m_hsplit->setStretchFactor(1, 1);
   m_hsplit->setSizes({270, 1000});
-  m_vsplit->setSizes({260, 560});
+  m_vsplit->setSizes({430, 400});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(m_hsplit);
@@ -133,24 +159,86 @@ KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* pare
   connect(m_browse, &DbSession::opened, this, [this] {
     m_filters->setPolicy(m_browse->info().policyDocument);
     reload();
+    m_detail->reload();  // after a loss the detail is old too; its own session may not know yet
   });
+  connect(m_browse, &DbSession::stateChanged, this, &KeysWorkspace::browseStateChanged);
   connect(m_detailSession, &DbSession::opened, m_detail, &KeyDetailWidget::reload);
   connect(m_detail->explainView(), &ExplainView::caseExportRequested, this, &KeysWorkspace::exportToCaseFolder);
-  connect(m_detail->explainView(), &ExplainView::exported, this, [this](const QString& path) {
-    emit message(tr("Exported %1").arg(path));
-    emit caseExported(m_detail->key(), path);
-  });
+  connect(m_detail->explainView(), &ExplainView::exported, this,
+          [this](const QString& path) { emit caseExported(m_detail->key(), path); });
   connect(m_detail->explainView(), &ExplainView::exportFailed, this, [this](const QString&, const QString& error) {
-    emit message(tr("Export failed: %1").arg(error));
+    emit warning(tr("Not exported: %1").arg(error));
   });
   // A search that lands on a key which ran more than once is a duplicate charge: the agent
   // needs the explanation (and its export) first, not the raw response.
   connect(m_detail, &KeyDetailWidget::detailLoaded, this, [this] {
+    updateExportable();
     if (!std::exchange(m_landing, false)) return;
     if (m_detail->detail().executions() > 1) m_detail->setCurrentTab(KeyDetailWidget::ExplainTab);
   });
-  connect(m_detail, &KeyDetailWidget::loadFailed, this, [this] { m_landing = false; });
+  connect(m_detail, &KeyDetailWidget::loadFailed, this, [this] {
+    m_landing = false;
+    updateExportable();
+  });
   updateInfo();
+  updateExportable();
+}
+
+void KeysWorkspace::browseStateChanged() {
+  const DbSession::State state = m_browse->state();
+  const bool lost = state == DbSession::State::Reconnecting || state == DbSession::State::Failed;
+  if (lost && !m_storeLost && m_keys->loadedAt().isValid()) {
+    // What is on screen was read before: it says how old it is, and nothing of it is exported.
+    m_storeLost = true;
+    m_keys->setStale(true);
+    m_detail->setStale(true);
+  } else if (state == DbSession::State::Connected && m_storeLost) {
+    m_storeLost = false;
+    m_keys->setStale(false);  // the detail stays marked until it is read again
+  }
+  // The counts are as old as the list: greyed, and saying since when.
+  m_stateView->setEnabled(!m_storeLost);
+  m_stateView->setToolTip(m_storeLost ? formatStaleNote(m_keys->loadedAt()) : QString());
+  updateInfo();
+  updateExportable();
+}
+
+QString KeysWorkspace::exportBlockedReason() const {
+  if (!m_caseProblem.isEmpty()) return m_caseProblem;
+  const QString typed = m_typedSearch.trimmed();
+  if (!typed.isEmpty() && typed != m_searchText)
+    return tr("The search box reads “%1”, which was not searched: press Enter to open it.").arg(typed);
+  const KeyRef ref = m_detail->key();
+  if (!ref.isValid()) return tr("Open a key first: Ctrl+K, paste the customer's id, Enter.");
+  if (m_storeLost) return tr("The export waits for fresh data: what is shown is %1.").arg(formatStaleNote(m_keys->loadedAt()));
+  if (m_detail->isStale()) return tr("The export waits for the key to be read again now that the store is back.");
+  if (m_detail->detail().ref != ref) return tr("The key's detail is still loading.");
+  return {};
+}
+
+void KeysWorkspace::updateExportable() {
+  const QString reason = exportBlockedReason();
+  m_detail->explainView()->setExportBlocked(reason);
+  if (m_lastBlocked == reason) return;
+  m_lastBlocked = reason;
+  emit exportBlockedChanged(reason);
+}
+
+void KeysWorkspace::setTypedSearch(const QString& text) {
+  m_typedSearch = text;
+  updateExportable();
+}
+
+QString KeysWorkspace::letterMismatch(explain::Audience audience) const {
+  // The letter is written from what the Explain tab holds: it must be the open case's key, and
+  // a case found by a resource id must find that id in its words.
+  const KeyRef& letter = m_detail->explainView()->subject();
+  const KeyRef& open = m_detail->key();
+  if (letter != open)
+    return tr("the letter is about key %1, not the case's key %2").arg(letter.key, open.key);
+  if (!m_foundByResource.isEmpty() && !m_detail->explainView()->markdown(audience).contains(m_foundByResource))
+    return tr("the letter does not name %1, the id this case was found by").arg(m_foundByResource);
+  return {};
 }
 
 void KeysWorkspace::reload() {
@@ -177,7 +265,27 @@ void KeysWorkspace::setFilter(const KeyFilter& filter) {
   m_keys->setFilter(filter);
 }
 
-void KeysWorkspace::filtersEdited() { m_keys->setFilter(m_filters->apply(m_keys->filter())); }
+void KeysWorkspace::filtersEdited() {
+  m_searchChip->hide();  // the agent's own filters now
+  restoreListHeight();
+  m_keys->setFilter(m_filters->apply(m_keys->filter()));
+}
+
+void KeysWorkspace::applySearchFilter(const KeyFilter& filter, const QString& searched) {
+  if (!m_searchChip->isVisibleTo(this)) m_filterBeforeSearch = m_keys->filter();
+  m_searchChipText->setText(tr("Filtered by search “%1”").arg(searched));
+  m_searchChip->show();
+  setFilter(filter);
+}
+
+void KeysWorkspace::clearSearchFilter() {
+  m_searchChip->hide();
+  restoreListHeight();
+  KeyFilter f = m_filterBeforeSearch;
+  f.sort = m_keys->filter().sort;
+  f.descending = m_keys->filter().descending;
+  setFilter(f);
+}
 
 void KeysWorkspace::openRow(int row) {
   const KeyRow* r = m_keys->rowAt(row);
@@ -186,7 +294,10 @@ void KeysWorkspace::openRow(int row) {
   if (ref == m_detail->key()) return;
   m_landing = false;  // the agent picked another key: it keeps the tab it is on
   m_foundByResource.clear();
+  m_caseProblem.clear();  // the row picked is the case now
+  m_typedSearch.clear();
   m_detail->showKey(ref);
+  updateExportable();
 }
 
 void KeysWorkspace::pageLoaded(bool firstPage) {
@@ -194,6 +305,8 @@ void KeysWorkspace::pageLoaded(bool firstPage) {
   m_table->horizontalHeader()->setSortIndicator(KeyListModel::columnOf(m_keys->filter().sort),
                                                 m_keys->filter().descending ? Qt::DescendingOrder : Qt::AscendingOrder);
   updateInfo();
+  if (firstPage) fitColumnsToRows();
+  if (firstPage && m_pendingSelect.isValid()) fitListToFewRows();  // a search landed
   if (!firstPage || !m_pendingSelect.isValid()) return;
   for (int i = 0; i < m_keys->rowCount(); ++i) {
     const KeyRow* r = m_keys->rowAt(i);
@@ -206,13 +319,56 @@ void KeysWorkspace::pageLoaded(bool firstPage) {
   m_pendingSelect = {};
 }
 
+void KeysWorkspace::fitColumnsToRows() {
+  // Ids and times are read whole: a column fits the rows shown (no wider, the table has little
+  // room to spare), unless the agent sized it by hand.
+  const QAbstractItemView* view = m_table;  // QTableView hides the view's public size hint
+  const QScopedValueRollback fitting(m_fittingColumns, true);
+  for (int column : {KeyListModel::ColKey, KeyListModel::ColScope, KeyListModel::ColState, KeyListModel::ColResource,
+                     KeyListModel::ColCreated}) {
+    if (m_handSizedColumns.contains(column)) continue;
+    m_table->setColumnWidth(column, std::max(view->sizeHintForColumn(column),
+                                             m_table->horizontalHeader()->sectionSizeHint(column)));
+  }
+}
+
+void KeysWorkspace::fitListToFewRows() {
+  // A search that lands on a key lists a row or two: the list takes what they need and the
+  // key's detail the rest, until the agent goes back to every key.
+  const int rows = m_keys->rowCount();
+  if (rows > 5) return;
+  const int total = m_vsplit->sizes().value(0) + m_vsplit->sizes().value(1);
+  if (total <= 0) return;
+  const int rowHeight = m_table->verticalHeader()->defaultSectionSize();
+  const int wanted = m_searchChip->sizeHint().height() + m_table->horizontalHeader()->sizeHint().height() +
+                     std::max(rows, 2) * rowHeight + 2 * m_table->frameWidth() +
+                     m_table->horizontalScrollBar()->sizeHint().height() + m_info->sizeHint().height() + 12;
+  if (wanted >= m_vsplit->sizes().value(0)) return;
+  if (m_splitBeforeLanding.isEmpty()) m_splitBeforeLanding = m_vsplit->sizes();
+  m_vsplit->setSizes({wanted, total - wanted});
+}
+
+void KeysWorkspace::restoreListHeight() {
+  if (m_splitBeforeLanding.isEmpty()) return;
+  m_vsplit->setSizes(std::exchange(m_splitBeforeLanding, {}));
+}
+
 void KeysWorkspace::updateInfo() {
   if (m_keys->isLoading()) {
     m_info->setText(tr("Loading…"));
     return;
   }
+  if (!m_keys->loadedAt().isValid()) {
+    // No query ran: "no keys match" would claim an answer the store never gave.
+    m_info->setText(m_browse->state() == DbSession::State::Connected ? QString()
+                                                                       : tr("Not connected: no query ran."));
+    return;
+  }
   const int n = m_keys->rowCount();
-  QString text = n == 0 ? tr("No keys match.") : tr("%n key(s) loaded", nullptr, n);
+  QString text = n > 0                        ? tr("%n key(s) loaded", nullptr, n)
+                 : m_searchChip->isVisibleTo(this) ? tr("No key matches the search “%1”.").arg(m_searchText)
+                                                   : tr("No keys match these filters.");
+  if (m_keys->isStale()) text = formatStaleNote(m_keys->loadedAt()) % u": "_s % text;
   if (m_keys->canFetchMore({})) text += u" · "_s % tr("scroll for more");
   if (m_keys->canFetchPrevious()) text += u" · "_s % tr("earlier rows dropped from memory (scroll up to reload)");
   m_info->setText(text);
@@ -225,7 +381,10 @@ void KeysWorkspace::copySelectedKeys() {
   if (rows.empty() && m_table->currentIndex().isValid()) rows.insert(m_table->currentIndex().row());
   for (int row : rows)
     if (const KeyRow* r = m_keys->rowAt(row)) keys << r->key;
-  if (keys.isEmpty()) return;
+  if (keys.isEmpty()) {
+    emit warning(tr("Nothing copied: select a key in the table first."));
+    return;
+  }
   QApplication::clipboard()->setText(keys.join(u'\n'));
   emit message(tr("Copied %n key(s)", nullptr, static_cast<int>(keys.size())));
 }
@@ -234,13 +393,19 @@ void KeysWorkspace::search(const QString& text) {
   const QString needle = text.trimmed();
   if (needle.isEmpty()) return;
   const quint64 generation = ++m_searchGeneration;
+  m_searchText = needle;
+  m_typedSearch.clear();
+  m_caseProblem = tr("Searching for “%1”: the export waits for the answer.").arg(needle);
+  updateExportable();
   emit message(tr("Searching for “%1”…").arg(needle));
   m_browse->submit<std::vector<KeyHit>>(
       this, [needle](pg::Connection& conn) { return searchKeys(conn, needle); },
       [this, generation, needle](DbResult<std::vector<KeyHit>> result) {
         if (generation != m_searchGeneration) return;
         if (!result.ok()) {
-          emit message(tr("Search failed: %1").arg(result.error.message));
+          m_caseProblem = tr("The search for “%1” failed: %2").arg(needle, result.error.message);
+          updateExportable();
+          emit warning(m_caseProblem);
           return;
         }
         showHits(needle, *result.value);
@@ -249,7 +414,20 @@ void KeysWorkspace::search(const QString& text) {
 
 void KeysWorkspace::showHits(const QString& text, const std::vector<KeyHit>& hits) {
   if (hits.empty()) {
-    emit message(tr("No key, resource id or key prefix matches “%1”.").arg(text));
+    // Nothing of the previous case may stay on screen to be exported as this one's.
+    const QString none = tr("No key, resource id or key prefix matches “%1”.").arg(text);
+    m_caseProblem = none % u" "_s % tr("There is nothing to export for it.");
+    m_foundByResource.clear();
+    m_pendingSelect = {};
+    m_detail->clear(none % u" "_s % tr("Check the id with the customer."));
+    restoreListHeight();
+    KeyFilter f;
+    f.sort = m_keys->filter().sort;
+    f.descending = m_keys->filter().descending;
+    f.key = text;  // the table answers the search too: no row
+    applySearchFilter(f, text);
+    updateExportable();
+    emit warning(none);
     return;
   }
   std::set<std::tuple<QString, QString, QString>> keys;
@@ -272,6 +450,8 @@ void KeysWorkspace::showHits(const QString& text, const std::vector<KeyHit>& hit
     });
   }
   menu->popup(m_table->mapToGlobal(QPoint(0, 0)));
+  m_caseProblem = tr("“%1” matches %n keys: choose one first.", nullptr, static_cast<int>(hits.size())).arg(text);
+  updateExportable();
   emit message(tr("%n matches for “%1”: choose one", nullptr, static_cast<int>(hits.size())).arg(text));
 }
 
@@ -284,17 +464,23 @@ void KeysWorkspace::landOn(const KeyHit& hit) {
   f.endpoint = hit.endpoint;
   f.key = hit.key;
   m_pendingSelect = {hit.tenant, hit.endpoint, hit.key};
-  setFilter(f);
+  m_caseProblem.clear();
+  applySearchFilter(f, m_searchText.isEmpty() ? hit.key : m_searchText);
   m_landing = true;
   m_foundByResource = hit.matchedBy == u"key"_s ? QString() : hit.resourceRef;
   // A key found by a resource id opens on that id's generation; a key found by itself, on the live one.
   m_detail->showKey(m_pendingSelect, hit.matchedBy == u"key"_s ? 0 : hit.generation);
+  updateExportable();
 }
 
 QString KeysWorkspace::exportToCaseFolder(explain::Audience audience) {
   const KeyRef ref = m_detail->key();
-  if (!ref.isValid() || m_detail->detail().ref != ref) {
-    emit message(tr("Open a key first: Ctrl+K, paste the customer's id, Enter."));
+  if (const QString reason = exportBlockedReason(); !reason.isEmpty()) {
+    emit warning(tr("Not exported: %1").arg(reason));
+    return {};
+  }
+  if (const QString mismatch = letterMismatch(audience); !mismatch.isEmpty()) {
+    emit warning(tr("Not exported: %1.").arg(mismatch));
     return {};
   }
   const bool forCustomer = audience == explain::Audience::Customer;

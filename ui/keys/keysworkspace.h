@@ -2,7 +2,9 @@
 // The Keys workspace (support staff): states with counts and filters on the left, the key
 // table above the key's detail tabs on the right. It owns its models; the main window only
 // places it.
+#include <QSet>
 #include <QWidget>
+#include <optional>
 
 #include "ui/common/connectparams.h"
 #include "ui/common/dbresult.h"
@@ -47,6 +49,16 @@ class KeysWorkspace final : public QWidget {
   /// the key and the resource id it was found by (the customer's version ends "-customer"); no
   /// dialog. Returns the path ("" when nothing to export).
   QString exportToCaseFolder(explain::Audience audience);
+  /// Why the open case cannot be exported now ("" when it can): a search running or matching
+  /// nothing, a search typed but not run, no key open, the store lost, the detail loading.
+  [[nodiscard]] QString exportBlockedReason() const;
+  /// The search box's text as the agent edits it (not yet searched): while it names something
+  /// else than the case open, that case is not exported by mistake.
+  void setTypedSearch(const QString& text);
+  /// "Filtered by search “…” ✕" above the table while a search's filters are in force.
+  [[nodiscard]] QWidget* searchChip() const { return m_searchChip; }
+  [[nodiscard]] QLabel* infoLabel() const { return m_info; }
+  [[nodiscard]] QTreeView* stateView() const { return m_stateView; }
   void exportCsv();
 
   [[nodiscard]] KeyListModel* keyModel() const { return m_keys; }
@@ -63,6 +75,10 @@ class KeysWorkspace final : public QWidget {
   void landed(const idem::ui::KeyHit& hit, const QString& searched);
   /// A case export was written (or not).
   void caseExported(const idem::ui::KeyRef& key, const QString& path);
+  /// Something the agent must notice: no match, an export refused or failed.
+  void warning(const QString& text);
+  /// Export became possible ("") or not (the reason).
+  void exportBlockedChanged(const QString& reason);
 
  private:
   void openRow(int row);
@@ -70,6 +86,16 @@ class KeysWorkspace final : public QWidget {
   void showHits(const QString& text, const std::vector<KeyHit>& hits);
   void pageLoaded(bool firstPage);
   void updateInfo();
+  void fitColumnsToRows();
+  void fitListToFewRows();
+  void restoreListHeight();
+  void updateExportable();
+  void browseStateChanged();
+  /// Puts the filters a search asked for in force, saying so in the chip.
+  void applySearchFilter(const KeyFilter& filter, const QString& searched);
+  void clearSearchFilter();
+  /// The letter about to be written is about the case open ("" when it is; else why not).
+  [[nodiscard]] QString letterMismatch(explain::Audience audience) const;
 
   DbSession* m_browse;
   DbSession* m_detailSession;
@@ -88,6 +114,17 @@ class KeysWorkspace final : public QWidget {
   QString m_foundByResource;  // the resource id the open key was found by, for the file name
   bool m_landing = false;  // after landOn: the next detail decides the tab (Explain for a duplicate)
   quint64 m_searchGeneration = 0;
+  QString m_searchText;     // the last search run
+  QString m_typedSearch;    // the search box, edited since (empty: not edited)
+  QString m_caseProblem;    // the last search is running or found nothing: no case to export
+  bool m_storeLost = false;  // the browse session lost the store: what is shown is old
+  std::optional<QString> m_lastBlocked;  // the reason last announced (exportBlockedChanged)
+  QWidget* m_searchChip;
+  QLabel* m_searchChipText;
+  KeyFilter m_filterBeforeSearch;
+  QList<int> m_splitBeforeLanding;  // the list/detail split before a search shrank the list
+  QSet<int> m_handSizedColumns;  // widths the agent chose: the fit leaves them alone
+  bool m_fittingColumns = false;
 };
 
 }  // namespace idem::ui

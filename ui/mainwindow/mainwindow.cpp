@@ -3,7 +3,10 @@
 #include <QAction>
 #include <QActionGroup>
 #include <QCloseEvent>
+#include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
+#include <QShortcut>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -27,6 +30,7 @@
 #include "ui/connection/connectioncontroller.h"
 #include "ui/connection/statuswidget.h"
 #include "ui/keys/keysworkspace.h"
+#include "ui/mainwindow/messagebar.h"
 #include "ui/sim/simulatorworkspace.h"
 #include "ui/tiers/tiersworkspace.h"
 
@@ -49,7 +53,8 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
       m_detail(new DbSession(u"db-detail"_s, this)), m_tiers(new DbSession(u"db-tiers"_s, this)),
       m_connection(new ConnectionController({m_browse, m_detail, m_tiers}, settings, this)),
       m_banner(new ConnectionBanner(m_browse, this)), m_stack(new QStackedWidget(this)),
-      m_keys(new KeysWorkspace(m_browse, m_detail, this)), m_caseBook(new CaseBook(this)), m_cases(nullptr) {
+      m_keys(new KeysWorkspace(m_browse, m_detail, this)), m_caseBook(new CaseBook(this)), m_cases(nullptr),
+      m_messages(new MessageBar(this)) {
   setWindowTitle(tr("Idem console"));
   TimeZoneSetting::instance().load(m_settings);
   // One session reports the connection; the others ping rarely, just to notice a loss.
@@ -60,14 +65,14 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   // detail must not queue behind it.
   auto* tiersView = new TiersWorkspace(m_tiers, this);
   m_stack->addWidget(tiersView);
-  connect(tiersView, &TiersWorkspace::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+  connect(tiersView, &TiersWorkspace::message, this, [this](const QString& text) { m_messages->showText(text); });
   m_simulator = new sim::SimulatorWorkspace(this);
   auto* simulator = m_simulator;
   // Measure reads on the analysis connection (Tiers'): a small table, never in a key's way.
   simulator->setSession(m_tiers);
   m_stack->addWidget(simulator);
   connect(simulator, &sim::SimulatorWorkspace::message, this,
-          [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+          [this](const QString& text) { m_messages->showText(text); });
   // Live mode's keys are ordinary keys: show them in the key browser by their prefix.
   connect(simulator, &sim::SimulatorWorkspace::keysRequested, this, [this](const QString& prefix) {
     setWorkspace(KeysPage);
@@ -81,17 +86,23 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   auto* layout = new QVBoxLayout(central);
   layout->setContentsMargins(4, 4, 4, 0);
   layout->addWidget(m_banner);
+  layout->addWidget(m_messages);
   layout->addWidget(m_stack, 1);
   setCentralWidget(central);
   buildTopBar();
   buildRail();
+  // The status bar is the connection's; what an action did goes to the message bar above the
+  // workspace (a status-bar message was hidden behind this widget).
   statusBar()->addPermanentWidget(new StatusWidget(m_browse, this), 1);
 
-  connect(m_keys, &KeysWorkspace::message, this, [this](const QString& text) { statusBar()->showMessage(text, 8000); });
+  connect(m_keys, &KeysWorkspace::message, this, [this](const QString& text) { m_messages->showText(text); });
+  connect(m_keys, &KeysWorkspace::warning, this,
+          [this](const QString& text) { m_messages->showText(text, MessageBar::Kind::Warning); });
+  connect(m_browse, &DbSession::stateChanged, this, &MainWindow::announceConnection);
   connect(m_banner, &ConnectionBanner::retryRequested, m_connection, &ConnectionController::retry);
   connect(m_banner, &ConnectionBanner::passwordEntered, m_connection, &ConnectionController::setPassword);
   connect(m_connection, &ConnectionController::keyringResult, this,
-          [this](bool, const QString& text) { statusBar()->showMessage(text, 8000); });
+          [this](bool, const QString& text) { m_messages->showText(text); });
   connect(m_banner, &ConnectionBanner::editRequested, this, [this] { m_connection->editProfiles(this); });
   connect(m_connection, &ConnectionController::profileChanged, this, &MainWindow::profileChanged);
   connect(m_connection, &ConnectionController::paramsChanged, m_keys, &KeysWorkspace::setConnectParams);
@@ -104,8 +115,9 @@ void MainWindow::buildCases() {
   // The case book is the agent's own file; the console works without it (it says why).
   if (!m_caseBook->open(CaseBook::pathFrom(m_settings)))
     QTimer::singleShot(0, this, [this] {
-      statusBar()->showMessage(tr("The case book is not available (%1): lookups and exports are not kept.")
-                                   .arg(m_caseBook->error()));
+      m_messages->showText(tr("The case book is not available (%1): lookups and exports are not kept.")
+                               .arg(m_caseBook->error()),
+                           MessageBar::Kind::Warning);
     });
   m_simulator->setCaseBook(m_caseBook);  // its saved scenarios
   m_cases = new CasesView(m_caseBook, this);
@@ -113,8 +125,11 @@ void MainWindow::buildCases() {
   connect(m_keys, &KeysWorkspace::landed, this, [this](const KeyHit& hit, const QString& searched) {
     m_caseBook->recordLookup(searched, hit.tenant, hit.endpoint, hit.key, hit.generation, hit.resourceRef);
   });
-  connect(m_keys, &KeysWorkspace::caseExported, this,
-          [this](const KeyRef& key, const QString& path) { m_caseBook->recordExport(key.key, path); });
+  connect(m_keys, &KeysWorkspace::caseExported, this, [this](const KeyRef& key, const QString& path) {
+    m_caseBook->recordExport(key.key, path);
+    m_messages->showText(tr("Exported %1").arg(QDir::toNativeSeparators(path)), MessageBar::Kind::Success,
+                         QFileInfo(path).absolutePath());
+  });
   connect(m_cases, &CasesView::searchRequested, this, [this](const QString& text) {
     setWorkspace(KeysPage);
     m_search->setText(text);
@@ -140,7 +155,7 @@ void MainWindow::buildTopBar() {
                                                              caseFolder(m_settings));
     if (folder.isEmpty()) return;
     m_settings.setValue(QLatin1String(kCaseFolderSetting), folder);
-    statusBar()->showMessage(tr("Exports for customers go to %1").arg(folder), 8000);
+    m_messages->showText(tr("Exports for customers go to %1").arg(folder));
   });
   addTimeZoneMenu(profileMenu);
   m_profileButton->setMenu(profileMenu);
@@ -171,16 +186,42 @@ void MainWindow::buildTopBar() {
   exportCase->setObjectName(u"exportForCustomer"_s);
   exportCase->setShortcut(QKeySequence(u"Ctrl+P"_s));
   exportCase->setShortcutContext(Qt::ApplicationShortcut);
-  connect(exportCase, &QAction::triggered, this, [this] {
+  auto exportForCustomer = [this] {
     m_keys->setCaseFolder(caseFolder(m_settings));
-    m_keys->exportToCaseFolder(explain::Audience::Customer);
-  });
+    m_keys->exportToCaseFolder(explain::Audience::Customer);  // says why when it refuses
+  };
+  connect(exportCase, &QAction::triggered, this, exportForCustomer);
   addAction(exportCase);
   bar->addAction(exportCase);
+  // While the action is off, Ctrl+P still answers: with why there is nothing to export. The two
+  // are never on together (an ambiguous shortcut fires neither).
+  auto* refusedExport = new QShortcut(QKeySequence(u"Ctrl+P"_s), this, exportForCustomer, Qt::ApplicationShortcut);
+  auto blocked = [exportCase, refusedExport](const QString& reason) {
+    exportCase->setEnabled(reason.isEmpty());
+    refusedExport->setEnabled(!reason.isEmpty());
+    exportCase->setToolTip(reason.isEmpty() ? tr("Writes the customer's letter for the open key into the case folder (Ctrl+P)")
+                                            : reason);
+  };
+  blocked(m_keys->exportBlockedReason());
+  connect(m_keys, &KeysWorkspace::exportBlockedChanged, this, blocked);
+  connect(m_search, &QLineEdit::textEdited, m_keys, &KeysWorkspace::setTypedSearch);
   connect(m_search, &QLineEdit::returnPressed, this, [this] {
     setWorkspace(KeysPage);
     m_keys->search(m_search->text());
   });
+}
+
+void MainWindow::announceConnection() {
+  const DbSession::State state = m_browse->state();
+  // Reconnecting: a store this window was connected to went away (a first failure is the banner's).
+  if (state == DbSession::State::Reconnecting) {
+    if (std::exchange(m_storeLost, true)) return;
+    m_messages->showText(tr("The store is unreachable: reconnecting… What is shown is as it was read; exports wait "
+                            "for fresh data."),
+                         MessageBar::Kind::Warning);
+  } else if (state == DbSession::State::Connected && std::exchange(m_storeLost, false)) {
+    m_messages->showText(tr("Reconnected: the views are read again."), MessageBar::Kind::Success);
+  }
 }
 
 void MainWindow::addTimeZoneMenu(QMenu* menu) {

@@ -19,6 +19,7 @@ class ConnectionBanner;
 class ConnectionController;
 class DbSession;
 class KeysWorkspace;
+class MessageBar;
 struct ConnectionProfile;
 namespace sim {
 class SimulatorWorkspace;
@@ -44,6 +45,8 @@ class MainWindow final : public QMainWindow {
   [[nodiscard]] CaseBook* caseBook() const { return m_caseBook; }
   [[nodiscard]] CasesView* cases() const { return m_cases; }
   [[nodiscard]] sim::SimulatorWorkspace* simulator() const { return m_simulator; }
+  /// The feedback line above the workspace (what the last action did).
+  [[nodiscard]] MessageBar* messages() const { return m_messages; }
   void setWorkspace(Workspace workspace);
 
  protected:
@@ -57,6 +60,7 @@ class MainWindow final : public QMainWindow {
   void profileChanged(const ConnectionProfile& profile);
   void restoreLayout();
   void saveLayout();
+  void announceConnection();
 
   QSettings& m_settings;
   DbSession* m_browse;
@@ -72,6 +76,8 @@ class MainWindow final : public QMainWindow {
   QToolButton* m_profileButton = nullptr;
   QLineEdit* m_search = nullptr;
   QActionGroup* m_rail = nullptr;
+  MessageBar* m_messages;
+  bool m_storeLost = false;  // the browse session lost the store (announced once, and its return)
 };
 
 }  // namespace idem::ui

@@ -290,14 +290,19 @@ void TimelineWidget::paintGenerations(QPainter& p, const QRectF& plot) {
     p.drawLine(QPointF(x0, plot.top()), QPointF(x0, plot.bottom()));
     p.setPen(QPen(edge, 1.5, Qt::DashLine));
     p.drawLine(QPointF(x1, plot.top()), QPointF(x1, plot.bottom()));
-    const QString label = tr("gen %1 · %2 · valid until %3")
-                              .arg(g.number)
-                              .arg(g.live ? tr("live") : tr("archived"))
-                              .arg(formatAbsolute(toDateTime(g.expiresAt)));
+    // The longest label that fits the band whole: a narrow band gets "gen 2", never "ger".
+    const QString shortLabel = tr("gen %1").arg(g.number);
+    const QString mediumLabel = shortLabel % u" · "_s % (g.live ? tr("live") : tr("archived"));
+    const QString longLabel = tr("%1 · valid until %2").arg(mediumLabel, formatAbsolute(toDateTime(g.expiresAt)));
+    const double left = std::max(x0, plot.left());
+    const QRectF labelRect(left + 4, plot.top() + 2, std::max(0.0, std::min(x1, plot.right()) - left - 6), kGenBandH / 2);
+    const QFontMetricsF metrics(font());
     p.setPen(palette().color(QPalette::Text));
-    p.drawText(QRectF(std::max(x0, plot.left()) + 4, plot.top() + 2, std::max(0.0, x1 - std::max(x0, plot.left()) - 6),
-                      kGenBandH / 2),
-               Qt::AlignLeft | Qt::AlignVCenter, label);
+    for (const QString& label : {longLabel, mediumLabel, shortLabel}) {
+      if (metrics.horizontalAdvance(label) > labelRect.width()) continue;
+      p.drawText(labelRect, Qt::AlignLeft | Qt::AlignVCenter, label);
+      break;
+    }
     // The lease of a processing generation: who holds the key, until when.
     if (g.leaseUntil) {
       const double l1 = xOf(msOf(*g.leaseUntil));
