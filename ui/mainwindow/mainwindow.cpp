@@ -21,11 +21,15 @@
 
 #include "ui/cases/casebook.h"
 #include "ui/cases/casefolder.h"
+#include "ui/cases/caseticket.h"
 #include "ui/cases/casesview.h"
 #include "ui/common/dbsession.h"
 #include "ui/common/timezonesetting.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/connection/statuswidget.h"
+#include "ui/detail/keydetailwidget.h"
+#include "ui/explain/explainview.h"
+#include "ui/explain/lettersettingsdialog.h"
 #include "ui/keys/keysworkspace.h"
 #include "ui/sim/simulatorworkspace.h"
 #include "ui/tiers/tiersworkspace.h"
@@ -115,6 +119,10 @@ void MainWindow::buildCases() {
   });
   connect(m_keys, &KeysWorkspace::caseExported, this,
           [this](const KeyRef& key, const QString& path) { m_caseBook->recordExport(key.key, path); });
+  // The customer's letter: the agent's letter settings, the open case's ticket.
+  ExplainView* explain = m_keys->detail()->explainView();
+  explain->setLetterSource([this] { return LetterSettings::load(m_settings).options(m_caseBook->currentTicket()); });
+  connect(m_caseBook, &CaseBook::changed, explain, &ExplainView::refreshLetter);
   connect(m_cases, &CasesView::searchRequested, this, [this](const QString& text) {
     setWorkspace(KeysPage);
     m_search->setText(text);
@@ -141,6 +149,12 @@ void MainWindow::buildTopBar() {
     if (folder.isEmpty()) return;
     m_settings.setValue(QLatin1String(kCaseFolderSetting), folder);
     statusBar()->showMessage(tr("Exports for customers go to %1").arg(folder), 8000);
+  });
+  profileMenu->addAction(tr("&Letters to customers…"), this, [this] {
+    LetterSettingsDialog dialog(LetterSettings::load(m_settings), this);
+    if (dialog.exec() != QDialog::Accepted) return;
+    dialog.settings().save(m_settings);
+    m_keys->detail()->explainView()->refreshLetter();
   });
   addTimeZoneMenu(profileMenu);
   m_profileButton->setMenu(profileMenu);
@@ -173,7 +187,12 @@ void MainWindow::buildTopBar() {
   exportCase->setShortcutContext(Qt::ApplicationShortcut);
   connect(exportCase, &QAction::triggered, this, [this] {
     m_keys->setCaseFolder(caseFolder(m_settings));
-    m_keys->exportToCaseFolder(explain::Audience::Customer);
+    auto exportLetter = [this](const QString&) { m_keys->exportToCaseFolder(explain::Audience::Customer); };
+    // The letter quotes the case's ticket: asked for only when no case is open (and a key is).
+    if (m_keys->detail()->detail().ref.isValid())
+      withCaseTicket(m_caseBook, m_cases, this, exportLetter);
+    else
+      exportLetter({});
   });
   addAction(exportCase);
   bar->addAction(exportCase);
