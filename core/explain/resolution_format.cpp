@@ -1,4 +1,6 @@
 // The resolution (for support) and the customer's explanation as JSON, text and Markdown.
+#include <algorithm>
+
 #include "core/explain/format_parts.h"
 #include "core/text/humanduration.h"
 
@@ -92,12 +94,16 @@ std::string resolutionMarkdown(const Explanation& x) {
   if (!r.proposal.empty()) out += "**Resolution:** " + markdownText(r.proposal) + "\n\n";
   if (r.prevention) out += "**Prevention:** " + markdownText(r.prevention->text) + "\n\n";
   if (r.executions.empty()) return out;
-  out += "### Executions\n\n| When | Generation | Resource | Amount | Role | Why |\n|---|---:|---|---:|---|---|\n";
+  // An Amount column only when the policy names where to read one.
+  const bool amounts = std::any_of(r.executions.begin(), r.executions.end(),
+                                   [](const Execution& e) { return !amountWords(e).empty(); });
+  out += amounts ? "### Executions\n\n| When | Generation | Resource | Amount | Role | Why |\n|---|---:|---|---:|---|---|\n"
+                 : "### Executions\n\n| When | Generation | Resource | Role | Why |\n|---|---:|---|---|---|\n";
   for (const auto& e : r.executions) {
     const std::string role = e.role == ExecutionRole::Duplicate ? "**duplicate**" : roleWords(e.role);
     out += "| " + spoken(x, e.at) + " | " + std::to_string(e.generation) + " | " +
            (e.resource ? markdownCode(*e.resource) : std::string("not stored")) + " | " +
-           markdownText(amountWords(e)) + " | " + role + " | " +
+           (amounts ? markdownText(amountWords(e)) + " | " : std::string()) + role + " | " +
            markdownText(e.reason) + " |\n";
   }
   return out + "\n";
