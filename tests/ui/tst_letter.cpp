@@ -186,6 +186,36 @@ class TestLetter : public QObject {
     QVERIFY(QApplication::activeModalWidget() == nullptr);
   }
 
+  // Typed settings: what the dialog saves reads back the same; a hand-edited INI's unquoted
+  // commas and an unknown addressee read as meant (the defaults fill what is absent).
+  void settingsReadBackAsWritten() {
+    QTemporaryDir dir;
+    const QString ini = dir.filePath(u"s.ini"_s);
+    LetterSettings written = LetterSettings::defaults();
+    written.sender = u"Acme, Inc."_s;
+    written.signature = u"Jane Doe\nSupport, Acme"_s;
+    written.addressee = explain::Addressee::Consumer;
+    {
+      QSettings settings(ini, QSettings::IniFormat);
+      written.save(settings);
+    }
+    QSettings settings(ini, QSettings::IniFormat);
+    const LetterSettings read = LetterSettings::load(settings);
+    QCOMPARE(read.sender, written.sender);
+    QCOMPARE(read.signature, written.signature);
+    QCOMPARE(read.refundTiming, written.refundTiming);
+    QCOMPARE(read.addressee, explain::Addressee::Consumer);
+    QFile hand(dir.filePath(u"hand.ini"_s));
+    QVERIFY(hand.open(QIODevice::WriteOnly));
+    hand.write("[letter]\nsender=Globex, Ltd\naddressee=someone\n");
+    hand.close();
+    QSettings edited(hand.fileName(), QSettings::IniFormat);
+    const LetterSettings fromHand = LetterSettings::load(edited);
+    QCOMPARE(fromHand.sender, u"Globex, Ltd"_s);
+    QCOMPARE(fromHand.addressee, explain::Addressee::Merchant);
+    QCOMPARE(fromHand.refundTiming, LetterSettings::defaults().refundTiming);
+  }
+
   void cleanupTestCase() { m_db.reset(); }
 };
 

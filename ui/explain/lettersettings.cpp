@@ -6,6 +6,15 @@
 using namespace Qt::StringLiterals;
 
 namespace idem::ui {
+namespace {
+
+// A hand-edited INI reads an unquoted "Jane Doe, Support" as a list of two: the text it meant.
+QString text(const QSettings& settings, const char* key, const QString& fallback) {
+  const QVariant v = settings.value(QLatin1String(key), fallback);
+  return v.typeId() == QMetaType::QStringList ? v.toStringList().join(u", "_s) : v.toString();
+}
+
+}  // namespace
 
 LetterSettings LetterSettings::defaults() {
   LetterSettings s;
@@ -16,9 +25,9 @@ LetterSettings LetterSettings::defaults() {
 
 LetterSettings LetterSettings::load(const QSettings& settings) {
   LetterSettings s = defaults();
-  s.sender = settings.value(QLatin1String(kSenderKey), s.sender).toString();
-  s.signature = settings.value(QLatin1String(kSignatureKey)).toString();
-  s.refundTiming = settings.value(QLatin1String(kRefundTimingKey), s.refundTiming).toString();
+  s.sender = text(settings, kSenderKey, s.sender);
+  s.signature = text(settings, kSignatureKey, QString());
+  s.refundTiming = text(settings, kRefundTimingKey, s.refundTiming);
   s.addressee = settings.value(QLatin1String(kAddresseeKey)).toString() == u"consumer"_s ? explain::Addressee::Consumer
                                                                                          : explain::Addressee::Merchant;
   return s;
