@@ -67,7 +67,8 @@ class TestResolutionDemo : public QObject {
     QCOMPARE(r.prevention->suggested, std::chrono::milliseconds(std::chrono::hours(25)));
 
     QCOMPARE(x.customer.references, (std::vector<std::string>{first, second}));
-    QCOMPARE(x.customer.action, "We will refund " + second + ".");
+    // The amount, from the stored response at the path the demo policy names (the ledger's $2,499.00).
+    QCOMPARE(x.customer.action, "We will refund " + second + " ($2,499.00).");
     const std::string customer = explain::toText(x, explain::Audience::Customer);
     QVERIFY2(customer.find("replays") == std::string::npos && customer.find(seeded.incidentKey) == std::string::npos &&
                  !std::regex_search(customer, std::regex(R"(\b(key|generation|lease|TTL)\b)", std::regex::icase)),
