@@ -268,7 +268,6 @@ Explanation explain(KeyHistory history, const ExplainOptions& options) {
     x.narrative += story[i];
   }
   x.resolution = resolve(x, eventGeneration);
-  readAmounts(x);
   x.customer = tellCustomer(x);
   return x;
 }

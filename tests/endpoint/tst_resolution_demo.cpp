@@ -52,8 +52,8 @@ class TestResolutionDemo : public QObject {
                  *r.executions[1].afterExpiry < std::chrono::minutes(34),
              r.executions[1].reason.c_str());
     QCOMPARE(r.action, explain::Resolution::Action::Refund);
-    QVERIFY2(r.proposal.starts_with("Refund " + second + " (generation 2, charged ") &&
-                 r.proposal.find(" UTC, 33 min after the key expired). Keep " + first + " (generation 1") !=
+    QVERIFY2(r.proposal.starts_with("Refund " + second + " of $2,499.00 (generation 2, charged ") &&
+                 r.proposal.find(" UTC, 33 min after the key expired). Keep " + first + " of $2,499.00 (generation 1") !=
                      std::string::npos,
              r.proposal.c_str());
     // The TTL (24 h) against the horizon the trace shows: the original, replays at +30 s and

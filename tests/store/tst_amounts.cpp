@@ -86,6 +86,10 @@ class TestAmounts : public QObject {
     const auto j = explain::toJson(x);
     QCOMPARE(j["resolution"]["executions"][0]["amount"]["value"].get<std::string>(), std::string("2499.00"));
     QCOMPARE(j["resolution"]["executions"][1]["amount"]["currency"].get<std::string>(), std::string("EUR"));
+    // Support's proposal names it too.
+    QVERIFY2(x.resolution.proposal.starts_with("Refund pay_b of €2,499.00 (generation 2"), x.resolution.proposal.c_str());
+    QVERIFY2(x.resolution.proposal.find("Keep pay_a of $2,499.00 (generation 1") != std::string::npos,
+             x.resolution.proposal.c_str());
     // The customer's words and the letter name it.
     QVERIFY2(x.customer.action == "We will refund pay_b (€2,499.00).", x.customer.action.c_str());
     explain::LetterOptions o;
