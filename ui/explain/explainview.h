@@ -40,8 +40,11 @@ class ExplainView final : public QWidget {
   void setLetterSource(LetterSource source);
   /// The customer's letter about the key shown (GUI thread).
   [[nodiscard]] explain::Letter letter() const;
-  /// Shows the letter again after its settings or the case changed.
-  void refreshLetter() { rebuild(); }
+  /// Shows the letter again after its settings or the case changed (support's view, which has
+  /// no letter, is not laid out again).
+  void refreshLetter() {
+    if (audience() == Audience::Customer) rebuild();
+  }
   /// The report for audience: the Markdown, the document and, for support, a picture of the
   /// timeline (GUI thread). The customer's is the letter: no timeline, keys or generations.
   [[nodiscard]] ExplanationReport report(Audience audience = Audience::Internal) const;
