@@ -15,7 +15,16 @@ std::string when(Instant t, const text::TimeZone& zone) { return text::humanTime
 std::string span(microseconds d) { return text::humanDuration(d); }
 std::string times(int n) { return n == 1 ? "once" : n == 2 ? "twice" : std::to_string(n) + " times"; }
 std::string moreTimes(int n) { return n == 1 ? "again" : n == 2 ? "twice more" : std::to_string(n) + " more times"; }
-std::string idOf(const Execution& e) { return e.resource ? " (" + *e.resource + ")" : std::string(); }
+// "pay_456, $2,499.00": the id and the amount the customer finds on a statement.
+std::string idAndAmount(const Execution& e) {
+  std::string out = e.resource ? *e.resource : std::string();
+  if (e.amount) out += (out.empty() ? "" : ", ") + policy::formatMoney(*e.amount);
+  return out;
+}
+std::string idOf(const Execution& e) {
+  const std::string what = idAndAmount(e);
+  return what.empty() ? std::string() : " (" + what + ")";
+}
 
 std::string joined(const std::vector<std::string>& parts) {
   std::string out;
@@ -26,9 +35,13 @@ std::string joined(const std::vector<std::string>& parts) {
 
 class Teller {
  public:
-  explicit Teller(const Explanation& x)
-      : m_x(x), m_h(x.history), m_words(vocabularyFor(x.history.scope)), m_eventGeneration(eventGenerations(m_h)) {
+  Teller(const Explanation& x, Addressee to)
+      : m_x(x), m_h(x.history), m_words(vocabularyFor(x.history.scope)), m_eventGeneration(eventGenerations(m_h)),
+        m_consumer(to == Addressee::Consumer) {
     for (std::size_t i = 0; i < m_h.generations.size(); ++i) m_index[m_h.generations[i].number] = i;
+    // A consumer paid; a merchant's system sent requests.
+    m_noun = m_consumer && m_words.thing == "charge" ? "payment" : "request";
+    m_done = m_consumer ? m_words.created == "charged" ? "charged" : "processed" : "processed";
   }
 
   CustomerExplanation run() {
@@ -56,17 +69,30 @@ class Teller {
 
   void add(Instant at, std::string text) { m_c.timeline.push_back({at, std::move(text)}); }
 
+  // Who sent it again: the merchant's system, or (to a consumer, who did nothing wrong) nobody named.
+  std::string sentAgain() const {
+    return m_consumer ? "The same " + m_noun + " was sent to us again" : "Your system sent the same request again";
+  }
+  std::string sentAgainTimes(const std::string& howOften) const {
+    return m_consumer ? "The same " + m_noun + " was sent to us " + howOften
+                      : "Your system sent the same request " + howOften;
+  }
+
   void tellExecution(const Execution& e) {
     const bool afterTakeover = e.outcome != "lease_takeover" && e.reason.find("taking over") != std::string::npos;
     switch (e.role) {
       case ExecutionRole::Intended:
-        add(e.at, (m_c.timeline.empty() ? "We received your request and processed it" : "Your request was processed") +
+        add(e.at, (m_c.timeline.empty() ? "We received your " + m_noun + " and " + m_done + " it"
+                                         : "Your " + m_noun + " was " + m_done) +
                       idOf(e) + ".");
         m_kept.push_back(&e);
         break;
       case ExecutionRole::SeparateRequest:
-        add(e.at, "Your system sent a different request under the same identifier; it was processed as a new "
-                  "request" + idOf(e) + ".");
+        add(e.at, (m_consumer ? "A different " + m_noun + " was made under the same reference; it was " + m_done +
+                                    " as a new " + m_noun
+                              : std::string("Your system sent a different request under the same identifier; it was "
+                                            "processed as a new request")) +
+                      idOf(e) + ".");
         m_kept.push_back(&e);
         m_separate = true;
         break;
@@ -74,15 +100,17 @@ class Teller {
       case ExecutionRole::PossibleDuplicate: {
         std::string text;
         if (afterTakeover || !e.afterExpiry) {
-          text = "Processing of your request stalled, and when your system sent it again it was processed a second "
-                 "time" + idOf(e) + ".";
+          text = "Processing of your " + m_noun + " stalled, and when " +
+                 (m_consumer ? "it was sent again" : "your system sent it again") + " it was " + m_done +
+                 " a second time" + idOf(e) + ".";
         } else {
           const auto window = windowBefore(e.generation);
           const auto first = firstRequest(e.generation);
-          text = "Your system sent the same request again" +
+          text = sentAgain() +
                  (first ? ", " + span(microseconds(e.at.micros - first->micros)) + " after the first one" : std::string()) +
                  ". That is later than the " + (window ? span(*window) : std::string("period")) +
-                 " during which we recognise a repeated request, so it was processed a second time" + idOf(e) + ".";
+                 " during which we recognise a repeated " + m_noun + ", so it was " + m_done + " a second time" +
+                 idOf(e) + ".";
           if (window) m_window = window;
         }
         add(e.at, text);
@@ -93,14 +121,14 @@ class Teller {
         add(e.at, e.outcome == "lease_takeover"
                       ? "A first attempt at processing your request was interrupted and undone; nothing from it "
                         "remains."
-                      : "Your request was declined; nothing was " + m_words.created + ".");
+                      : "Your " + m_noun + " was declined; nothing was " + m_words.created + ".");
         break;
       case ExecutionRole::OutcomeUnknown:
         add(e.at, e.outcome == "outcome_unknown"
-                      ? "We passed your request on but got no answer, so we cannot yet confirm whether it was "
-                        "processed."
-                      : "Processing of your request was interrupted before it finished, so we cannot yet confirm "
-                        "whether it took effect.");
+                      ? "We passed your " + m_noun + " on but got no answer, so we cannot yet confirm whether it was " +
+                            m_done + "."
+                      : "Processing of your " + m_noun + " was interrupted before it finished, so we cannot yet "
+                        "confirm whether it took effect.");
         m_unknown.push_back(&e);
         break;
     }
@@ -120,19 +148,19 @@ class Teller {
     if (s.replays > 0) {
       const auto first = firstAt(i, O::Replayed);
       add(first.value_or(*s.lastReplay),
-          "Your system sent the same request " + moreTimes(s.replays) +
+          sentAgainTimes(moreTimes(s.replays)) +
               (s.replays > 1 && s.lastReplay ? " (the last on " + when(*s.lastReplay, m_x.zone) + ")" : std::string()) +
-              "; we recognised " + (s.replays == 1 ? "it" : "each") +
-              " as a repeat and answered with the original result. Nothing was processed again.");
+              "; we recognised " + (s.replays == 1 ? "it" : "each") + " as a repeat" +
+              (m_consumer ? "" : " and answered with the original result") + ". Nothing was " + m_done + " again.");
     }
     if (s.rejectedExpired > 0)
       add(firstAt(i, O::RejectedExpired).value_or(*s.lastRejectedExpired),
-          "Your system sent the same request " + times(s.rejectedExpired) +
-              " after the period during which we recognise repeats; we refused it and nothing was processed.");
+          sentAgainTimes(times(s.rejectedExpired)) +
+              " after the period during which we recognise repeats; we refused it and nothing was " + m_done + ".");
     if (s.mismatches > 0)
       add(firstAt(i, O::Mismatch).value_or(m_h.generations[i].createdAt),
-          "A request under the same identifier but with different details was refused " + times(s.mismatches) +
-              "; nothing was processed.");
+          "A " + m_noun + " under the same " + (m_consumer ? "reference" : "identifier") +
+              " but with different details was refused " + times(s.mismatches) + "; nothing was " + m_done + ".");
   }
 
   std::optional<Instant> firstAt(std::size_t i, trace::Outcome o) const {
@@ -144,14 +172,21 @@ class Teller {
   std::string listed(const std::vector<const Execution*>& es) const {
     std::vector<std::string> parts;
     for (const auto* e : es)
-      parts.push_back((e->resource ? *e->resource : "the " + m_words.thing) + " on " + when(e->at, m_x.zone));
+      parts.push_back((e->resource ? *e->resource : "the " + m_words.thing) + amountOf(*e) + " on " +
+                      when(e->at, m_x.zone));
     return joined(parts);
   }
 
-  std::string ids(const std::vector<const Execution*>& es) const {
+  static std::string amountOf(const Execution& e) {
+    return e.amount ? " (" + policy::formatMoney(*e.amount) + ")" : std::string();
+  }
+
+  // withAmount: "pay_456 ($2,499.00)", what an undo names.
+  std::string ids(const std::vector<const Execution*>& es, bool withAmount = false) const {
     std::vector<std::string> parts;
     for (const auto* e : es)
-      parts.push_back(e->resource ? *e->resource : "the " + m_words.thing + " made on " + when(e->at, m_x.zone));
+      parts.push_back((e->resource ? *e->resource : "the " + m_words.thing + " made on " + when(e->at, m_x.zone)) +
+                      (withAmount ? amountOf(*e) : std::string()));
     return joined(parts);
   }
 
@@ -162,31 +197,33 @@ class Teller {
     std::sort(ran.begin(), ran.end(), [](const Execution* a, const Execution* b) { return a->at < b->at; });
     const int n = static_cast<int>(ran.size());
     if (!m_duplicates.empty()) {
-      m_c.summary = "Your request was processed " + times(n) + ": " + listed(ran) + ". " + ids(m_duplicates) +
+      m_c.summary = "Your " + m_noun + " was " + m_done + " " + times(n) + ": " + listed(ran) + ". " + ids(m_duplicates) +
                     (m_duplicates.size() == 1 ? " is a duplicate." : " are duplicates.");
-      m_c.action = "We will " + m_words.undo + " " + ids(m_duplicates) + ".";
+      m_c.action = "We will " + m_words.undo + " " + ids(m_duplicates, true) + ".";
     } else if (!m_possible.empty()) {
-      m_c.summary = "Your request may have been processed " + times(n + static_cast<int>(m_unknown.size())) + ": " +
+      m_c.summary = "Your " + m_noun + " may have been " + m_done + " " + times(n + static_cast<int>(m_unknown.size())) + ": " +
                     listed(ran) + ", after an earlier attempt that was interrupted.";
       m_c.action = "We are checking whether the interrupted attempt took effect. If it did, we will " + m_words.undo +
-                   " " + ids(m_possible) + " and let you know; if it did not, nothing needs to be done.";
+                   " " + ids(m_possible, true) + " and let you know; if it did not, nothing needs to be done.";
     } else if (!m_unknown.empty()) {
-      m_c.summary = n > 0 ? "Your request was processed " + times(n) + " (" + listed(ran) +
+      m_c.summary = n > 0 ? "Your " + m_noun + " was " + m_done + " " + times(n) + " (" + listed(ran) +
                                 "), and we cannot yet confirm whether another attempt took effect."
-                          : "We cannot yet confirm whether your request was processed.";
+                          : "We cannot yet confirm whether your " + m_noun + " was " + m_done + ".";
       m_c.action = "We are checking with the service that handled it and will let you know whether it went through.";
     } else if (m_separate) {
-      m_c.summary = "Your system sent " + std::to_string(n) + " different requests under one identifier, and each was "
-                    "processed once: " + listed(ran) + ". None of them is a duplicate.";
+      m_c.summary = (m_consumer ? std::to_string(n) + " different " + m_noun + "s were made under one reference"
+                                : "Your system sent " + std::to_string(n) + " different requests under one identifier") +
+                    ", and each was " + m_done + " once: " + listed(ran) + ". None of them is a duplicate.";
       m_c.action = "Nothing needs to be done.";
     } else if (n == 1) {
-      m_c.summary = "Your request was processed once: " + listed(ran) + ". No duplicate was made.";
+      m_c.summary = "Your " + m_noun + " was " + m_done + " once: " + listed(ran) + ". No duplicate was made.";
       m_c.action = "Nothing needs to be done.";
     } else {
-      m_c.summary = "Your request has not been processed.";
+      m_c.summary = "Your " + m_noun + " has not been " + m_done + ".";
       m_c.action = "Nothing needs to be done.";
     }
-    if (m_window)
+    // Advice on retries is for whoever sends them: the merchant's developers, not a consumer.
+    if (m_window && !m_consumer)
       m_c.advice = "To avoid this, send repeats of a request within " + span(*m_window) +
                    " of the first one, or check whether it went through before sending it again after that.";
   }
@@ -200,10 +237,13 @@ class Teller {
   std::vector<const Execution*> m_kept, m_duplicates, m_possible, m_unknown;
   bool m_separate = false;
   std::optional<microseconds> m_window;
+  bool m_consumer;
+  std::string m_noun;  // "request" | "payment"
+  std::string m_done;  // "processed" | "charged"
 };
 
 }  // namespace
 
-CustomerExplanation tellCustomer(const Explanation& x) { return Teller(x).run(); }
+CustomerExplanation tellCustomer(const Explanation& x, Addressee to) { return Teller(x, to).run(); }
 
 }  // namespace idem::explain

@@ -9,6 +9,11 @@
 
 namespace idem::explain {
 
+/// Whom the customer's words address: a platform's merchant, whose system sent the requests
+/// ("your system sent the same request again"), or a consumer, who paid and retried nothing
+/// ("the same payment was sent to us again"; no advice on retries).
+enum class Addressee { Merchant, Consumer };
+
 struct CustomerExplanation {
   struct Line {
     Instant at;

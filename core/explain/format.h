@@ -23,7 +23,8 @@ using Format = text::OutputFormat;
 /// executions, replays, conflicts, mismatches, rejected_expired, lease_takeovers, released,
 /// after_expiry, in_doubt), events[] (at, outcome, generation, status, latency_ms, request_id,
 /// detail, repeats, last_at), narrative, resolution (action, duplicates, possible_duplicates,
-/// proposal, executions[] (generation, at, outcome, resource, request_id, status, role, reason,
+/// proposal, executions[] (generation, at, outcome, resource, request_id, status, role, reason, amount
+/// ({currency, value, text} or null), amount_problem,
 /// after_expiry_ms), prevention (tier, setting, current, current_ms, observed_ms, suggested,
 /// suggested_ms, text) or null).
 /// For the customer: audience, time_zone, references[], summary, timeline[] (at, text),

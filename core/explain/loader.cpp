@@ -181,7 +181,8 @@ KeyHistory loadByKey(pg::Connection& conn, const std::string& key, const std::op
     throw Ambiguous("key '" + key + "' exists in " + std::to_string(found.size()) +
                         " scopes; choose one with --scope:" + listScopes(found, false),
                     found);
-  return loadHistory(conn, found.front());
+  // The stored responses too: each execution's amount is read from its response.
+  return loadHistory(conn, found.front(), LoadOptions{true});
 }
 
 KeyHistory loadByResource(pg::Connection& conn, const std::string& resourceRef) {
@@ -192,7 +193,8 @@ KeyHistory loadByResource(pg::Connection& conn, const std::string& resourceRef) 
     throw Ambiguous("resource '" + resourceRef + "' belongs to " + std::to_string(found.size()) +
                         " keys; explain one with --key and --scope:" + listScopes(found, true),
                     found);
-  return loadHistory(conn, found.front());
+  // The stored responses too: each execution's amount is read from its response.
+  return loadHistory(conn, found.front(), LoadOptions{true});
 }
 
 }  // namespace idem::explain

@@ -52,7 +52,8 @@ struct LoadOptions {
 /// no events).
 [[nodiscard]] KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref, LoadOptions options = {});
 
-/// findKey + loadHistory: throws NotFound, or Ambiguous when no scope is given and the key is
+/// findKey + loadHistory, with the stored responses (each execution's amount is read from its
+/// response): throws NotFound, or Ambiguous when no scope is given and the key is
 /// in several.
 [[nodiscard]] KeyHistory loadByKey(pg::Connection& conn, const std::string& key,
                                    const std::optional<Scope>& scope = std::nullopt);

@@ -76,6 +76,7 @@ class Resolver {
   Resolution run() {
     for (std::size_t i = 0; i < m_h.generations.size(); ++i) collect(i);
     assignRoles();
+    for (auto& c : m_candidates) readAmount(m_h, c.execution);  // the proposal names them
     for (const auto& c : m_candidates) {
       m_r.executions.push_back(c.execution);
       if (c.execution.role == ExecutionRole::Duplicate) ++m_r.duplicates;
@@ -249,12 +250,13 @@ class Resolver {
     return "executed again";
   }
 
-  // "pay_456 (generation 2, charged 4 Dec 2026, 11:05 UTC, 33 min after the key expired)"
+  // "pay_456 of $2,499.00 (generation 2, charged 4 Dec 2026, 11:05 UTC, 33 min after the key expired)"
   std::string describe(const Candidate& c) const {
     const Execution& e = c.execution;
     std::string what = e.resource ? *e.resource
                                   : "the " + m_words.thing + " of request " + e.requestId.value_or("(unknown)") +
                                         " (its id was not stored)";
+    if (e.amount) what += " of " + policy::formatMoney(*e.amount);
     std::string out = what + " (generation " + std::to_string(e.generation) + ", " + m_words.created + " " +
                       when(e.at, m_x.zone);
     if (c.afterTakeover && !c.firstOfGeneration) out += ", after a lease takeover";

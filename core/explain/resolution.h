@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/explain/history.h"
+#include "core/policy/amount.h"
 
 namespace idem::explain {
 
@@ -47,6 +48,12 @@ struct Execution {
   std::string reason;
   /// For an execution of a generation that started after the previous one expired: how long after.
   std::optional<std::chrono::microseconds> afterExpiry;
+  /// What it charged, read from its generation's stored response at the path the policy in
+  /// force names for the route (a tier's "amount"); nullopt when not known.
+  std::optional<policy::Money> amount;
+  /// Why amount is unknown although the policy names where to read it (internal words: "the
+  /// response has no /amount"); "" otherwise.
+  std::string amountProblem;
 };
 
 /// The policy change that would have prevented the duplicate.

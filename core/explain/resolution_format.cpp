@@ -1,4 +1,6 @@
 // The resolution (for support) and the customer's explanation as JSON, text and Markdown.
+#include <algorithm>
+
 #include "core/explain/format_parts.h"
 #include "core/text/humanduration.h"
 
@@ -10,6 +12,18 @@ using json = nlohmann::ordered_json;
 std::string spoken(const Explanation& x, Instant t) { return text::humanTime(t.micros, x.zone); }
 
 json orNull(const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); }
+
+// {"currency": "USD", "value": "2499.00", "text": "$2,499.00"}: the exact decimal as text.
+json moneyJson(const std::optional<policy::Money>& m) {
+  if (!m) return nullptr;
+  return {{"currency", m->currency}, {"value", (m->negative ? "-" : "") + m->digits}, {"text", policy::formatMoney(*m)}};
+}
+
+// " $2,499.00", or why the amount is unknown, or nothing when the policy names no amount.
+std::string amountWords(const Execution& e) {
+  if (e.amount) return policy::formatMoney(*e.amount);
+  return e.amountProblem.empty() ? std::string() : "amount unknown: " + e.amountProblem;
+}
 
 std::string roleWords(ExecutionRole role) {
   switch (role) {
@@ -36,7 +50,9 @@ nlohmann::ordered_json resolutionJson(const Resolution& r) {
                           {"status", e.status ? json(*e.status) : json(nullptr)},
                           {"role", roleName(e.role)},
                           {"reason", e.reason},
-                          {"after_expiry_ms", e.afterExpiry ? json(e.afterExpiry->count() / 1000) : json(nullptr)}});
+                          {"after_expiry_ms", e.afterExpiry ? json(e.afterExpiry->count() / 1000) : json(nullptr)},
+                          {"amount", moneyJson(e.amount)},
+                          {"amount_problem", e.amountProblem.empty() ? json(nullptr) : json(e.amountProblem)}});
   json prevention = nullptr;
   if (r.prevention) {
     const auto& p = *r.prevention;
@@ -64,6 +80,7 @@ std::string resolutionText(const Explanation& x, std::size_t width) {
   for (const auto& e : r.executions) {
     out += "  " + spoken(x, e.at) + "  generation " + std::to_string(e.generation) + "  " +
            e.resource.value_or("(resource not stored)") + "  " + roleWords(e.role);
+    if (const std::string amount = amountWords(e); !amount.empty()) out += "  " + amount;
     out += e.reason.empty() ? "\n" : "\n" + wrapWords(e.reason, width, "      ");
   }
   if (!r.proposal.empty()) out += "\nResolution:\n" + wrapWords(r.proposal, width, "  ");
@@ -77,11 +94,16 @@ std::string resolutionMarkdown(const Explanation& x) {
   if (!r.proposal.empty()) out += "**Resolution:** " + markdownText(r.proposal) + "\n\n";
   if (r.prevention) out += "**Prevention:** " + markdownText(r.prevention->text) + "\n\n";
   if (r.executions.empty()) return out;
-  out += "### Executions\n\n| When | Generation | Resource | Role | Why |\n|---|---:|---|---|---|\n";
+  // An Amount column only when the policy names where to read one.
+  const bool amounts = std::any_of(r.executions.begin(), r.executions.end(),
+                                   [](const Execution& e) { return !amountWords(e).empty(); });
+  out += amounts ? "### Executions\n\n| When | Generation | Resource | Amount | Role | Why |\n|---|---:|---|---:|---|---|\n"
+                 : "### Executions\n\n| When | Generation | Resource | Role | Why |\n|---|---:|---|---|---|\n";
   for (const auto& e : r.executions) {
     const std::string role = e.role == ExecutionRole::Duplicate ? "**duplicate**" : roleWords(e.role);
     out += "| " + spoken(x, e.at) + " | " + std::to_string(e.generation) + " | " +
-           (e.resource ? markdownCode(*e.resource) : std::string("not stored")) + " | " + role + " | " +
+           (e.resource ? markdownCode(*e.resource) : std::string("not stored")) + " | " +
+           (amounts ? markdownText(amountWords(e)) + " | " : std::string()) + role + " | " +
            markdownText(e.reason) + " |\n";
   }
   return out + "\n";

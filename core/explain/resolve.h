@@ -13,7 +13,10 @@ namespace idem::explain {
 
 /// Needs x.history, x.generations, x.zone and x.cause filled.
 [[nodiscard]] Resolution resolve(const Explanation& x, const std::vector<int>& eventGeneration);
-/// Needs x.resolution filled as well.
-[[nodiscard]] CustomerExplanation tellCustomer(const Explanation& x);
+/// The execution's amount (Execution::amount), read from its generation's stored response where
+/// the policy in force for that generation names the amount (resolve() calls it).
+void readAmount(const KeyHistory& h, Execution& e);
+/// Needs x.resolution filled as well (with its amounts).
+[[nodiscard]] CustomerExplanation tellCustomer(const Explanation& x, Addressee to = Addressee::Merchant);
 
 }  // namespace idem::explain

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fingerprint/fingerprint.h"
+#include "core/policy/amount.h"
 #include "core/policy/duration.h"
 
 namespace idem::policy {
@@ -46,6 +47,9 @@ struct Tier {
   std::vector<std::string> replayHeaders;          // allow-list; defaults when absent
   DurabilityNeed durability = DurabilityNeed::Any;
   OnWeakerStore onWeakerStore = OnWeakerStore::Refuse;
+  /// Where each route's stored response says how much was charged (core/policy/amount.h);
+  /// empty when the policy names none.
+  AmountPaths amount;
 };
 
 /// Replayed headers when a tier names none. Never Set-Cookie or Date.

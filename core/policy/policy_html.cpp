@@ -93,6 +93,20 @@ std::string cacheText(const Tier& t) {
          "be retried after fixing it.";
 }
 
+// Where support reads a charge's amount in the stored response (its letters to customers name it).
+std::string amountText(const Tier& t) {
+  auto one = [](const AmountSpec& a) {
+    std::string out = "<code>" + escape(a.value) + "</code> (" + (a.minorUnits ? "minor units, e.g. cents" : "major units") + ")";
+    if (!a.currency.empty()) out += ", currency <code>" + escape(a.currency) + "</code>";
+    if (!a.defaultCurrency.empty()) out += (a.currency.empty() ? ", currency " : ", else ") + escape(a.defaultCurrency);
+    return out;
+  };
+  if (t.amount.all) return one(*t.amount.all);
+  std::string out;
+  for (const auto& [route, spec] : t.amount.byRoute) out += (out.empty() ? "" : "<br>") + ("<code>" + escape(route) + "</code>: " + one(spec));
+  return out;
+}
+
 // `ttl` is the TTL as the published JSON writes it, so the page and the JSON agree.
 std::string tierSection(const Tier& t, const std::string& ttl) {
   std::string s = "<section class=\"tier\"><h3>" + escape(t.name) + "</h3><table>\n";
@@ -111,6 +125,7 @@ std::string tierSection(const Tier& t, const std::string& ttl) {
   row("Same request?", fingerprintText(t.fingerprint));
   row("Stored responses", cacheText(t));
   row("Replayed headers", codeList(t.replayHeaders.empty() ? defaultReplayHeaders() : t.replayHeaders));
+  if (!t.amount.empty()) row("Amount charged", amountText(t));
   return s + "</table></section>\n";
 }
 

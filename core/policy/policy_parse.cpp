@@ -164,7 +164,7 @@ class Reader {
     internal::rejectUnknown(v, m_source, path,
                             {"name", "routes", "key_required", "ttl", "lease", "on_expired", "on_conflict", "cache",
                              "fingerprint", "archive_retention", "body_retention", "reference_windows",
-                             "replay_headers", "durability", "on_weaker_store"});
+                             "replay_headers", "durability", "on_weaker_store", "amount"});
     Tier t;
     t.name = tierName(required(v, path, "name", "a unique name such as \"payments\""), member(path, "name"));
     t.routes = routes(required(v, path, "routes", "the routes of this tier, e.g. [\"POST /v1/payments\"]"),
@@ -204,6 +204,7 @@ class Reader {
     t.replayHeaders = defaultReplayHeaders();
     if (const json* f = optional(v, "replay_headers"))
       t.replayHeaders = replayHeaders(*f, member(path, "replay_headers"));
+    if (const json* f = optional(v, "amount")) t.amount = amount(*f, member(path, "amount"), t.routes);
     return t;
   }
 
@@ -375,6 +376,14 @@ class Reader {
         if (http::equalsIgnoreCase(names[i], refused.name))
           fail(element(path, i), shown(names[i]) + " is never replayed: " + std::string(refused.why));
     return names;
+  }
+
+  AmountPaths amount(const json& v, const std::string& path, const std::vector<std::string>& routes) const {
+    AmountPaths a = parseAmountPaths(v, m_source, path);
+    for (const auto& [route, spec] : a.byRoute)
+      if (std::find(routes.begin(), routes.end(), route) == routes.end())
+        fail(member(path, route), "is not one of this tier's routes; name the amount where the route is listed");
+    return a;
   }
 
   std::map<std::string, Millis> referenceWindows(const json& v, const std::string& path) const {

@@ -59,6 +59,8 @@ json tierJson(const Tier& t, const json* doc) {
       {"reference_windows", windows},
       // Empty means the defaults to the enforcer, so it does here too.
       {"replay_headers", t.replayHeaders.empty() ? defaultReplayHeaders() : t.replayHeaders},
+      // Where a response says how much was charged: null when the policy names none.
+      {"amount", amountPathsJson(t.amount)},
   };
 }
 

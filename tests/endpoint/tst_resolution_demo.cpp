@@ -66,8 +66,8 @@ class TestResolutionDemo : public QObject {
                  *r.executions[1].afterExpiry < std::chrono::minutes(34),
              r.executions[1].reason.c_str());
     QCOMPARE(r.action, explain::Resolution::Action::Refund);
-    QVERIFY2(r.proposal.starts_with("Refund " + second + " (generation 2, charged ") &&
-                 r.proposal.find(" UTC, 33 min after the key expired). Keep " + first + " (generation 1") !=
+    QVERIFY2(r.proposal.starts_with("Refund " + second + " of $2,499.00 (generation 2, charged ") &&
+                 r.proposal.find(" UTC, 33 min after the key expired). Keep " + first + " of $2,499.00 (generation 1") !=
                      std::string::npos,
              r.proposal.c_str());
     // The TTL (24 h) against the horizon the trace shows: the original, replays at +30 s and
@@ -81,7 +81,8 @@ class TestResolutionDemo : public QObject {
     QCOMPARE(r.prevention->suggested, std::chrono::milliseconds(std::chrono::hours(25)));
 
     QCOMPARE(x.customer.references, (std::vector<std::string>{first, second}));
-    QCOMPARE(x.customer.action, "We will refund " + second + ".");
+    // The amount, from the stored response at the path the demo policy names (the ledger's $2,499.00).
+    QCOMPARE(x.customer.action, "We will refund " + second + " ($2,499.00).");
     const std::string customer = explain::toText(x, explain::Audience::Customer);
     QVERIFY2(customer.find("replays") == std::string::npos && customer.find(seeded.incidentKey) == std::string::npos &&
                  !std::regex_search(customer, std::regex(R"(\b(key|generation|lease|TTL)\b)", std::regex::icase)),

@@ -20,6 +20,7 @@
 #include "tests/support/testdb.h"
 #include "tests/ui/uifixtures.h"
 #include "ui/common/dbsession.h"
+#include "ui/cases/casesview.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/connection/statuswidget.h"
 #include "ui/detail/keydetailwidget.h"
@@ -93,6 +94,7 @@ class TestStandbyStatus : public QObject {
 
     // Export: the customer's PDF into the case folder.
     QSignalSpy exported(window.keys()->detail()->explainView(), &ExplainView::exported);
+    QVERIFY(window.cases()->newCase(u"ZD-3002"_s) > 0);  // the letter quotes the case's ticket
     QTest::keyClick(QApplication::focusWidget(), Qt::Key_P, Qt::ControlModifier);
     QVERIFY(exported.wait(20000));
     QVERIFY2(isPdf(exported.first().first().toString()), qPrintable(exported.first().first().toString()));

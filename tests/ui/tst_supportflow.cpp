@@ -16,6 +16,7 @@
 
 #include "tests/ui/consolewindow.h"
 #include "tests/ui/uifixtures.h"
+#include "ui/cases/casesview.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/detail/keydetailwidget.h"
 #include "ui/detail/responseview.h"
@@ -93,6 +94,8 @@ class TestSupportFlow : public QObject {
              qPrintable(supportHtml.left(3000)));
     QVERIFY(supportHtml.contains(u"<h2>Prevention</h2>"_s));
     QSignalSpy exported(window.keys()->detail()->explainView(), &ExplainView::exported);
+    // The agent's case is open (its ticket goes in the letter): Ctrl+P asks nothing.
+    QVERIFY(window.cases()->newCase(u"ZD-3001"_s) > 0);
     QTest::keyClick(QApplication::focusWidget(), Qt::Key_P, Qt::ControlModifier);  // the search box still has focus
     QVERIFY(exported.wait(20000));
     const QString expected =

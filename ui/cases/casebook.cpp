@@ -169,6 +169,14 @@ qint64 CaseBook::openCase(const QString& ticket) {
 
 void CaseBook::setCurrentCase(qint64 id) { m_current = id; }
 
+QString CaseBook::currentTicket() const {
+  if (!m_current || !isOpen()) return {};
+  QSqlQuery q(m_db);
+  q.prepare(u"SELECT ticket FROM cases WHERE id = ?"_s);
+  q.addBindValue(m_current);
+  return q.exec() && q.next() ? q.value(0).toString() : QString();
+}
+
 bool CaseBook::setNotes(qint64 caseId, const QString& notes) {
   const bool ok = exec(u"UPDATE cases SET notes = ?, updated_at = ? WHERE id = ?"_s, {notes, now(), caseId});
   if (ok) emit changed();

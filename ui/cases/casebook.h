@@ -88,6 +88,8 @@ class CaseBook final : public QObject {
   qint64 openCase(const QString& ticket);
   void setCurrentCase(qint64 id);
   [[nodiscard]] qint64 currentCase() const { return m_current; }
+  /// The current case's ticket; empty when no case is current.
+  [[nodiscard]] QString currentTicket() const;
   bool setNotes(qint64 caseId, const QString& notes);
   bool addKey(qint64 caseId, const QString& tenant, const QString& endpoint, const QString& key,
               const QString& resource);

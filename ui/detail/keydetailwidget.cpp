@@ -20,6 +20,28 @@
 using namespace Qt::StringLiterals;
 
 namespace idem::ui {
+namespace {
+
+// What was charged, as the customer's letter says it: " · $10.00 each", or why it is unknown
+// when the policy names where to read it; empty when it names nothing for the route.
+QString amountText(const KeyDetail& d) {
+  QStringList amounts;
+  QString problem;
+  for (const auto& e : d.explanation.resolution.executions) {
+    if (e.amount)
+      amounts << QString::fromStdString(policy::formatMoney(*e.amount));
+    else if (!e.amountProblem.empty() && problem.isEmpty())
+      problem = QString::fromStdString(e.amountProblem);
+  }
+  amounts.removeDuplicates();
+  if (amounts.size() == 1)
+    return u" · "_s % (d.executions() > 1 ? QObject::tr("%1 each") : u"%1"_s).arg(amounts.front());
+  if (amounts.size() > 1) return u" · "_s % amounts.join(u", "_s);
+  if (!problem.isEmpty()) return u" · "_s % QObject::tr("amount unknown (%1)").arg(problem);
+  return {};
+}
+
+}  // namespace
 
 KeyDetailWidget::KeyDetailWidget(DbSession* session, QWidget* parent)
     : QWidget(parent), m_session(session), m_header(new QLabel(this)), m_placeholder(new QLabel(this)),
@@ -27,6 +49,7 @@ KeyDetailWidget::KeyDetailWidget(DbSession* session, QWidget* parent)
       m_response(new ResponseView(this)), m_generations(new GenerationModel(this)),
       m_generationTable(new QTableView(this)), m_events(new EventModel(this)), m_trace(new TraceView(m_events, this)),
       m_explain(new ExplainView(m_events, this)) {
+  m_header->setObjectName(u"keyHeader"_s);
   m_header->setTextFormat(Qt::RichText);
   m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
   m_header->setWordWrap(true);
@@ -134,6 +157,7 @@ void KeyDetailWidget::apply(KeyDetail detail, int generation) {
   else
     text += u" · "_s % tr("executed %n time(s)", nullptr, executions);
   text += detail.unansweredNote();
+  text += amountText(detail).toHtmlEscaped();
   if (live && m_stale) {
     // Read before the store went away: the relative expiry would keep counting on old data.
     const QDateTime expires = toDateTime(live->expiresAt);

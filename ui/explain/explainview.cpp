@@ -8,7 +8,6 @@
 #include <QMessageBox>
 #include <QBuffer>
 #include <QComboBox>
-#include <QTextDocument>
 #include <QPainter>
 #include <QSvgGenerator>
 #include <QPushButton>
@@ -18,6 +17,8 @@
 
 #include "ui/cases/casefolder.h"
 #include "ui/common/filework.h"
+#include "ui/explain/letterhtml.h"
+#include "ui/explain/lettersettings.h"
 #include "ui/explain/reporthtml.h"
 #include "ui/trace/eventmodel.h"
 #include "ui/trace/timelinewidget.h"
@@ -104,7 +105,7 @@ void ExplainView::rebuild() {
   } else if (d.markdown.isEmpty()) {
     m_text->setHtml(tr("<p>No explanation: %1</p>").arg(d.explainError.toHtmlEscaped()));
   } else if (audience() == Audience::Customer) {
-    m_text->setMarkdown(d.customerMarkdown);
+    m_text->setHtml(letterHtml(letter()));  // what the PDF prints
   } else {
     // The document the exports print, less the timeline (it is beside the text): tables
     // whose cells never wrap (headers read whole; the view scrolls sideways when narrow).
@@ -114,14 +115,26 @@ void ExplainView::rebuild() {
   m_timeline->setVisible(audience() == Audience::Internal);
 }
 
+void ExplainView::setLetterSource(LetterSource source) {
+  m_letterSource = std::move(source);
+  rebuild();
+}
+
+explain::Letter ExplainView::letter() const {
+  const explain::LetterOptions options =
+      m_letterSource ? m_letterSource() : LetterSettings::defaults().options(QString());
+  return explain::composeLetter(m_model->detail().explanation, options);
+}
+
 ExplanationReport ExplainView::report(Audience audience) const {
   ExplanationReport r;
   r.markdown = markdown(audience);
   if (audience == Audience::Customer) {
-    r.title = tr("Your request");
-    QTextDocument doc;
-    doc.setMarkdown(r.markdown);
-    r.html = doc.toHtml();
+    if (r.markdown.isEmpty()) return r;
+    const explain::Letter l = letter();
+    r.title = QString::fromStdString(l.title);
+    r.markdown = QString::fromStdString(explain::letterMarkdown(l));
+    r.html = letterHtml(l);
     return r;
   }
   r.title = tr("Idem key %1").arg(m_model->detail().ref.key);

@@ -3,8 +3,10 @@
 // timeline, exported for the ticket as Markdown, HTML or PDF.
 #include <QSet>
 #include <QWidget>
+#include <functional>
 
 #include "core/explain/explain.h"
+#include "core/explain/letter.h"
 #include "ui/detail/keydetail.h"
 #include "ui/explain/reportwriter.h"
 
@@ -34,8 +36,19 @@ class ExplainView final : public QWidget {
   [[nodiscard]] Audience audience() const;
   void setAudience(Audience audience);
   [[nodiscard]] TimelineWidget* timeline() const { return m_timeline; }
+  /// Who signs the customer's letter, to whom, about which ticket: asked each time a letter is
+  /// made (the window reads its settings and the open case). Unset: LetterSettings' defaults.
+  using LetterSource = std::function<explain::LetterOptions()>;
+  void setLetterSource(LetterSource source);
+  /// The customer's letter about the key shown (GUI thread).
+  [[nodiscard]] explain::Letter letter() const;
+  /// Shows the letter again after its settings or the case changed (support's view, which has
+  /// no letter, is not laid out again).
+  void refreshLetter() {
+    if (audience() == Audience::Customer) rebuild();
+  }
   /// The report for audience: the Markdown, the document and, for support, a picture of the
-  /// timeline (GUI thread). The customer's has no timeline: it shows keys and generations.
+  /// timeline (GUI thread). The customer's is the letter: no timeline, keys or generations.
   [[nodiscard]] ExplanationReport report(Audience audience = Audience::Internal) const;
   /// Writes the report and waits for it; false with *error set when the file cannot be written.
   bool exportTo(const QString& path, Format format, QString* error = nullptr,
@@ -74,6 +87,7 @@ class ExplainView final : public QWidget {
   QTextBrowser* m_text;
   QComboBox* m_audience;
   QSet<QString> m_dialogExports;  // paths being written for the dialog
+  LetterSource m_letterSource;
 };
 
 }  // namespace idem::ui

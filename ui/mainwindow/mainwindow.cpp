@@ -24,11 +24,15 @@
 
 #include "ui/cases/casebook.h"
 #include "ui/cases/casefolder.h"
+#include "ui/cases/caseticket.h"
 #include "ui/cases/casesview.h"
 #include "ui/common/dbsession.h"
 #include "ui/common/timezonesetting.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/connection/statuswidget.h"
+#include "ui/detail/keydetailwidget.h"
+#include "ui/explain/explainview.h"
+#include "ui/explain/lettersettingsdialog.h"
 #include "ui/keys/keysworkspace.h"
 #include "ui/mainwindow/messagebar.h"
 #include "ui/sim/simulatorworkspace.h"
@@ -130,6 +134,10 @@ void MainWindow::buildCases() {
     m_messages->showText(tr("Exported %1").arg(QDir::toNativeSeparators(path)), MessageBar::Kind::Success,
                          QFileInfo(path).absolutePath());
   });
+  // The customer's letter: the agent's letter settings, the open case's ticket.
+  ExplainView* explain = m_keys->detail()->explainView();
+  explain->setLetterSource([this] { return LetterSettings::load(m_settings).options(m_caseBook->currentTicket()); });
+  connect(m_caseBook, &CaseBook::changed, explain, &ExplainView::refreshLetter);
   connect(m_cases, &CasesView::searchRequested, this, [this](const QString& text) {
     setWorkspace(KeysPage);
     m_search->setText(text);
@@ -156,6 +164,12 @@ void MainWindow::buildTopBar() {
     if (folder.isEmpty()) return;
     m_settings.setValue(QLatin1String(kCaseFolderSetting), folder);
     m_messages->showText(tr("Exports for customers go to %1").arg(folder));
+  });
+  profileMenu->addAction(tr("&Letters to customers…"), this, [this] {
+    LetterSettingsDialog dialog(LetterSettings::load(m_settings), this);
+    if (dialog.exec() != QDialog::Accepted) return;
+    dialog.settings().save(m_settings);
+    m_keys->detail()->explainView()->refreshLetter();
   });
   addTimeZoneMenu(profileMenu);
   m_profileButton->setMenu(profileMenu);
@@ -188,7 +202,15 @@ void MainWindow::buildTopBar() {
   exportCase->setShortcutContext(Qt::ApplicationShortcut);
   auto exportForCustomer = [this] {
     m_keys->setCaseFolder(caseFolder(m_settings));
-    m_keys->exportToCaseFolder(explain::Audience::Customer);  // says why when it refuses
+    auto exportLetter = [this](const QString&) {
+      m_keys->exportToCaseFolder(explain::Audience::Customer);  // says why when it refuses
+    };
+    // The letter quotes the case's ticket: asked for only when there is a letter to write and no
+    // case is open; a refused export says why without asking for anything.
+    if (m_keys->exportBlockedReason().isEmpty() && m_keys->detail()->detail().ref.isValid())
+      withCaseTicket(m_caseBook, m_cases, this, exportLetter);
+    else
+      exportLetter({});
   };
   connect(exportCase, &QAction::triggered, this, exportForCustomer);
   addAction(exportCase);

@@ -6,7 +6,8 @@
 
 INSERT INTO idem.policies (sha256, document, source)
 VALUES ('seed-policy-1', '{"docs_url":"https://docs.example/idempotency","tenant_header":"Account-Id","tiers":[
-  {"name":"payments","routes":["POST /v1/payments","POST /v1/refunds"],"ttl":"24h","lease":"30s"},
+  {"name":"payments","routes":["POST /v1/payments","POST /v1/refunds"],"ttl":"24h","lease":"30s",
+   "amount":{"value":"/amount","currency":"/currency","minor_units":true}},
   {"name":"orders","routes":["POST /v1/orders"],"ttl":"24h","lease":"30s"}]}', 'console_seed.sql');
 
 INSERT INTO idem.keys (tenant, endpoint, idem_key, generation, tier, policy_version, fingerprint, state,
