@@ -3,6 +3,7 @@
 
 #include "app/idemctl/command.h"
 #include "app/idemctl/server_flags.h"
+#include "app/idemctl/start_flags.h"
 #include "core/endpoint/client.h"
 #include "core/endpoint/server.h"
 #include "core/policy/duration.h"
@@ -14,7 +15,7 @@ const std::string kUsageText =
     std::string(
         "--policy FILE --upstream http://HOST:PORT [--db CONNINFO] [--admin-listen HOST:PORT] "
         "[--tenant-header NAME] [--upstream-timeout DURATION] [--late-answer-wait DURATION] ") +
-    idemctl::kServerFlagsUsage;
+    idemctl::kServerFlagsUsage + " " + idemctl::kStartFlagsUsage;
 
 int usage(const std::string& message) { return idemctl::usageError("proxy", kUsageText, message); }
 
@@ -50,6 +51,7 @@ int runProxy(const idemctl::Args& args) {
     options.policy.tenantRequired = true;
   }
   if (auto bad = idemctl::readServerFlags(args, options); !bad.empty()) return usage(bad);
+  if (auto bad = idemctl::readStartFlags(args, options); !bad.empty()) return usage(bad);
   const std::string admin = args.get("admin-listen", "127.0.0.1:0");
   if (!ep::splitHostPort(admin, options.adminHost, options.adminPort))
     return usage("--admin-listen: \"" + admin + "\" is not HOST:PORT");
@@ -73,12 +75,13 @@ int runProxy(const idemctl::Args& args) {
               << server.adminUrl() << ", policy version " << server.policyVersion() << ")" << std::endl;
     std::cerr << "published policy: " << server.url() << "/idempotency; /healthz and /metrics on " << server.adminUrl()
               << "; stop with Ctrl-C (SIGINT) or SIGTERM\n";
+    idemctl::announcePolicyChoice(server, "proxy");
   });
 }
 
 }  // namespace
 
 IDEMCTL_COMMAND("proxy", "enforce the policy in front of an unchanged HTTP service (a reverse proxy)", kUsageText,
-                idemctl::withServerFlags({"db", "policy", "upstream", "admin-listen", "tenant-header",
-                                          "upstream-timeout", "late-answer-wait"}),
+                idemctl::withServerFlags(idemctl::withStartFlags({"db", "policy", "upstream", "admin-listen", "tenant-header",
+                                          "upstream-timeout", "late-answer-wait"})),
                 runProxy);

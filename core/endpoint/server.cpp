@@ -123,7 +123,11 @@ Server::Server(ServerOptions options)
       throw StartError("the store's schema is at version " + std::to_string(applied) + " but this idemctl needs " +
                            std::to_string(expected) + ". Run `idemctl migrate --db \"...\"` with the same --db first.",
                        2);
-    m_policyVersion = store::recordPolicy(conn, m_options.policy);
+    m_policyVersion = store::recordPolicy(conn, m_options.policy, m_options.lockTimeout);
+    const auto chosen = store::policyChoices(conn, store::kDefaultService, 1);
+    m_policyInForce = chosen.empty() ? 0 : chosen.front().version;
+  } catch (const store::LockWaitTimeout& e) {
+    throw StartError(std::string("cannot record the policy: ") + e.what(), 3);
   } catch (const pg::Unavailable& e) {
     throw StartError(std::string("cannot reach the store: ") + e.what() + "Check --db or the PG* variables.", 3);
   }

@@ -53,6 +53,8 @@ struct ServerOptions {
   /// /metrics, for operators (the proxy's admin port), under the same limits.
   std::string adminHost = "127.0.0.1";
   int adminPort = -1;
+  /// The longest wait at start for the policy lock; past it the start fails naming its holder.
+  std::chrono::milliseconds lockTimeout{10'000};
 };
 
 /// The server could not start. exitCode follows idemctl's codes (2 usage, 3 unavailable).
@@ -83,6 +85,8 @@ class Server {
   [[nodiscard]] int adminPort() const { return m_adminPort; }
   [[nodiscard]] std::string adminUrl() const;
   [[nodiscard]] int policyVersion() const { return m_policyVersion; }
+  /// The version the sweeper and the console follow (chosen by the operator); 0: none chosen.
+  [[nodiscard]] int policyInForce() const { return m_policyInForce; }
 
   /// Serves until stop(); returns once in-flight requests are answered and the trace is flushed.
   void run();
@@ -99,6 +103,7 @@ class Server {
   class Impl;
 
   ServerOptions m_options;
+  int m_policyInForce = 0;
   int m_policyVersion = 0;
   int m_port = 0;
   int m_adminPort = 0;
