@@ -14,7 +14,7 @@ namespace {
 const std::string kUsageText =
     std::string(
         "--policy FILE --upstream http://HOST:PORT [--db CONNINFO] [--admin-listen HOST:PORT] "
-        "[--tenant-header NAME] [--upstream-timeout DURATION] [--late-answer-wait DURATION] ") +
+        "[--upstream-timeout DURATION] [--late-answer-wait DURATION] ") +
     idemctl::kServerFlagsUsage + " " + idemctl::kStartFlagsUsage;
 
 int usage(const std::string& message) { return idemctl::usageError("proxy", kUsageText, message); }
@@ -41,17 +41,8 @@ int runProxy(const idemctl::Args& args) {
   } catch (const idem::policy::PolicyError& e) {
     return usage(e.what());
   }
-  // The tenant comes from the header the gateway in front sets (README "idemctl proxy"); with
-  // one named, a keyed request without it is refused rather than put in a shared tenant.
-  if (args.has("tenant-header")) {
-    const std::string name = args.get("tenant-header");
-    if (name.empty() || name.find_first_of(" \t:") != std::string::npos)
-      return usage("--tenant-header must be a header name such as X-Tenant-Id");
-    options.policy.tenantHeader = name;
-    options.policy.tenantRequired = true;
-  }
   if (auto bad = idemctl::readServerFlags(args, options); !bad.empty()) return usage(bad);
-  if (auto bad = idemctl::readStartFlags(args, options); !bad.empty()) return usage(bad);
+  if (auto bad = idemctl::readStartFlags(args, options, "proxy", true); !bad.empty()) return usage(bad);
   const std::string admin = args.get("admin-listen", "127.0.0.1:0");
   if (!ep::splitHostPort(admin, options.adminHost, options.adminPort))
     return usage("--admin-listen: \"" + admin + "\" is not HOST:PORT");
@@ -82,6 +73,6 @@ int runProxy(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("proxy", "enforce the policy in front of an unchanged HTTP service (a reverse proxy)", kUsageText,
-                idemctl::withServerFlags(idemctl::withStartFlags({"db", "policy", "upstream", "admin-listen", "tenant-header",
+                idemctl::withServerFlags(idemctl::withStartFlags({"db", "policy", "upstream", "admin-listen",
                                           "upstream-timeout", "late-answer-wait"})),
                 runProxy);

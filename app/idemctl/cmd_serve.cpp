@@ -31,7 +31,7 @@ int runServe(const idemctl::Args& args) {
     return usage(e.what());
   }
   if (auto bad = idemctl::readServerFlags(args, options); !bad.empty()) return usage(bad);
-  if (auto bad = idemctl::readStartFlags(args, options); !bad.empty()) return usage(bad);
+  if (auto bad = idemctl::readStartFlags(args, options, "serve", false); !bad.empty()) return usage(bad);
   const bool faults = args.has("allow-fault-injection");
   return idemctl::runServer(args, std::move(options), "serve", kUsageText, [faults](ep::Server& server) {
     std::cout << "idem endpoint listening on " << server.url() << " (policy version " << server.policyVersion()

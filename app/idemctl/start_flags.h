@@ -19,8 +19,12 @@ std::vector<std::string_view> withStartFlags(std::vector<std::string_view> own);
 /// valid (then in `out`), else what is wrong.
 std::string readLockTimeout(const Args& args, std::chrono::milliseconds& out);
 
-/// Reads --lock-timeout into `options`. "" when valid, else what is wrong.
-std::string readStartFlags(const Args& args, idem::endpoint::ServerOptions& options);
+/// Reads --lock-timeout and the tenant flags (--tenant-header, --tenant-from-authorization,
+/// --single-tenant, --trusted-peers, --accept-tenant-change) into `options`; call it after
+/// readServerFlags (it checks the listen address). `requireSource`: the proxy refuses a policy
+/// with no tenant source. "" when valid, else what is wrong; warnings go to stderr.
+std::string readStartFlags(const Args& args, idem::endpoint::ServerOptions& options, std::string_view command,
+                           bool requireSource);
 
 /// Says on stderr when the policy this server recorded is not the one the sweeper and the
 /// console follow (only the admin or the owner chooses: `idemctl policy activate`).

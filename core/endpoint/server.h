@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/endpoint/service.h"
 #include "core/policy/policy.h"
@@ -55,6 +56,11 @@ struct ServerOptions {
   int adminPort = -1;
   /// The longest wait at start for the policy lock; past it the start fails naming its holder.
   std::chrono::milliseconds lockTimeout{10'000};
+  /// The policy's tenant header is accepted only from these peers (CIDR ranges, or "any");
+  /// empty: from any peer (tenantgate.h).
+  std::vector<std::string> trustedPeers;
+  /// Start although live keys were written under another tenant source (store/tenantscope.h).
+  bool acceptTenantChange = false;
 };
 
 /// The server could not start. exitCode follows idemctl's codes (2 usage, 3 unavailable).
@@ -103,6 +109,7 @@ class Server {
   class Impl;
 
   ServerOptions m_options;
+  std::unique_ptr<Handler> m_tenantGate;  // with trustedPeers: in front of the handler
   int m_policyInForce = 0;
   int m_policyVersion = 0;
   int m_port = 0;

@@ -177,7 +177,7 @@ class TestForwarding : public QObject {
     test::ProxyRig rig("px_pool");
     test::ServeProcess service({"--db", rig.db.conninfo()});
     test::ServeProcess proxy({"--db", rig.db.conninfo(), "--policy", (rig.dir / "policy.json").string(), "--upstream",
-                              "http://127.0.0.1:" + std::to_string(service.port())},
+                              "http://127.0.0.1:" + std::to_string(service.port()), "--single-tenant"},
                              {}, "proxy");
     endpoint::Client c("127.0.0.1", proxy.port());
     for (int i = 0; i < 20; ++i) QCOMPARE(c.get("/healthz").status, 200);  // serve's own /healthz
