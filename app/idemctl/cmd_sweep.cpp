@@ -99,6 +99,9 @@ int runSweep(const idemctl::Args& args) {
     return idemctl::kUsage;
   }
   options.stop = &g_stop;
+  // The batches skip locked rows; this bounds a wait on a table lock someone holds (a
+  // service's LOCK TABLE, DDL).
+  options.lockTimeout = lockTimeout;
   if (loop) {
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
@@ -109,12 +112,7 @@ int runSweep(const idemctl::Args& args) {
   std::vector<std::string> lastSkipped;
   for (long long round = 0;; ++round) {
     try {
-      if (!conn || !conn->healthy()) {
-        conn.emplace(idemctl::conninfo(args));
-        // Session-wide: every batch is its own transaction. The batches skip locked rows; this
-        // bounds a wait on a table lock someone holds (a service's LOCK TABLE, DDL).
-        conn->exec("SELECT set_config('lock_timeout', $1, false)", {std::to_string(lockTimeout.count()) + "ms"});
-      }
+      if (!conn || !conn->healthy()) conn.emplace(idemctl::conninfo(args));
       // The policy in force is read every round: a newly chosen policy takes effect without a restart.
       options.retentions = fileRetentions ? *fileRetentions : idem::store::retentionsInForce(*conn);
       // A chosen policy the sweeper cannot follow is passed over, never a reason to stop.

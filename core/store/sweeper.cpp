@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/policy/duration.h"
+#include "core/store/lockwait.h"
 #include "core/store/policystore.h"
+#include "core/store/transaction.h"
 
 namespace idem::store {
 namespace {
@@ -165,7 +167,15 @@ SweepReport sweep(pg::Connection& conn, const SweepOptions& options) {
         report.complete = false;
         return false;
       }
-      const int n = runBatch();
+      int n = 0;
+      if (options.lockTimeout.count() > 0) {
+        pg::Transaction tx(conn);
+        limitLockWait(conn, options.lockTimeout);
+        n = runBatch();
+        tx.commit();
+      } else {
+        n = runBatch();
+      }
       ++report.batches;
       total += n;
       if (n < batch) return true;

@@ -70,6 +70,10 @@ struct SweepOptions {
   bool purgeEvents = true;       // delete events older than the longest retention
   /// Checked between batches: set it from another thread (or a signal handler) to stop early.
   const std::atomic<bool>* stop = nullptr;
+  /// The longest wait of a batch for a table lock someone holds (pg::QueryError 55P03 past it);
+  /// zero: wait as long as PostgreSQL does. Set per batch transaction, never on the session:
+  /// behind a pooler in transaction mode a session setting would reach other clients.
+  Millis lockTimeout{0};
 };
 
 struct UnarchivableKey {
