@@ -11,8 +11,7 @@
 
 namespace {
 
-constexpr const char* kUsageText =
-    "list | activate VERSION|FILE [--service NAME] [--db CONNINFO] [--lock-timeout 10s]";
+constexpr const char* kUsageText = "list | activate VERSION|FILE [--service NAME] [--db CONNINFO] [--lock-timeout 10s]";
 
 std::string utc(long long ms) {
   const std::time_t t = static_cast<std::time_t>(ms / 1000);
@@ -42,8 +41,9 @@ int list(idem::pg::Connection& conn) {
                 << utc(choice.chosenAtMs) << " by " << choice.chosenBy << '\n';
     }
   }
-  auto r = conn.exec("SELECT version, source, (extract(epoch FROM effective_at) * 1000)::bigint AS ms "
-                     "FROM idem.policies ORDER BY version DESC LIMIT 20");
+  auto r = conn.exec(
+      "SELECT version, source, (extract(epoch FROM effective_at) * 1000)::bigint AS ms "
+      "FROM idem.policies ORDER BY version DESC LIMIT 20");
   std::cout << "recorded (newest first):\n";
   for (int i = 0; i < r.rows(); ++i)
     std::cout << "  version " << r.str(i, "version") << " (" << r.str(i, "source") << "), recorded "

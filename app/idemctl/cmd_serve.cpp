@@ -10,7 +10,8 @@
 namespace {
 
 const std::string kUsageText =
-    std::string("[--db CONNINFO] [--policy FILE] [--allow-fault-injection] ") + idemctl::kServerFlagsUsage + " " + idemctl::kStartFlagsUsage;
+    std::string("[--db CONNINFO] [--policy FILE] [--allow-fault-injection] ") + idemctl::kServerFlagsUsage + " " +
+    idemctl::kStartFlagsUsage;
 
 int usage(const std::string& message) { return idemctl::usageError("serve", kUsageText, message); }
 

@@ -76,7 +76,8 @@ std::string readStartFlags(const Args& args, idem::endpoint::ServerOptions& opti
   const auto& policy = options.policy;
   if (requireSource && policy.tenantSource().empty())
     return "no tenant source: every client would share one key space, so one client's key replays another's "
-           "answer (Bearer bob would get Bearer alice's). " + std::string(kTenantChoices) + ".";
+           "answer (Bearer bob would get Bearer alice's). " +
+           std::string(kTenantChoices) + ".";
   const bool gatewayHeader = !policy.tenantHeader.empty() && !policy.tenantFromAuthorization;
   if (args.has("trusted-peers")) {
     if (!gatewayHeader) return "--trusted-peers needs a tenant header (--tenant-header or the policy's tenant_header)";
@@ -101,7 +102,8 @@ void announcePolicyChoice(const idem::endpoint::Server& server, std::string_view
   const int recorded = server.policyVersion();
   const int inForce = server.policyInForce();
   if (inForce == recorded) return;
-  std::cerr << "idemctl " << command << ": enforcing policy version " << recorded << "; the sweeper and the console follow "
+  std::cerr << "idemctl " << command << ": enforcing policy version " << recorded
+            << "; the sweeper and the console follow "
             << (inForce ? "version " + std::to_string(inForce) : std::string("no chosen policy (built-in retentions)"))
             << ". To make this one the policy in force, the admin runs: idemctl policy activate " << recorded << '\n';
 }

@@ -13,7 +13,8 @@ std::optional<std::vector<unsigned char>> addressBytes(const std::string& text) 
   auto a = boost::asio::ip::make_address(text, ec);
   if (ec) return std::nullopt;
   // An IPv4 peer on a dual-stack socket arrives as ::ffff:a.b.c.d: compare it as IPv4.
-  if (a.is_v6() && a.to_v6().is_v4_mapped()) a = boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6());
+  if (a.is_v6() && a.to_v6().is_v4_mapped())
+    a = boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6());
   if (a.is_v4()) {
     const auto b = a.to_v4().to_bytes();
     return std::vector<unsigned char>(b.begin(), b.end());

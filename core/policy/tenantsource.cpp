@@ -9,7 +9,8 @@ std::string tenantSourceOf(const nlohmann::json& document) {
   if (!document.is_object()) return {};
   if (auto it = document.find("tenant_from_authorization"); it != document.end() && it->is_boolean() && it->get<bool>())
     return "authorization digest";
-  if (auto it = document.find("tenant_header"); it != document.end() && it->is_string() && !it->get<std::string>().empty())
+  if (auto it = document.find("tenant_header");
+      it != document.end() && it->is_string() && !it->get<std::string>().empty())
     return "header " + it->get<std::string>();
   if (auto it = document.find("single_tenant"); it != document.end() && it->is_boolean() && it->get<bool>())
     return "single tenant";
@@ -21,8 +22,8 @@ std::string credentialTenant(std::string_view authorization) {
 }
 
 void setTenantSource(Policy& p, TenantSourceKind kind, const std::string& header) {
-  for (const char* field : {"tenant_header", "tenant_from_authorization", "single_tenant", "tenant_required",
-                            "default_tenant"})
+  for (const char* field :
+       {"tenant_header", "tenant_from_authorization", "single_tenant", "tenant_required", "default_tenant"})
     p.document.erase(field);
   p.tenantFromAuthorization = false;
   p.defaultTenant.clear();

@@ -3,10 +3,9 @@
 // key's scope, so a deployment names its source — a header a trusted gateway sets, a digest of
 // the request's own credentials, or an explicit declaration that it has one tenant — and the
 // source is part of the recorded policy, so a start that would change it is noticed.
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace idem::policy {
 

@@ -45,8 +45,8 @@ HardeningReport hardenBuiltins(pg::Connection& conn) {
   const std::string db = pg::quoteIdentifier(who.str(0, "db"));
   const std::string owner = who.str(0, "schema_owner");  // regrole text: quoted already when it must be
   const auto fns = builtins(conn);
-  const std::string grantBack = std::string("GRANT EXECUTE ON FUNCTION ") + kGrantedBack + " TO idem_service, idem_admin" +
-                                (owner.empty() ? "" : ", " + owner) + ";";
+  const std::string grantBack = std::string("GRANT EXECUTE ON FUNCTION ") + kGrantedBack +
+                                " TO idem_service, idem_admin" + (owner.empty() ? "" : ", " + owner) + ";";
   if (su) {
     // regprocedure text is PostgreSQL's own quoting of the signature: safe to splice.
     for (const auto& fn : fns) conn.exec("REVOKE EXECUTE ON FUNCTION " + fn + " FROM PUBLIC");
@@ -64,7 +64,8 @@ HardeningReport hardenBuiltins(pg::Connection& conn) {
       report.sql += "REVOKE EXECUTE ON FUNCTION " + fn + " FROM PUBLIC;\n";
     }
   if (!report.gaps.empty()) report.sql += grantBack + "\n";
-  if (conn.exec("SELECT has_database_privilege('idem_console', current_database(), 'TEMPORARY') AS ok").boolean(0, "ok")) {
+  if (conn.exec("SELECT has_database_privilege('idem_console', current_database(), 'TEMPORARY') AS ok")
+          .boolean(0, "ok")) {
     report.gaps.push_back("TEMPORARY on database " + db);
     report.sql += "REVOKE TEMPORARY ON DATABASE " + db + " FROM PUBLIC;\n";
   }

@@ -19,8 +19,8 @@ RecordedPolicy fromRow(const pg::Result& r, int row) {
   out.version = static_cast<int>(r.integer(row, "version"));
   out.sha256 = r.str(row, "sha256");
   out.effectiveAtMs = r.integer(row, "effective_ms");
-  out.policy = policy::parsePolicy(r.str(row, "document"), "policy v" + std::to_string(out.version) + " (" +
-                                                               r.str(row, "source") + ")");
+  out.policy = policy::parsePolicy(r.str(row, "document"),
+                                   "policy v" + std::to_string(out.version) + " (" + r.str(row, "source") + ")");
   return out;
 }
 

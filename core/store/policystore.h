@@ -44,8 +44,7 @@ struct PolicyChoice {
   std::string document;  // the chosen version's JSON as PostgreSQL prints the jsonb
   std::string source;
 };
-[[nodiscard]] std::vector<PolicyChoice> policyChoices(pg::Connection& conn, const std::string& service,
-                                                      int limit = 50);
+[[nodiscard]] std::vector<PolicyChoice> policyChoices(pg::Connection& conn, const std::string& service, int limit = 50);
 /// Every service with a chosen policy.
 [[nodiscard]] std::vector<std::string> servicesWithChoice(pg::Connection& conn);
 

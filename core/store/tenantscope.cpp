@@ -21,7 +21,8 @@ std::optional<TenantScopeChange> tenantScopeChange(pg::Connection& conn, const p
   }
   if (other.empty()) return std::nullopt;
   auto live = conn.exec(
-      "SELECT count(*) AS n, coalesce(to_char(max(expires_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC', '') "
+      "SELECT count(*) AS n, coalesce(to_char(max(expires_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC', "
+      "'') "
       "AS last FROM idem.keys WHERE policy_version = ANY($1::integer[]) AND expires_at > now()",
       {pg::arrayLiteral(other)});
   if (live.integer(0, "n") == 0) return std::nullopt;

@@ -11,7 +11,7 @@
 namespace idem::store {
 
 struct TenantScopeChange {
-  std::string from;        // "header X-Tenant-Id", "" for an undeclared source
+  std::string from;  // "header X-Tenant-Id", "" for an undeclared source
   std::string to;
   long long liveKeys = 0;  // unexpired keys written under `from`
   std::string lastExpiry;  // when the last of them expires (UTC)

@@ -53,7 +53,8 @@ class TestLeastPrivilege : public QObject {
       QCOMPARE(sqlstateOf(c, "SELECT pg_try_advisory_lock(x'1de30001'::bigint)", kReadOnly), std::string(kDenied));
       QCOMPARE(sqlstateOf(c, "SELECT pg_advisory_lock_shared(0, x'1de30002'::int)", kReadOnly), std::string(kDenied));
       // WAL, xids, the notification queue, large objects — all possible in READ ONLY before.
-      QCOMPARE(sqlstateOf(c, "SELECT pg_logical_emit_message(false, 'x', repeat('x', 1000))", kReadOnly), std::string(kDenied));
+      QCOMPARE(sqlstateOf(c, "SELECT pg_logical_emit_message(false, 'x', repeat('x', 1000))", kReadOnly),
+               std::string(kDenied));
       QCOMPARE(sqlstateOf(c, "SELECT pg_current_xact_id()", kReadOnly), std::string(kDenied));
       QCOMPARE(sqlstateOf(c, "SELECT txid_current()", kReadOnly), std::string(kDenied));
       QCOMPARE(sqlstateOf(c, "SELECT pg_notify('idem', 'x')", kReadOnly), std::string(kDenied));
@@ -69,7 +70,8 @@ class TestLeastPrivilege : public QObject {
       QCOMPARE(e.sqlstate(), std::string(kDenied));
     }
     // What Idem's own roles take is granted back: the transaction-scoped policy lock.
-    QCOMPARE(sqlstateOf(service.conninfo, "SELECT pg_advisory_xact_lock(x'1de30002'::bigint)", kReadOnly), std::string());
+    QCOMPARE(sqlstateOf(service.conninfo, "SELECT pg_advisory_xact_lock(x'1de30002'::bigint)", kReadOnly),
+             std::string());
     QCOMPARE(sqlstateOf(admin.conninfo, "SELECT pg_advisory_xact_lock(x'1de30002'::bigint)", kReadOnly), std::string());
   }
 
@@ -136,8 +138,9 @@ class TestLeastPrivilege : public QObject {
     // sweep: the service (UPDATE on keys lets it LOCK TABLE … IN SHARE MODE) blocks its deletes.
     {
       auto store = db.connect();
-      store.exec("INSERT INTO idem.keys (tenant, endpoint, idem_key, tier, fingerprint, state, expires_at) "
-                 "VALUES ('t', 'POST /v1/payments', 'old', 'payments', '\\x00', 'done', now() - interval '1 hour')");
+      store.exec(
+          "INSERT INTO idem.keys (tenant, endpoint, idem_key, tier, fingerprint, state, expires_at) "
+          "VALUES ('t', 'POST /v1/payments', 'old', 'payments', '\\x00', 'done', now() - interval '1 hour')");
       auto h = holder(service.conninfo, "lock-holder-sweep");
       h.exec("BEGIN");
       h.exec("LOCK TABLE idem.keys IN SHARE MODE");

@@ -81,8 +81,9 @@ class TestPolicyChoice : public QObject {
     QVERIFY2(out.find("archived 1 expired key") != std::string::npos, out.c_str());
     QThread::msleep(50);
     QCOMPARE(test::runIdemctl({"sweep", "--db", admin.conninfo}, &out), 0);
-    QCOMPARE(scalar(store, "SELECT count(*) AS n FROM idem.key_archive WHERE idem_key = 'wh-1' "
-                           "AND resp_body IS NOT NULL AND body_dropped_at IS NULL"),
+    QCOMPARE(scalar(store,
+                    "SELECT count(*) AS n FROM idem.key_archive WHERE idem_key = 'wh-1' "
+                    "AND resp_body IS NOT NULL AND body_dropped_at IS NULL"),
              1LL);
     // So the expired key stays refused: it does not execute again.
     QCOMPARE(c.post("/v1/webhooks/ack", test::jsonHeaders("wh-1"), ack).status, 422);

@@ -24,8 +24,15 @@ int runBounded(const std::vector<std::string>& args, std::string* out) {
 }
 
 std::vector<std::string> proxyArgs(const test::ProxyRig& rig, std::vector<std::string> extra) {
-  std::vector<std::string> args{"proxy", "--db", rig.db.conninfo(), "--policy", (rig.dir / "policy.json").string(),
-                                "--upstream", rig.upstream.url(), "--access-log", "off"};
+  std::vector<std::string> args{"proxy",
+                                "--db",
+                                rig.db.conninfo(),
+                                "--policy",
+                                (rig.dir / "policy.json").string(),
+                                "--upstream",
+                                rig.upstream.url(),
+                                "--access-log",
+                                "off"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -100,9 +107,9 @@ class TestTenantSource : public QObject {
     QCOMPARE(store.exec("SELECT count(*) AS n FROM idem.policies WHERE document->>'tenant_header' = 'X-Tenant-Id'")
                  .integer(0, "n"),
              1LL);
-    QCOMPARE(store.exec("SELECT count(*) AS n FROM idem.policies WHERE document->'single_tenant' = 'true'")
-                 .integer(0, "n"),
-             1LL);
+    QCOMPARE(
+        store.exec("SELECT count(*) AS n FROM idem.policies WHERE document->'single_tenant' = 'true'").integer(0, "n"),
+        1LL);
   }
 
   void aTenantHeaderIsTrustedOnlyFromTheGateway() {
@@ -125,8 +132,8 @@ class TestTenantSource : public QObject {
     std::string out;
     QCOMPARE(runBounded(proxyArgs(rig, {"--listen", "0.0.0.0:0", "--tenant-header", "X-Tenant-Id"}), &out), 2);
     QVERIFY2(out.find("--trusted-peers") != std::string::npos, out.c_str());
-    QCOMPARE(runBounded(proxyArgs(rig, {"--listen", "127.0.0.1:0", "--tenant-header", "X-Tenant-Id",
-                                        "--trusted-peers", "300.1.1.1/8"}),
+    QCOMPARE(runBounded(proxyArgs(rig, {"--listen", "127.0.0.1:0", "--tenant-header", "X-Tenant-Id", "--trusted-peers",
+                                        "300.1.1.1/8"}),
                         &out),
              2);
     QVERIFY2(out.find("is not an address or CIDR range") != std::string::npos, out.c_str());
