@@ -5,6 +5,7 @@
 
 #include "app/idemctl/command.h"
 #include "app/idemctl/server_flags.h"
+#include "app/idemctl/start_flags.h"
 #include "core/endpoint/client.h"
 #include "core/endpoint/server.h"
 #include "core/policy/duration.h"
@@ -16,9 +17,9 @@ namespace {
 const std::string kUsageText =
     std::string(
         "--policy FILE --upstream http://HOST:PORT [--db CONNINFO] [--admin-listen HOST:PORT] "
-        "[--tenant-header NAME] [--upstream-timeout DURATION] [--late-answer-wait DURATION] [--upstream-connections N] "
+        "[--upstream-timeout DURATION] [--late-answer-wait DURATION] [--upstream-connections N] "
         "[--upstream-connections-per-route N] [--tier-timeout TIER=DURATION[,TIER=DURATION...]] ") +
-    idemctl::kServerFlagsUsage;
+    idemctl::kServerFlagsUsage + " " + idemctl::kStartFlagsUsage;
 
 int usage(const std::string& message) { return idemctl::usageError("proxy", kUsageText, message); }
 
@@ -64,16 +65,8 @@ int runProxy(const idemctl::Args& args) {
   } catch (const idem::policy::PolicyError& e) {
     return usage(e.what());
   }
-  // The tenant comes from the header the gateway in front sets (README "idemctl proxy"); with
-  // one named, a keyed request without it is refused rather than put in a shared tenant.
-  if (args.has("tenant-header")) {
-    const std::string name = args.get("tenant-header");
-    if (name.empty() || name.find_first_of(" \t:") != std::string::npos)
-      return usage("--tenant-header must be a header name such as X-Tenant-Id");
-    options.policy.tenantHeader = name;
-    options.policy.tenantRequired = true;
-  }
   if (auto bad = idemctl::readServerFlags(args, options); !bad.empty()) return usage(bad);
+  if (auto bad = idemctl::readStartFlags(args, options, "proxy", true); !bad.empty()) return usage(bad);
   const std::string admin = args.get("admin-listen", "127.0.0.1:0");
   if (!ep::splitHostPort(admin, options.adminHost, options.adminPort))
     return usage("--admin-listen: \"" + admin + "\" is not HOST:PORT");
@@ -109,6 +102,7 @@ int runProxy(const idemctl::Args& args) {
   if (!budget.refusal.empty()) return usage(budget.refusal);
   if (budget.limit > 0)
     options.maxConnections = static_cast<int>(std::min<std::size_t>(options.maxConnections, budget.clientConnections));
+  proxy.trustedHops = options.trustedPeers;  // the gateway's forwarding headers are its word too
   options.frontHandler = [proxy](ep::Service& service) -> std::unique_ptr<ep::Handler> {
     return std::make_unique<idem::proxy::Forwarder>(service, proxy);
   };
@@ -119,13 +113,14 @@ int runProxy(const idemctl::Args& args) {
               << server.adminUrl() << ", policy version " << server.policyVersion() << ")" << std::endl;
     std::cerr << "published policy: " << server.url() << "/idempotency; /healthz and /metrics on " << server.adminUrl()
               << "; stop with Ctrl-C (SIGINT) or SIGTERM\n";
+    idemctl::announcePolicyChoice(server, "proxy");
   });
 }
 
 }  // namespace
 
 IDEMCTL_COMMAND("proxy", "enforce the policy in front of an unchanged HTTP service (a reverse proxy)", kUsageText,
-                idemctl::withServerFlags({"db", "policy", "upstream", "admin-listen", "tenant-header",
-                                          "upstream-timeout", "late-answer-wait", "upstream-connections",
-                                          "upstream-connections-per-route", "tier-timeout"}),
+                idemctl::withServerFlags(idemctl::withStartFlags(
+                    {"db", "policy", "upstream", "admin-listen", "upstream-timeout", "late-answer-wait",
+                     "upstream-connections", "upstream-connections-per-route", "tier-timeout"})),
                 runProxy);

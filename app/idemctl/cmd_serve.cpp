@@ -3,13 +3,15 @@
 
 #include "app/idemctl/command.h"
 #include "app/idemctl/server_flags.h"
+#include "app/idemctl/start_flags.h"
 #include "core/endpoint/server.h"
 #include "resources/embedded_resources.h"
 
 namespace {
 
 const std::string kUsageText =
-    std::string("[--db CONNINFO] [--policy FILE] [--allow-fault-injection] ") + idemctl::kServerFlagsUsage;
+    std::string("[--db CONNINFO] [--policy FILE] [--allow-fault-injection] ") + idemctl::kServerFlagsUsage + " " +
+    idemctl::kStartFlagsUsage;
 
 int usage(const std::string& message) { return idemctl::usageError("serve", kUsageText, message); }
 
@@ -30,15 +32,17 @@ int runServe(const idemctl::Args& args) {
     return usage(e.what());
   }
   if (auto bad = idemctl::readServerFlags(args, options); !bad.empty()) return usage(bad);
+  if (auto bad = idemctl::readStartFlags(args, options, "serve", false); !bad.empty()) return usage(bad);
   const bool faults = args.has("allow-fault-injection");
   return idemctl::runServer(args, std::move(options), "serve", kUsageText, [faults](ep::Server& server) {
     std::cout << "idem endpoint listening on " << server.url() << " (policy version " << server.policyVersion()
               << (faults ? ", fault injection on" : "") << ")" << std::endl;
     std::cerr << "published policy: " << server.url() << "/idempotency; stop with Ctrl-C (SIGINT) or SIGTERM\n";
+    idemctl::announcePolicyChoice(server, "serve");
   });
 }
 
 }  // namespace
 
 IDEMCTL_COMMAND("serve", "run the embedded test endpoint (payments, refunds, orders) over the store", kUsageText,
-                idemctl::withServerFlags({"db", "policy", "allow-fault-injection"}), runServe);
+                idemctl::withServerFlags(idemctl::withStartFlags({"db", "policy", "allow-fault-injection"})), runServe);

@@ -7,8 +7,10 @@
 #include <thread>
 
 #include "app/idemctl/command.h"
+#include "app/idemctl/start_flags.h"
 #include "core/policy/duration.h"
 #include "core/policy/policy.h"
+#include "core/store/lockwait.h"
 #include "core/store/sweeper.h"
 
 namespace {
@@ -79,6 +81,7 @@ int runSweep(const idemctl::Args& args) {
   idem::store::Millis interval{0};
   bool loop = args.has("loop");
   std::optional<idem::store::Retentions> fileRetentions;
+  idem::store::Millis lockTimeout{0};
   try {
     options.batch = batchArg(args);
     options.budget = durationArg(args, "budget", idem::store::Millis{0});
@@ -86,6 +89,8 @@ int runSweep(const idemctl::Args& args) {
     if (args.has("interval") && !loop) throw Usage("--interval needs --loop");
     if (loop && interval.count() <= 0) throw Usage("--interval must be longer than 0");
     if (args.has("policy")) fileRetentions = fromPolicyFile(args.get("policy"));
+    lockTimeout = idem::store::kDefaultLockTimeout;
+    if (auto bad = idemctl::readLockTimeout(args, lockTimeout); !bad.empty()) throw Usage(bad);
   } catch (const Usage& e) {
     std::cerr << "idemctl sweep: " << e.what() << '\n';
     return idemctl::kUsage;
@@ -94,6 +99,9 @@ int runSweep(const idemctl::Args& args) {
     return idemctl::kUsage;
   }
   options.stop = &g_stop;
+  // The batches skip locked rows; this bounds a wait on a table lock someone holds (a
+  // service's LOCK TABLE, DDL).
+  options.lockTimeout = lockTimeout;
   if (loop) {
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
@@ -101,11 +109,16 @@ int runSweep(const idemctl::Args& args) {
 
   std::optional<idem::pg::Connection> conn;
   bool announced = false;
+  std::vector<std::string> lastSkipped;
   for (long long round = 0;; ++round) {
     try {
       if (!conn || !conn->healthy()) conn.emplace(idemctl::conninfo(args));
-      // The policy in force is read every round: a new policy takes effect without a restart.
+      // The policy in force is read every round: a newly chosen policy takes effect without a restart.
       options.retentions = fileRetentions ? *fileRetentions : idem::store::retentionsInForce(*conn);
+      // A chosen policy the sweeper cannot follow is passed over, never a reason to stop.
+      if (options.retentions.skipped != lastSkipped)
+        for (const auto& why : options.retentions.skipped) std::cerr << "idemctl sweep: warning: " << why << '\n';
+      lastSkipped = options.retentions.skipped;
       if (!announced || !loop) std::cout << "retention: " << describe(options.retentions) << '\n';
       announced = true;
       const auto report = idem::store::sweep(*conn, options);
@@ -122,9 +135,15 @@ int runSweep(const idemctl::Args& args) {
       std::cerr << "idemctl sweep: " << e.what() << '\n';
       if (!loop) return idemctl::kFailure;
     } catch (const idem::pg::QueryError& e) {
-      std::cerr << "idemctl sweep: " << e.what()
-                << (e.sqlstate() == "42883" ? "\nThe sweeper's functions are missing: run 'idemctl migrate'." : "")
-                << '\n';
+      if (idem::store::isLockTimeout(e)) {
+        std::cerr << "idemctl sweep: "
+                  << idem::store::lockWaitTimeout(*conn, "a lock on the store's tables", lockTimeout, -1, true).what()
+                  << '\n';
+      } else {
+        std::cerr << "idemctl sweep: " << e.what()
+                  << (e.sqlstate() == "42883" ? "\nThe sweeper's functions are missing: run 'idemctl migrate'." : "")
+                  << '\n';
+      }
       if (!loop) return idemctl::kFailure;
     }
     if (!loop) return idemctl::kOk;
@@ -142,5 +161,5 @@ int runSweep(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("sweep", "archive expired keys and purge what is past retention (safe in parallel)",
-                "[--db CONNINFO] [--batch N] [--policy FILE] [--budget DURATION] [--loop [--interval 30s]]",
-                {"db", "batch", "policy", "budget", "loop", "interval"}, runSweep);
+                "[--db CONNINFO] [--batch N] [--policy FILE] [--budget DURATION] [--lock-timeout 10s] [--loop [--interval 30s]]",
+                {"db", "batch", "policy", "budget", "loop", "interval", "lock-timeout"}, runSweep);

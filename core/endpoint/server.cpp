@@ -15,8 +15,10 @@
 #include "core/endpoint/admin.h"
 #include "core/endpoint/connection.h"
 #include "core/endpoint/problems.h"
+#include "core/endpoint/tenantgate.h"
 #include "core/store/migrations.h"
 #include "core/store/policystore.h"
+#include "core/store/tenantscope.h"
 
 namespace idem::endpoint {
 namespace net = boost::asio;
@@ -124,7 +126,13 @@ Server::Server(ServerOptions options)
       throw StartError("the store's schema is at version " + std::to_string(applied) + " but this idemctl needs " +
                            std::to_string(expected) + ". Run `idemctl migrate --db \"...\"` with the same --db first.",
                        2);
-    m_policyVersion = store::recordPolicy(conn, m_options.policy);
+    if (!m_options.acceptTenantChange)
+      if (auto change = store::tenantScopeChange(conn, m_options.policy)) throw StartError(store::describe(*change), 2);
+    m_policyVersion = store::recordPolicy(conn, m_options.policy, m_options.lockTimeout);
+    const auto chosen = store::policyChoices(conn, store::kDefaultService, 1);
+    m_policyInForce = chosen.empty() ? 0 : chosen.front().version;
+  } catch (const store::LockWaitTimeout& e) {
+    throw StartError(std::string("cannot record the policy: ") + e.what(), 3);
   } catch (const pg::Unavailable& e) {
     throw StartError(std::string("cannot reach the store: ") + e.what() + "Check --db or the PG* variables.", 3);
   }
@@ -148,8 +156,15 @@ Server::Server(ServerOptions options)
   if (m_options.frontHandler) m_front = m_options.frontHandler(*m_service);
   m_impl->maxConnections = connectionCeiling(m_options.maxConnections, m_options.poolSize);
   const std::string& docs = m_service->policy().docsUrl;
-  Handler& front = m_front ? *m_front : static_cast<Handler&>(*m_service);
-  m_impl->listeners[0]->context = std::make_unique<ConnectionContext>(m_options, front, m_impl->handlers, docs);
+  Handler* front = m_front ? m_front.get() : static_cast<Handler*>(m_service.get());
+  if (!m_options.trustedPeers.empty()) {
+    std::string error;
+    auto peers = TrustedPeers::parse(m_options.trustedPeers, error);
+    if (!peers) throw StartError("--trusted-peers: " + error, 2);
+    m_tenantGate = std::make_unique<TenantGate>(*front, m_service->policy(), std::move(*peers));
+    front = m_tenantGate.get();
+  }
+  m_impl->listeners[0]->context = std::make_unique<ConnectionContext>(m_options, *front, m_impl->handlers, docs);
   if (m_options.allowFaultInjection && !m_front) m_impl->listeners[0]->context->faultPool = &m_service->pool();
   if (m_options.adminPort >= 0) {
     m_admin = std::make_unique<AdminHandler>(*m_service, m_front.get());

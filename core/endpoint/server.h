@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/endpoint/service.h"
 #include "core/policy/policy.h"
@@ -53,6 +54,13 @@ struct ServerOptions {
   /// /metrics, for operators (the proxy's admin port), under the same limits.
   std::string adminHost = "127.0.0.1";
   int adminPort = -1;
+  /// The longest wait at start for the policy lock; past it the start fails naming its holder.
+  std::chrono::milliseconds lockTimeout{10'000};
+  /// The policy's tenant header is accepted only from these peers (CIDR ranges, or "any");
+  /// empty: from any peer (tenantgate.h).
+  std::vector<std::string> trustedPeers;
+  /// Start although live keys were written under another tenant source (store/tenantscope.h).
+  bool acceptTenantChange = false;
 };
 
 /// The server could not start. exitCode follows idemctl's codes (2 usage, 3 unavailable).
@@ -83,6 +91,8 @@ class Server {
   [[nodiscard]] int adminPort() const { return m_adminPort; }
   [[nodiscard]] std::string adminUrl() const;
   [[nodiscard]] int policyVersion() const { return m_policyVersion; }
+  /// The version the sweeper and the console follow (chosen by the operator); 0: none chosen.
+  [[nodiscard]] int policyInForce() const { return m_policyInForce; }
 
   /// Serves until stop(); returns once in-flight requests are answered and the trace is flushed.
   void run();
@@ -99,6 +109,8 @@ class Server {
   class Impl;
 
   ServerOptions m_options;
+  std::unique_ptr<Handler> m_tenantGate;  // with trustedPeers: in front of the handler
+  int m_policyInForce = 0;
   int m_policyVersion = 0;
   int m_port = 0;
   int m_adminPort = 0;

@@ -14,6 +14,7 @@
 #include "core/endpoint/resources.h"
 #include "core/http/keyheader.h"
 #include "core/policy/route.h"
+#include "core/policy/tenantsource.h"
 #include "core/text/json_text.h"
 
 namespace idem::endpoint {
@@ -123,7 +124,10 @@ Gauges Service::gauges() const {
 std::optional<std::string> Service::tenantHeaderValue(const http::Headers& headers) const {
   if (m_policy.tenantHeader.empty()) return std::nullopt;
   auto t = http::findHeader(headers, m_policy.tenantHeader);
-  return t ? std::optional<std::string>(std::string(*t)) : std::nullopt;
+  if (!t) return std::nullopt;
+  // The credential never becomes the tenant: its digest does (stored, logged, traced).
+  if (m_policy.tenantFromAuthorization) return policy::credentialTenant(*t);
+  return std::string(*t);
 }
 
 std::string Service::tenantOf(const http::Headers& headers) const {

@@ -1,6 +1,7 @@
 // The parsed policy: lookups, names and identity. Parsing is in policy_parse.cpp, the
 // published forms in policy_publish.cpp and policy_html.cpp.
 #include "core/policy/policy.h"
+#include "core/policy/tenantsource.h"
 
 #include "core/policy/route.h"
 
@@ -46,6 +47,8 @@ const Tier* Policy::tierNamed(std::string_view name) const {
     if (tier.name == name) return &tier;
   return nullptr;
 }
+
+std::string Policy::tenantSource() const { return tenantSourceOf(document); }
 
 std::string Policy::sha256() const { return fp::toHex(fp::sha256(fp::canonicalJson(document))); }
 

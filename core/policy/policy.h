@@ -69,8 +69,12 @@ struct Tier {
 struct Policy {
   std::string docsUrl;
   /// The header a gateway sets to the authenticated tenant (serve and proxy read it; a library
-  /// caller passes the tenant itself). Empty: a single-tenant deployment.
+  /// caller passes the tenant itself). Empty: a single-tenant deployment. "Authorization" with
+  /// tenantFromAuthorization (policy/tenantsource.h).
   std::string tenantHeader;
+  /// The tenant is a digest of the request's Authorization value (tenant_from_authorization):
+  /// no gateway needed, and different credentials never share keys.
+  bool tenantFromAuthorization = false;
   /// A request without a tenant: refused with 400 (true; the default when tenantHeader is set),
   /// or scoped to defaultTenant (false; the default without tenantHeader).
   bool tenantRequired = false;
@@ -91,6 +95,9 @@ struct Policy {
     return match(method, path).tier;
   }
   [[nodiscard]] const Tier* tierNamed(std::string_view name) const;
+  /// Where tenants come from, in words ("header X-Tenant-Id", "authorization digest", "single
+  /// tenant"); "" when the policy declares no source (policy/tenantsource.h).
+  [[nodiscard]] std::string tenantSource() const;
   /// Hex SHA-256 of the canonical document: identifies this policy in the store.
   [[nodiscard]] std::string sha256() const;
 };

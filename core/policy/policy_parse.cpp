@@ -49,12 +49,14 @@ class Reader {
     if (!doc.is_object())
       fail("", "a policy is a JSON object with \"docs_url\" and \"tiers\", not " + std::string(typeName(doc)));
     internal::rejectUnknown(doc, m_source, "",
-                            {"docs_url", "tenant_header", "tenant_required", "default_tenant", "tiers"});
+                            {"docs_url", "tenant_header", "tenant_from_authorization", "single_tenant", "tenant_required",
+                             "default_tenant", "tiers"});
     Policy p;
     p.source = m_source;
     p.document = doc;
     p.docsUrl = docsUrl(required(doc, "", "docs_url", "the page that explains this policy to clients"));
     if (const json* v = optional(doc, "tenant_header")) p.tenantHeader = tenantHeader(*v, "tenant_header");
+    tenantSource(doc, p);
     tenantChoice(doc, p);
 
     const json& tiers = required(doc, "", "tiers", "a list of tiers, each with its routes and TTL");
@@ -137,6 +139,23 @@ class Reader {
                      " is not an HTTP header name (letters, digits and -, no spaces); leave it out for a "
                      "single tenant");
     return name;
+  }
+
+  // One source at most: a gateway's header, the request's credentials, or none declared.
+  void tenantSource(const json& doc, Policy& p) const {
+    const json* fromAuth = optional(doc, "tenant_from_authorization");
+    const json* single = optional(doc, "single_tenant");
+    const bool fromAuthorization =
+        fromAuth && expect(*fromAuth, "tenant_from_authorization", json::value_t::boolean, "true or false").get<bool>();
+    const bool singleTenant = single && expect(*single, "single_tenant", json::value_t::boolean, "true or false").get<bool>();
+    if (fromAuthorization && !p.tenantHeader.empty())
+      fail("tenant_from_authorization", "and tenant_header are two tenant sources; choose one");
+    if (singleTenant && (fromAuthorization || !p.tenantHeader.empty()))
+      fail("single_tenant", "declares no tenant source, but the policy names one; choose one");
+    if (fromAuthorization) {
+      p.tenantHeader = "Authorization";
+      p.tenantFromAuthorization = true;
+    }
   }
 
   // What a request without a tenant gets is a choice the file makes: with a tenant header

@@ -40,7 +40,12 @@ Forwarder::Forwarder(endpoint::Service& service, ProxyOptions options)
       m_options(std::move(options)),
       m_upstream(m_options.upstream, m_options.client),
       m_late(m_options.lateAnswerWait, m_options.maxLateAnswers),
-      m_slots(m_options.maxInFlightPerRoute) {}
+      m_slots(m_options.maxInFlightPerRoute) {
+  std::string error;
+  auto hops = endpoint::TrustedPeers::parse(m_options.trustedHops, error);
+  if (!hops) throw std::runtime_error("trusted peers: " + error);
+  m_trustedHops = std::move(*hops);
+}
 
 // Late waits were ended by stopping() and the loop ran them out before this; nothing is left to join.
 Forwarder::~Forwarder() = default;
@@ -160,7 +165,7 @@ void Forwarder::respond(const FlowPtr& f) {
 }
 
 UpstreamRequest Forwarder::upstreamRequest(const ServiceRequest& req, bool enforced) const {
-  ForwardedFor who{req.remote, req.requestId, std::nullopt};
+  ForwardedFor who{req.remote, req.requestId, std::nullopt, m_trustedHops.contains(req.remote)};
   // The key goes on exactly as the client sent it: the service sees what it would see without
   // the proxy and can pass it on to its own provider unchanged ("order-1", not "\"order-1\"").
   // Idem reads both spellings as one key (docs/design.md §2); the enforcer has vetted it.

@@ -11,9 +11,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/endpoint/handler.h"
 #include "core/endpoint/service.h"
+#include "core/endpoint/tenantgate.h"
 #include "core/proxy/lateanswers.h"
 #include "core/proxy/routeslots.h"
 #include "core/proxy/upstream.h"
@@ -31,6 +33,9 @@ struct ProxyOptions {
   std::map<std::string, std::chrono::milliseconds> tierTimeouts;
   /// Exchanges in flight per route at most (RouteSlots); 0: only client.maxConnections bounds them.
   std::size_t maxInFlightPerRoute = 0;
+  /// Peers whose forwarding headers (X-Forwarded-*, Forwarded) are kept: the gateway, as given to
+  /// --trusted-peers. Anyone else's are replaced by what the proxy saw.
+  std::vector<std::string> trustedHops;
 };
 
 class Forwarder : public endpoint::Handler {
@@ -74,6 +79,7 @@ class Forwarder : public endpoint::Handler {
   Upstream m_upstream;
   LateAnswers m_late;
   RouteSlots m_slots;
+  endpoint::TrustedPeers m_trustedHops;
 };
 
 }  // namespace idem::proxy

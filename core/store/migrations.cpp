@@ -53,19 +53,28 @@ namespace {
 /// Runs fn in a transaction that holds the migration lock. A transaction-scoped lock, not a
 /// session lock: behind a pooler in transaction mode the session's next statement may reach
 /// another server connection, where a session lock could be neither seen nor released.
+/// lock_timeout covers the migration's own statements too: DDL waiting on a table someone holds
+/// open (a console's transaction) fails and names them instead of hanging every later query.
 template <typename Fn>
-void underMigrationLock(pg::Connection& conn, Fn&& fn) {
-  pg::Transaction tx(conn);
-  conn.exec("SELECT pg_advisory_xact_lock($1)", {kMigrationLock});
-  fn();
-  tx.commit();
+void underMigrationLock(pg::Connection& conn, std::chrono::milliseconds lockTimeout, Fn&& fn) {
+  try {
+    pg::Transaction tx(conn);
+    advisoryXactLock(conn, kMigrationLock, lockTimeout);
+    fn();
+    tx.commit();
+    return;
+  } catch (const pg::QueryError& e) {
+    if (!isLockTimeout(e)) throw;
+  }
+  throw lockWaitTimeout(conn, "the migration lock (advisory key 0x1de30001) or a lock on the schema's tables",
+                        lockTimeout, kMigrationLock, /*includeRelations=*/true);
 }
 
 }  // namespace
 
-MigrateReport migrate(pg::Connection& conn) {
+MigrateReport migrate(pg::Connection& conn, std::chrono::milliseconds lockTimeout) {
   MigrateReport report;
-  underMigrationLock(conn, [&] {
+  underMigrationLock(conn, lockTimeout, [&] {
     conn.script(kBookkeeping);
     report.from = appliedSchemaVersion(conn);
   });
@@ -75,7 +84,7 @@ MigrateReport migrate(pg::Connection& conn) {
   // Each one is checked again under the lock, since another migrate may have applied it.
   for (const auto& m : knownMigrations()) {
     bool applied = false;
-    underMigrationLock(conn, [&] {
+    underMigrationLock(conn, lockTimeout, [&] {
       if (conn.exec("SELECT 1 FROM idem.schema_migrations WHERE version = $1", {m.version}).rows() > 0) return;
       try {
         conn.script(m.sql);
@@ -89,6 +98,7 @@ MigrateReport migrate(pg::Connection& conn) {
     report.applied.push_back(m.name);
     report.to = std::max(report.to, m.version);
   }
+  underMigrationLock(conn, lockTimeout, [&] { report.hardening = hardenBuiltins(conn); });
   return report;
 }
 

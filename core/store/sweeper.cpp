@@ -5,7 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/policy/duration.h"
+#include "core/store/lockwait.h"
 #include "core/store/policystore.h"
+#include "core/store/transaction.h"
 
 namespace idem::store {
 namespace {
@@ -63,16 +65,50 @@ Retentions retentionsFromPolicy(const std::string& documentJson, const std::stri
   return out;
 }
 
-Retentions retentionsInForce(pg::Connection& conn) {
-  const auto recorded = policyDocumentInForce(conn);
-  if (!recorded) {
-    Retentions none;
-    none.fallback = kDefaultArchiveRetention;
-    none.source = "built-in default (no policy recorded in the store)";
-    return none;
+namespace {
+
+/// Adds `from`'s tiers to `into`; a tier both name keeps the longer retention of each kind, and
+/// bodies are dropped only when both would drop them.
+void mergeLongest(Retentions& into, const Retentions& from) {
+  for (const auto& t : from.tiers) {
+    auto it = std::find_if(into.tiers.begin(), into.tiers.end(), [&](const auto& x) { return x.tier == t.tier; });
+    if (it == into.tiers.end()) {
+      into.tiers.push_back(t);
+      continue;
+    }
+    it->retention = std::max(it->retention, t.retention);
+    it->body = it->body && t.body ? std::optional<Millis>(std::max(*it->body, *t.body)) : std::nullopt;
   }
-  return retentionsFromPolicy(recorded->document,
-                              "policy version " + std::to_string(recorded->version) + " in the store");
+}
+
+}  // namespace
+
+Retentions retentionsInForce(pg::Connection& conn) {
+  Retentions out;
+  out.fallback = kDefaultArchiveRetention;
+  for (const auto& service : servicesWithChoice(conn)) {
+    const std::string whose = service == kDefaultService ? "" : " for service " + service;
+    bool found = false;
+    for (const auto& choice : policyChoices(conn, service)) {
+      const std::string source = "policy version " + std::to_string(choice.version) + whose + " in the store";
+      try {
+        mergeLongest(out, retentionsFromPolicy(choice.document, source));
+      } catch (const RetentionError& e) {
+        out.skipped.push_back(std::string(e.what()) + " (chosen by " + choice.chosenBy +
+                              "; skipped, the choice before it stays in force)");
+        continue;
+      }
+      out.source += (out.source.empty() ? "" : " + ") + source;
+      found = true;
+      break;
+    }
+    if (!found)
+      out.skipped.push_back("no chosen policy" + whose +
+                            " gives retentions: its tiers keep the built-in default");
+  }
+  if (out.source.empty())
+    out.source = "built-in default (no policy chosen in the store: idemctl policy activate)";
+  return out;
 }
 
 int sweepArchiveBatch(pg::Connection& conn, int limit, const Retentions& retentions) {
@@ -131,7 +167,15 @@ SweepReport sweep(pg::Connection& conn, const SweepOptions& options) {
         report.complete = false;
         return false;
       }
-      const int n = runBatch();
+      int n = 0;
+      if (options.lockTimeout.count() > 0) {
+        pg::Transaction tx(conn);
+        limitLockWait(conn, options.lockTimeout);
+        n = runBatch();
+        tx.commit();
+      } else {
+        n = runBatch();
+      }
       ++report.batches;
       total += n;
       if (n < batch) return true;

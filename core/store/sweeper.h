@@ -30,6 +30,9 @@ struct Retentions {
   Millis fallback{std::chrono::hours(24 * 400)};
   /// "policy version 3 in the store", "policy.json", "built-in default".
   std::string source;
+  /// Chosen policies that could not give retentions and were passed over, each with why (the
+  /// sweep goes on with the choice before it): for the operator's log.
+  std::vector<std::string> skipped;
 
   /// The longest retention of any tier (and the fallback): events older than this whose
   /// generation is gone are purged.
@@ -45,9 +48,11 @@ class RetentionError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Retentions from the policy in force (the newest document in idem.policies). When the store
-/// holds no policy, every tier gets kDefaultArchiveRetention (source "built-in default").
-/// Throws RetentionError when a tier's archive_retention is not a duration.
+/// Retentions from the policies in force: per service, the newest choice in
+/// idem.policy_choices whose document gives retentions (one that does not is skipped and listed
+/// in `skipped`: it never stops a sweep). Several services: a tier named by more than one keeps
+/// the longest retention. When nothing is chosen, every tier gets kDefaultArchiveRetention
+/// (source "built-in default"). Rows the service appends to idem.policies are never read here.
 [[nodiscard]] Retentions retentionsInForce(pg::Connection& conn);
 
 /// Retentions from a policy document (JSON as in docs/design.md §4: tiers[].name, archive_retention,
@@ -65,6 +70,10 @@ struct SweepOptions {
   bool purgeEvents = true;       // delete events older than the longest retention
   /// Checked between batches: set it from another thread (or a signal handler) to stop early.
   const std::atomic<bool>* stop = nullptr;
+  /// The longest wait of a batch for a table lock someone holds (pg::QueryError 55P03 past it);
+  /// zero: wait as long as PostgreSQL does. Set per batch transaction, never on the session:
+  /// behind a pooler in transaction mode a session setting would reach other clients.
+  Millis lockTimeout{0};
 };
 
 struct UnarchivableKey {

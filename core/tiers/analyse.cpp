@@ -40,8 +40,8 @@ Report analyse(pg::Connection& conn, const Options& options) {
   auto snapshot = pg::Transaction::joinOrBegin(conn, pg::Transaction::Mode::ReadOnlySnapshot);
   auto recorded = store::policyInForce(conn);
   if (!recorded)
-    throw NoPolicy("no policy is recorded in this store yet: tiers come from the policy an enforcer runs with "
-                   "(start `idemctl serve --policy FILE` once, or the demo)");
+    throw NoPolicy("no policy is chosen in this store yet: tiers come from the policy in force, which the admin chooses "
+                   "with `idemctl policy activate VERSION|FILE` (a first start by the admin or the owner chooses its own)");
   Report report;
   report.policyVersion = recorded->version;
   report.policyEffectiveAtMs = recorded->effectiveAtMs;

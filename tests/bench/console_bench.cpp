@@ -305,6 +305,7 @@ SeedReport seed(pg::Connection& conn, long long keys, long long batch) {
   conn.exec("SET synchronous_commit = off");
   conn.exec("BEGIN");  // all or nothing: a failed seed leaves the schema as it was
   const long long policy = conn.exec(kPolicySql).integer(0, "version");
+  conn.exec("INSERT INTO idem.policy_choices (version) VALUES ($1)", {policy});  // the one in force
   SavedDdl ddl = saveAndDropIndexes(conn);
 
   std::printf("seeding %s live keys in batches of %s (indexes dropped, rebuilt after)\n", thousands(keys).c_str(),

@@ -85,7 +85,7 @@ UPSTREAM=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/upstream.out" | head -1)
 PEER_URL=$(grep -o 'http://127.0.0.1:[0-9]*' "$WORK/peer.out" | head -1)
 
 cat >"$WORK/policy.json" <<'JSON'
-{ "docs_url": "https://docs.example/idempotency",
+{ "docs_url": "https://docs.example/idempotency", "single_tenant": true,
   "tiers": [ { "name": "charges", "routes": ["POST /v1/charges"], "ttl": "24h", "lease": "30s",
                "fingerprint": { "mode": "json" } } ] }
 JSON

@@ -36,4 +36,19 @@ struct LoginRole {
   std::string m_admin;
 };
 
+/// The SQLSTATE a statement fails with as this role, or "" when it succeeded, in a transaction
+/// begun with `begin` and rolled back: a wrongly allowed write changes nothing for the checks
+/// that follow.
+inline std::string sqlstateOf(const std::string& conninfo, const std::string& sql, const char* begin = "BEGIN") {
+  pg::Connection c(conninfo);
+  c.exec(begin);
+  try {
+    c.exec(sql);
+  } catch (const pg::QueryError& e) {
+    return e.sqlstate();
+  }
+  c.exec("ROLLBACK");
+  return "";
+}
+
 }  // namespace idem::test

@@ -11,6 +11,7 @@
 #include "tests/endpoint/serve_process.h"
 
 using namespace idem;
+using test::sqlstateOf;
 
 namespace {
 
@@ -29,20 +30,6 @@ std::string writePolicy() {
   const std::string path = "/tmp/idem-roles-policy-" + std::to_string(getpid()) + ".json";
   std::ofstream(path) << kRolesPolicy;
   return path;
-}
-
-/// The SQLSTATE a statement fails with as this role, or "" when it succeeded (in a rolled back
-/// transaction, so a wrongly allowed write changes nothing for the checks that follow).
-std::string sqlstateOf(const std::string& conninfo, const std::string& sql) {
-  pg::Connection c(conninfo);
-  c.exec("BEGIN");
-  try {
-    c.exec(sql);
-  } catch (const pg::QueryError& e) {
-    return e.sqlstate();
-  }
-  c.exec("ROLLBACK");
-  return "";
 }
 
 constexpr const char* kDenied = "42501";  // insufficient_privilege (also: must be owner)
@@ -109,6 +96,9 @@ class TestRoles : public QObject {
     // retention) purges the archive and the events of the generations no longer stored.
     QThread::msleep(1300);  // role-reuse's second generation expires too
     std::string out;
+    // The service recorded its policy but cannot make it the one in force: the admin does.
+    QCOMPARE(test::runIdemctl({"policy", "activate", policy, "--db", admin.conninfo}, &out), 0);
+    QVERIFY2(out.find("is in force for service default") != std::string::npos, out.c_str());
     QCOMPARE(test::runIdemctl({"sweep", "--db", admin.conninfo}, &out), 0);
     QVERIFY2(out.find("archived 3 expired keys") != std::string::npos, out.c_str());
     // The generation the claim archived 1.3 s before is past its retention already.
@@ -173,7 +163,12 @@ class TestRoles : public QObject {
     QCOMPARE(sqlstateOf(a, "INSERT INTO idem.events (tenant, endpoint, idem_key, outcome) "
                            "VALUES ('', 'POST /x', 'k', 'replayed')"),
              std::string(kDenied));
-    QCOMPARE(sqlstateOf(a, "INSERT INTO idem.policies (sha256, document) VALUES ('x', '{}')"), std::string(kDenied));
+    // It records and chooses policies (idemctl policy activate) but changes no recorded one.
+    QCOMPARE(sqlstateOf(a, "UPDATE idem.policies SET document = '{}'"), std::string(kDenied));
+    QCOMPARE(sqlstateOf(a, "DELETE FROM idem.policies"), std::string(kDenied));
+    QCOMPARE(sqlstateOf(a, "DELETE FROM idem.policy_choices"), std::string(kDenied));
+    QCOMPARE(sqlstateOf(a, "INSERT INTO idem.policy_choices (version, chosen_by) VALUES (1, 'someone else')"),
+             std::string(kDenied));
     QCOMPARE(sqlstateOf(a, "TRUNCATE idem.key_archive"), std::string(kDenied));
     QCOMPARE(sqlstateOf(a, "CREATE TABLE idem.x (a int)"), std::string(kDenied));
     QCOMPARE(sqlstateOf(a, "ALTER TABLE idem.events DROP COLUMN detail"), std::string(kDenied));

@@ -2,6 +2,7 @@
 // Shared by the proxy suites: the sample Flask service (resources/sample/charge_app.py) as a
 // real process that counts its own executions, and a real `idemctl proxy` in front of it over a
 // fresh migrated database.
+#include <algorithm>
 #include <unistd.h>
 
 #include <filesystem>
@@ -111,6 +112,11 @@ struct ProxyRig {
                                   "--upstream", upstream.url(),
                                   "--listen",   "127.0.0.1:0"};
     args.insert(args.end(), extra.begin(), extra.end());
+    // kProxyPolicy names no tenant source: the suites are one client unless they say otherwise.
+    const bool tenantSource = std::any_of(extra.begin(), extra.end(), [](const std::string& a) {
+      return a == "--tenant-header" || a == "--tenant-from-authorization" || a == "--single-tenant";
+    });
+    if (!tenantSource) args.push_back("--single-tenant");
     proxy.reset();
     proxy = std::make_unique<ServeProcess>(args, (dir / "proxy.err").string(), "proxy");
   }

@@ -169,6 +169,18 @@ class TestForwarding : public QObject {
     QCOMPARE(seen.value("Forwarded", ""), std::string("for=127.0.0.1;proto=http;host=\"shop.test\""));
     QVERIFY(!seen.contains("X-Forwarded-Port"));
     QVERIFY(!seen.contains("X-Real-Ip") && !seen.contains("X-Real-IP"));
+
+    // From the gateway (a trusted peer) the chain is its word: kept, the proxy's hop appended.
+    test::ProxyRig behindGateway("px_fwdtrusted", {"--tenant-header", "X-Tenant-Id", "--trusted-peers", "127.0.0.1"});
+    const std::string viaGateway = test::exchange(behindGateway.proxy->port(),
+                                                  "GET /headers HTTP/1.1\r\nHost: shop.test\r\n"
+                                                  "X-Forwarded-For: 203.0.113.9\r\nX-Forwarded-Proto: https\r\n"
+                                                  "X-Forwarded-Host: bank.test\r\n\r\n");
+    QCOMPARE(test::statusOf(viaGateway), 200);
+    const json kept = bodyOf(viaGateway);
+    QCOMPARE(kept.value("X-Forwarded-For", ""), std::string("203.0.113.9, 127.0.0.1"));
+    QCOMPARE(kept.value("X-Forwarded-Proto", ""), std::string("https"));
+    QCOMPARE(kept.value("X-Forwarded-Host", ""), std::string("bank.test"));
   }
 
   // A header the proxy scopes the key by must reach the service too; one the client asks the
@@ -219,7 +231,7 @@ class TestForwarding : public QObject {
     test::ProxyRig rig("px_pool");
     test::ServeProcess service({"--db", rig.db.conninfo()});
     test::ServeProcess proxy({"--db", rig.db.conninfo(), "--policy", (rig.dir / "policy.json").string(), "--upstream",
-                              "http://127.0.0.1:" + std::to_string(service.port())},
+                              "http://127.0.0.1:" + std::to_string(service.port()), "--single-tenant"},
                              {}, "proxy");
     endpoint::Client c("127.0.0.1", proxy.port());
     for (int i = 0; i < 20; ++i) QCOMPARE(c.get("/healthz").status, 200);  // serve's own /healthz

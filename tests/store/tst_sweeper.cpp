@@ -334,11 +334,15 @@ class TestSweeper : public QObject {
     QCOMPARE(none.fallback.count(), store::kDefaultArchiveRetention.count());
 
     const char* insert = "INSERT INTO idem.policies (sha256, document, effective_at) VALUES ($1, $2::jsonb, $3)";
+    const char* choose = "INSERT INTO idem.policy_choices (version) VALUES ($1)";
     c.exec(insert, {"a", R"({"tiers":[{"name":"payments","archive_retention":"30d"}]})", "2026-01-01T00:00:00Z"});
     c.exec(insert, {"b",
                     R"({"tiers":[{"name":"payments","archive_retention":"400d"},{"name":"orders","archive_retention":"36h"},)"
                     R"({"name":"search"}]})",
                     "2026-02-01T00:00:00Z"});
+    // Recorded is not in force: nothing is chosen yet.
+    QVERIFY(store::retentionsInForce(c).tiers.empty());
+    c.exec(choose, {2});
     auto r = store::retentionsInForce(c);
     QCOMPARE(static_cast<int>(r.tiers.size()), 3);
     QCOMPARE(r.tiers[0].tier, std::string("payments"));
@@ -346,15 +350,25 @@ class TestSweeper : public QObject {
     QCOMPARE(r.tiers[1].retention.count(), store::Millis(std::chrono::hours(36)).count());
     QCOMPARE(r.tiers[2].retention.count(), store::kDefaultArchiveRetention.count());  // the policy file's default
     QVERIFY2(r.source.find("policy version 2") != std::string::npos, r.source.c_str());
+    QVERIFY(r.skipped.empty());
 
+    // A newer row nobody chose changes nothing; a chosen one the sweeper cannot read is skipped,
+    // said why, and the choice before it stays in force.
     c.exec(insert, {"c", R"({"tiers":[{"name":"payments","archive_retention":"forever"}]})", "2026-03-01T00:00:00Z"});
-    try {
-      (void)store::retentionsInForce(c);
-      QFAIL("a bad duration must be an error");
-    } catch (const store::RetentionError& e) {
-      QVERIFY2(std::string(e.what()).find("tiers[0].archive_retention") != std::string::npos, e.what());
-      QVERIFY2(std::string(e.what()).find("policy version 3") != std::string::npos, e.what());
-    }
+    QVERIFY2(store::retentionsInForce(c).source.find("policy version 2") != std::string::npos, "unchosen row followed");
+    c.exec(choose, {3});
+    r = store::retentionsInForce(c);
+    QVERIFY2(r.source.find("policy version 2") != std::string::npos, r.source.c_str());
+    QCOMPARE(static_cast<int>(r.skipped.size()), 1);
+    QVERIFY2(r.skipped[0].find("policy version 3") != std::string::npos, r.skipped[0].c_str());
+    QVERIFY2(r.skipped[0].find("tiers[0].archive_retention") != std::string::npos, r.skipped[0].c_str());
+
+    // A second service's choice: a tier both name keeps the longer retention.
+    c.exec("INSERT INTO idem.policy_choices (service, version) VALUES ('search', 1)");
+    r = store::retentionsInForce(c);
+    QCOMPARE(r.tiers[0].tier, std::string("payments"));
+    QCOMPARE(r.tiers[0].retention.count(), store::Millis(std::chrono::hours(24 * 400)).count());
+    QVERIFY2(r.source.find("policy version 1 for service search") != std::string::npos, r.source.c_str());
   }
 
   void cliSweepsWithThePolicyFileOrTheStore() {

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/policy/policy.h"
+#include "core/policy/tenantsource.h"
 #include "resources/embedded_resources.h"
 
 using namespace idem;
@@ -647,6 +648,44 @@ class TestPolicy : public QObject {
     const auto text = resources::find("policy/demo-policy.json");
     if (!text) throw std::runtime_error("policy/demo-policy.json is not embedded");
     return parsePolicy(*text, "demo-policy.json");
+  }
+
+  void tenantSourcesAreOneAtMostAndRecorded() {
+    const std::string tiers = R"("tiers":[{"name":"p","routes":["POST /p"],"ttl":"1h"}])";
+    const auto parse = [&](const std::string& fields) {
+      return parsePolicy("{\"docs_url\":\"/d\"," + fields + tiers + "}", "t.json");
+    };
+    QCOMPARE(parse("").tenantSource(), std::string());
+    QCOMPARE(parse(R"("tenant_header":"X-Tenant",)").tenantSource(), std::string("header X-Tenant"));
+    QCOMPARE(parse(R"("single_tenant":true,)").tenantSource(), std::string("single tenant"));
+    const auto auth = parse(R"("tenant_from_authorization":true,)");
+    QCOMPARE(auth.tenantSource(), std::string("authorization digest"));
+    QVERIFY(auth.tenantFromAuthorization);
+    QVERIFY(auth.tenantRequired);
+    for (const char* both : {R"("tenant_header":"X","tenant_from_authorization":true,)",
+                             R"("tenant_header":"X","single_tenant":true,)",
+                             R"("tenant_from_authorization":true,"single_tenant":true,)"}) {
+      try {
+        (void)parse(both);
+        QFAIL(both);
+      } catch (const PolicyError& e) {
+        QVERIFY2(std::string(e.what()).find("choose one") != std::string::npos, e.what());
+      }
+    }
+    // A flag's source is written into the document: the recorded policy (its sha) says it.
+    auto p = parse("");
+    const std::string before = p.sha256();
+    setTenantSource(p, TenantSourceKind::Authorization);
+    QVERIFY(p.sha256() != before);
+    QCOMPARE(p.tenantSource(), std::string("authorization digest"));
+    setTenantSource(p, TenantSourceKind::Header, "X-Tenant");
+    QCOMPARE(p.tenantSource(), std::string("header X-Tenant"));
+    QVERIFY(!p.document.contains("tenant_from_authorization"));
+    // Different credentials, different tenants; never the credential itself.
+    QVERIFY(credentialTenant("Bearer alice") != credentialTenant("Bearer bob"));
+    QCOMPARE(credentialTenant("Bearer alice"), credentialTenant("Bearer alice"));
+    QVERIFY(credentialTenant("Bearer alice").find("alice") == std::string::npos);
+    QCOMPARE(credentialTenant("x").size(), std::size_t(5 + 32));
   }
 };
 

@@ -9,6 +9,8 @@ VALUES ('seed-policy-1', '{"docs_url":"https://docs.example/idempotency","tenant
   {"name":"payments","routes":["POST /v1/payments","POST /v1/refunds"],"ttl":"24h","lease":"30s",
    "amount":{"value":"/amount","currency":"/currency","minor_units":true}},
   {"name":"orders","routes":["POST /v1/orders"],"ttl":"24h","lease":"30s"}]}', 'console_seed.sql');
+-- The operator's choice: the console shows the policy in force, not the newest recorded row.
+INSERT INTO idem.policy_choices (version) SELECT max(version) FROM idem.policies;
 
 INSERT INTO idem.keys (tenant, endpoint, idem_key, generation, tier, policy_version, fingerprint, state,
                        lease_token, lease_until, resp_status, resp_headers, resp_body, resource_ref, request_id,

@@ -1,0 +1,111 @@
+#include "app/idemctl/start_flags.h"
+
+#include <iostream>
+
+#include "core/endpoint/tenantgate.h"
+#include "core/policy/duration.h"
+#include "core/policy/tenantsource.h"
+
+namespace idemctl {
+
+const char* const kStartFlagsUsage =
+    "[--lock-timeout DURATION] [--tenant-header NAME [--trusted-peers CIDR,...|any] | --tenant-from-authorization | "
+    "--single-tenant] [--accept-tenant-change]";
+
+std::vector<std::string_view> withStartFlags(std::vector<std::string_view> own) {
+  for (std::string_view name : {"lock-timeout", "tenant-header", "tenant-from-authorization", "single-tenant",
+                                "trusted-peers", "accept-tenant-change"})
+    own.push_back(name);
+  return own;
+}
+
+std::string readLockTimeout(const Args& args, std::chrono::milliseconds& out) {
+  if (!args.has("lock-timeout")) return {};
+  const auto d = idem::policy::parseDuration(args.get("lock-timeout"));
+  if (!d || d->count() <= 0) return "--lock-timeout must be a positive duration such as 10s or 2m";
+  out = *d;
+  return {};
+}
+
+namespace {
+
+constexpr const char* kTenantChoices =
+    "Choose one: --tenant-header NAME (a gateway in front authenticates the client and sets it; add "
+    "--trusted-peers with the gateway's address), --tenant-from-authorization (a digest of each request's "
+    "Authorization header: different credentials never share keys; no gateway needed), or --single-tenant "
+    "(one client, or clients that may see each other's answers) — or the policy's tenant_header, "
+    "tenant_from_authorization or single_tenant";
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = text.find(',', start);
+    const auto item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!item.empty()) out.push_back(item);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string readTenantSource(const Args& args, idem::policy::Policy& policy) {
+  namespace pol = idem::policy;
+  const int given = args.has("tenant-header") + args.has("tenant-from-authorization") + args.has("single-tenant");
+  if (given > 1) return "--tenant-header, --tenant-from-authorization and --single-tenant are alternatives; give one";
+  if (args.has("tenant-header")) {
+    const std::string name = args.get("tenant-header");
+    if (name.empty() || name.find_first_of(" \t:") != std::string::npos)
+      return "--tenant-header must be a header name such as X-Tenant-Id";
+    pol::setTenantSource(policy, pol::TenantSourceKind::Header, name);
+  } else if (args.has("tenant-from-authorization")) {
+    pol::setTenantSource(policy, pol::TenantSourceKind::Authorization);
+  } else if (args.has("single-tenant")) {
+    pol::setTenantSource(policy, pol::TenantSourceKind::Single);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string readStartFlags(const Args& args, idem::endpoint::ServerOptions& options, std::string_view command,
+                           bool requireSource) {
+  if (auto bad = readLockTimeout(args, options.lockTimeout); !bad.empty()) return bad;
+  if (auto bad = readTenantSource(args, options.policy); !bad.empty()) return bad;
+  options.acceptTenantChange = args.has("accept-tenant-change");
+  const auto& policy = options.policy;
+  if (requireSource && policy.tenantSource().empty())
+    return "no tenant source: every client would share one key space, so one client's key replays another's "
+           "answer (Bearer bob would get Bearer alice's). " +
+           std::string(kTenantChoices) + ".";
+  const bool gatewayHeader = !policy.tenantHeader.empty() && !policy.tenantFromAuthorization;
+  if (args.has("trusted-peers")) {
+    if (!gatewayHeader) return "--trusted-peers needs a tenant header (--tenant-header or the policy's tenant_header)";
+    options.trustedPeers = splitList(args.get("trusted-peers"));
+    std::string error;
+    if (!idem::endpoint::TrustedPeers::parse(options.trustedPeers, error) || options.trustedPeers.empty())
+      return "--trusted-peers: " + (error.empty() ? std::string("give at least one address or range") : error);
+  }
+  // Reachable beyond this machine, anyone may name any tenant unless only the gateway is trusted.
+  if (gatewayHeader && options.trustedPeers.empty() && !idem::endpoint::isLoopbackHost(options.host)) {
+    const std::string risk = "listening on " + options.host + " with tenants from the " + policy.tenantHeader +
+                             " header and no --trusted-peers: any client that reaches this address can name any "
+                             "tenant and read its stored answers";
+    if (requireSource)
+      return risk + ". Pass --trusted-peers with the gateway's address (or --trusted-peers any to accept the risk).";
+    std::cerr << "idemctl " << command << ": WARNING: " << risk << " (pass --trusted-peers)\n";
+  }
+  return {};
+}
+
+void announcePolicyChoice(const idem::endpoint::Server& server, std::string_view command) {
+  const int recorded = server.policyVersion();
+  const int inForce = server.policyInForce();
+  if (inForce == recorded) return;
+  std::cerr << "idemctl " << command << ": enforcing policy version " << recorded
+            << "; the sweeper and the console follow "
+            << (inForce ? "version " + std::to_string(inForce) : std::string("no chosen policy (built-in retentions)"))
+            << ". To make this one the policy in force, the admin runs: idemctl policy activate " << recorded << '\n';
+}
+
+}  // namespace idemctl
