@@ -188,6 +188,33 @@ class TestFrontLimits : public QObject {
     QCOMPARE(statusOf(exchange(s.adminPort(), test::kHealthRequest, 3s)), 200);
   }
 
+  // Class of #3: nothing thrown on the event loop ends the process. A handler whose answer
+  // carries a field Beast cannot hold (over 64 KiB) made the write path throw out of io.run();
+  // now that request gets a 500 naming its id, and the server goes on serving.
+  void anAnswerBeastCannotCarryIs500() {
+    struct OversizedAnswer : endpoint::Handler {
+      endpoint::Handled handle(const endpoint::ServiceRequest& r) override {
+        endpoint::Handled h;
+        h.response.status = 200;
+        if (r.path == "/huge") h.response.headers.emplace_back("X-Huge", std::string(70'000, 'h'));
+        return h;
+      }
+      endpoint::Metrics& metrics() override { return m_metrics; }
+      endpoint::Metrics m_metrics;
+    };
+    endpoint::ServerOptions o;
+    o.conninfo = m_db->conninfo();
+    o.policy = policy::parsePolicy(test::kEndpointPolicy, "endpoint-test-policy.json");
+    o.threads = 2;
+    o.frontHandler = [](endpoint::Service&) { return std::make_unique<OversizedAnswer>(); };
+    endpoint::Server server(std::move(o));
+    server.start();
+    const std::string r = exchange(server.port(), "GET /huge HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    QVERIFY2(statusOf(r) == 500, r.substr(0, 300).c_str());
+    QVERIFY(r.find("Request-Id: req_") != std::string::npos);
+    QCOMPARE(statusOf(exchange(server.port(), "GET /small HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")), 200);
+  }
+
   // #1, transport half: with both handler threads of `serve --threads 2` held by slow requests,
   // the main port's /healthz waits for a thread, and the admin listener's answers at once: it
   // runs on threads of its own.
