@@ -4,14 +4,15 @@
 #include "app/idemctl/command.h"
 #include "app/idemctl/server_flags.h"
 #include "app/idemctl/start_flags.h"
+#include "core/endpoint/client.h"
 #include "core/endpoint/server.h"
 #include "resources/embedded_resources.h"
 
 namespace {
 
 const std::string kUsageText =
-    std::string("[--db CONNINFO] [--policy FILE] [--allow-fault-injection] ") + idemctl::kServerFlagsUsage + " " +
-    idemctl::kStartFlagsUsage;
+    std::string("[--db CONNINFO] [--policy FILE] [--allow-fault-injection] [--admin-listen HOST:PORT] ") +
+    idemctl::kServerFlagsUsage + " " + idemctl::kStartFlagsUsage;
 
 int usage(const std::string& message) { return idemctl::usageError("serve", kUsageText, message); }
 
@@ -33,10 +34,15 @@ int runServe(const idemctl::Args& args) {
   }
   if (auto bad = idemctl::readServerFlags(args, options); !bad.empty()) return usage(bad);
   if (auto bad = idemctl::readStartFlags(args, options, "serve", false); !bad.empty()) return usage(bad);
+  // An admin listener (/healthz, /metrics) with its own threads and connection budget: off
+  // unless asked for, since serve's own port answers both too.
+  if (args.has("admin-listen") && !ep::splitHostPort(args.get("admin-listen"), options.adminHost, options.adminPort))
+    return usage("--admin-listen: \"" + args.get("admin-listen") + "\" is not HOST:PORT");
   const bool faults = args.has("allow-fault-injection");
   return idemctl::runServer(args, std::move(options), "serve", kUsageText, [faults](ep::Server& server) {
     std::cout << "idem endpoint listening on " << server.url() << " (policy version " << server.policyVersion()
-              << (faults ? ", fault injection on" : "") << ")" << std::endl;
+              << (faults ? ", fault injection on" : "")
+              << (server.adminPort() ? ", admin " + server.adminUrl() : std::string()) << ")" << std::endl;
     std::cerr << "published policy: " << server.url() << "/idempotency; stop with Ctrl-C (SIGINT) or SIGTERM\n";
     idemctl::announcePolicyChoice(server, "serve");
   });
@@ -45,4 +51,5 @@ int runServe(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("serve", "run the embedded test endpoint (payments, refunds, orders) over the store", kUsageText,
-                idemctl::withServerFlags(idemctl::withStartFlags({"db", "policy", "allow-fault-injection"})), runServe);
+                idemctl::withServerFlags(idemctl::withStartFlags({"db", "policy", "allow-fault-injection", "admin-listen"})),
+                runServe);

@@ -1,5 +1,6 @@
 #include "app/idemctl/server_flags.h"
 
+#include <malloc.h>
 #include <pthread.h>
 
 #include <atomic>
@@ -16,12 +17,14 @@ const char* const kServerFlagsUsage =
     "[--listen HOST:PORT] [--threads N] [--pool N] [--access-log -|FILE|off] [--max-body BYTES] [--trace-fold N] "
     "[--replay-cache DURATION|off] "
     "[--prepared-statements on|off] [--max-header-bytes BYTES] [--max-headers N] [--max-connections N] "
+    "[--max-connections-per-client N] [--max-buffered-body BYTES] "
     "[--header-timeout SECONDS] [--body-timeout SECONDS] [--idle-timeout SECONDS]";
 
 std::vector<std::string_view> withServerFlags(std::vector<std::string_view> own) {
   for (std::string_view name :
        {"listen", "threads", "pool", "access-log", "max-body", "trace-fold", "prepared-statements", "max-header-bytes",
-        "replay-cache", "max-headers", "max-connections", "header-timeout", "body-timeout", "idle-timeout"})
+        "replay-cache", "max-headers", "max-connections", "max-connections-per-client", "max-buffered-body",
+        "header-timeout", "body-timeout", "idle-timeout"})
     own.push_back(name);
   return own;
 }
@@ -64,7 +67,9 @@ std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& opt
     int min, max;
     std::size_t& target;
   };
-  for (const SizeFlag& f : {SizeFlag{"max-header-bytes", 1024, 1 << 20, options.maxHeaderBytes},
+  // The header block's cap is what the parser can store: Beast keeps each field under 64 KiB.
+  for (const SizeFlag& f : {SizeFlag{"max-header-bytes", 1024, static_cast<int>(idem::endpoint::kMaxHeaderBytes),
+                                     options.maxHeaderBytes},
                             SizeFlag{"max-headers", 8, 10000, options.maxHeaderCount}}) {
     int value = 0;
     if (!args.has(f.name)) continue;
@@ -75,6 +80,17 @@ std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& opt
   }
   if (args.has("max-connections") && !parseInt(args.get("max-connections"), 16, 1000000, options.maxConnections))
     return "--max-connections must be an integer from 16 to 1000000";
+  if (args.has("max-connections-per-client") &&
+      !parseInt(args.get("max-connections-per-client"), 1, 1000000, options.maxConnectionsPerClient))
+    return "--max-connections-per-client must be an integer from 1 to 1000000";
+  if (args.has("max-buffered-body")) {
+    int bytes = 0;
+    if (!parseInt(args.get("max-buffered-body"), 1024, 1 << 30, bytes) ||
+        static_cast<std::size_t>(bytes) < options.maxBodyBytes)
+      return "--max-buffered-body must be a byte count from --max-body (" + std::to_string(options.maxBodyBytes) +
+             ") to 1073741824";
+    options.maxBufferedBodyBytes = static_cast<std::size_t>(bytes);
+  }
   struct SecondsFlag {
     const char* name;
     std::chrono::milliseconds& target;
@@ -146,6 +162,10 @@ int runServer(const Args& args, idem::endpoint::ServerOptions options, std::stri
   namespace ep = idem::endpoint;
   AccessLog log;
   if (auto bad = log.open(args.get("access-log", "-"), options); !bad.empty()) return usageError(command, usage, bad);
+  // Request bodies and answers of 256 KiB and more get pages of their own, unmapped when freed.
+  // glibc's default raises this threshold after the first such free, and then stalled 1 MiB
+  // bodies land on heaps it rarely gives back: the process stays grown after the load left.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   StopSignals signals;
   std::unique_ptr<ep::Server> server;
   try {

@@ -14,6 +14,7 @@
 #include "core/endpoint/faultlog.h"
 #include "core/endpoint/faultprofile.h"
 #include "core/endpoint/problems.h"
+#include "core/endpoint/requestparser.h"
 #include "core/endpoint/target.h"
 #include "core/enforce/requestid.h"
 #include "core/http/headers.h"
@@ -24,7 +25,7 @@ namespace {
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 using Clock = std::chrono::steady_clock;
-using Parser = bhttp::request_parser<bhttp::string_body>;
+using Parser = RequestParser;
 using Reply = bhttp::response<bhttp::string_body>;
 
 long long wallUs() {
@@ -79,6 +80,25 @@ int statusForParseError(const beast::error_code& ec) {
   return 400;
 }
 
+// RFC 9110 §9.1: method names are case-sensitive. A name that matches a standard method only
+// when case is ignored ("post") would route as an unknown method past a tier that names POST,
+// and an upstream might still run it as POST; refused before anything sees it.
+bool methodInWrongCase(std::string_view method) {
+  static constexpr std::string_view kStandard[] = {"GET",  "HEAD",    "POST",  "PUT",  "DELETE",
+                                                   "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+  for (const auto m : kStandard)
+    if (http::equalsIgnoreCase(method, m)) return method != m;
+  return false;
+}
+
+// Answers with Retry-After: the refusal is about load, not about the request.
+enforce::Response retryLater(int status, std::string_view slug, std::string_view title, std::string_view detail,
+                             const std::string& docs) {
+  auto r = problem(status, slug, title, detail, docs);
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
 bool quietEnd(const beast::error_code& ec) {
   return ec == bhttp::error::end_of_stream || ec == boost::asio::error::eof || ec == beast::error::timeout ||
          ec == boost::asio::error::operation_aborted || ec == boost::asio::error::connection_reset ||
@@ -92,6 +112,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Connection(boost::asio::ip::tcp::socket socket, ConnectionContext& context)
       : m_stream(std::move(socket)),
         m_buffer(context.options.maxHeaderBytes + 4096),
+        m_body(context.bodyBudget),
         m_context(context),
         m_options(context.options) {
     beast::error_code ec;
@@ -108,10 +129,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   ~Connection() {
-    std::lock_guard lock(m_context.mutex);
-    m_context.connections.erase(this);
-    --m_context.open;
+    {
+      std::lock_guard lock(m_context.mutex);
+      m_context.connections.erase(this);
+    }
+    m_context.leave(m_peer);
   }
+  void setPeer(std::string peer) { m_peer = std::move(peer); }
 
   [[nodiscard]] auto executor() { return m_stream.get_executor(); }
 
@@ -125,6 +149,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // whole header block within the header deadline. A fresh connection starts on the deadline.
   void awaitNextRequest() {
     if (m_context.stopping.load()) return close();
+    // What the last request held goes back: its share of the body budget, and the buffer a
+    // large header block or body grew (an idle connection keeps a small one).
+    m_body.release();
+    if (m_buffer.size() == 0 && m_buffer.capacity() > kIdleBufferBytes) m_buffer.shrink_to_fit();
     if (m_buffer.size() > 0) return readHeader();  // pipelined bytes already here
     m_stream.expires_after(m_options.idleTimeout);
     m_stream.async_read_some(m_buffer.prepare(4096),
@@ -138,7 +166,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void readHeader() {
     // Accepted just as the server began to stop: closeIdleConnections may have missed it.
     if (m_context.stopping.load()) return close();
-    m_parser.emplace();
+    m_body.release();
+    m_parser.emplace(m_options.maxHeaderBytes, m_options.maxHeaderCount, &m_body);
     m_logMethod.clear();
     m_logPath.clear();
     m_parser->header_limit(static_cast<std::uint32_t>(m_options.maxHeaderBytes));
@@ -153,7 +182,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void onHeader(beast::error_code ec) {
     if (ec) {
       if (quietEnd(ec)) return close();
-      return refuse(statusForParseError(ec));
+      return refuse(statusFor(ec));
     }
     m_busy = true;
     m_arrivedUs = wallUs();
@@ -164,6 +193,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (anyValueBut(head, bhttp::field::content_encoding, "identity")) return refuse(415);
     // Only "chunked" framing is understood; anything else cannot be delimited safely.
     if (anyValueBut(head, bhttp::field::transfer_encoding, "chunked")) return refuse(501);
+    if (methodInWrongCase(head.method_string()))
+      return refuse(problem(400, "method-case", "Method name in the wrong case",
+                            "Method names are case-sensitive (RFC 9110 section 9.1): \"" +
+                                std::string(head.method_string()) +
+                                "\" is not a method this server knows; send it in upper case. Nothing was "
+                                "executed or stored.",
+                            m_context.docs));
+    // A body of declared length takes its bytes from the server's budget before any is read
+    // (a chunked one as it arrives): past the budget it is 503, not memory.
+    if (const auto length = m_parser->content_length(); length && !m_body.grow(static_cast<std::size_t>(*length)))
+      return refuseOverBudget();
     if (m_parser->is_done()) return dispatch();
     if (const auto expect = head.find(bhttp::field::expect); expect != head.end()) {
       if (lowerTrimmed(expect->value()) != "100-continue") return refuse(417);
@@ -188,7 +228,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bhttp::async_read(m_stream, m_buffer, *m_parser, [self = shared_from_this()](beast::error_code ec, std::size_t) {
       if (ec) {
         if (quietEnd(ec)) return self->close();
-        return self->refuse(statusForParseError(ec));
+        if (self->m_parser && self->m_parser->refusal() == RequestParser::Refusal::OverBudget)
+          return self->refuseOverBudget();
+        return self->refuse(self->statusFor(ec));
       }
       self->dispatch();
     });
@@ -329,36 +371,61 @@ class Connection : public std::enable_shared_from_this<Connection> {
     }
   }
 
+  // A status for what the parser refused; its own refusals (field count, field size) are 431.
+  int statusFor(const beast::error_code& ec) const {
+    if (m_parser && m_parser->refusal() != RequestParser::Refusal::None) return 431;
+    return statusForParseError(ec);
+  }
+
   // Refuses what the limits do not allow: a problem body, then the connection closes (the
   // rest of the request was not read, so the stream cannot be trusted for another).
   void refuse(int status) {
+    noteRefusedRequest();
+    const std::string method = m_logMethod.empty() ? std::string("-") : m_logMethod;
+    refuse(problemForStatus(status, method, m_logPath, m_context.docs));
+  }
+  void refuse(const enforce::Response& answerWith) {
+    noteRefusedRequest();
     m_busy = true;
+    m_parser.reset();
+    m_body.release();
+    m_lingering = true;
+    answer(answerWith, {}, false, false);
+  }
+  void noteRefusedRequest() {
     if (m_parser && m_parser->is_header_done()) {
       m_logMethod = std::string(m_parser->get().method_string());
       m_logPath = std::string(m_parser->get().target());
     }
-    const std::string method = m_logMethod.empty() ? std::string("-") : m_logMethod;
-    m_parser.reset();
-    m_lingering = true;
-    answer(problemForStatus(status, method, m_logPath, m_context.docs), {}, false, false);
+  }
+  void refuseOverBudget() {
+    if (m_context.stats) ++m_context.stats->refusedBodyBudget;
+    refuse(retryLater(503, "overloaded", "Too many request bodies in memory",
+                      "The server holds as many request-body bytes as its budget allows (--max-buffered-body); "
+                      "retry shortly. Nothing was executed or stored.",
+                      m_context.docs));
   }
 
   void answer(const enforce::Response& from, Handled handled, bool keepAlive, bool head) {
     m_busy = true;
-    m_reply = Reply{};
-    m_reply.version(11);
-    m_reply.result(static_cast<unsigned>(from.status));
-    for (const auto& [name, value] : from.headers) m_reply.insert(name, value);
-    // Every answer, the HTTP layer's own refusals included, names the request for the log.
-    if (m_reply.find("Request-Id") == m_reply.end()) m_reply.insert("Request-Id", m_requestId);
-    m_reply.body() = from.body;
+    try {
+      buildReply(from);
+    } catch (const std::exception& e) {
+      // An answer Beast cannot carry (a header field over 64 KiB, a status past 999): the client
+      // gets a 500 naming its request id, not a process that ends on the event loop.
+      std::cerr << "idem endpoint: request " << m_requestId << ": answer could not be written: " << e.what() << '\n';
+      if (m_context.stats) ++m_context.stats->loopExceptions;
+      buildReply(internalError(m_requestId, "The answer could not be written.", m_context.docs));
+      handled.outcome = "error";
+    }
     m_reply.keep_alive(keepAlive && !m_context.stopping.load());
     m_reply.prepare_payload();
     if (head) m_reply.body().clear();  // Content-Length stays that of the GET answer
     // A handler without the GET's body (the proxy's HEAD) states the GET answer's length itself.
-    if (const auto length = http::findHeader(from.headers, "Content-Length"); head && length)
+    if (const auto length = http::findHeader(from.headers, "Content-Length");
+        head && length && static_cast<int>(m_reply.result_int()) == from.status)
       m_reply.set(bhttp::field::content_length, *length);
-    log(from.status, handled, from);
+    log(static_cast<int>(m_reply.result_int()), handled, from);
     m_stream.expires_after(m_options.writeTimeout);
     if (head) {
       m_headSerializer.emplace(m_reply);
@@ -370,11 +437,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
                        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->afterWrite(ec); });
   }
 
+  void buildReply(const enforce::Response& from) {
+    m_reply = Reply{};
+    m_reply.version(11);
+    m_reply.result(static_cast<unsigned>(from.status));
+    for (const auto& [name, value] : from.headers) m_reply.insert(name, value);
+    // Every answer, the HTTP layer's own refusals included, names the request for the log.
+    if (m_reply.find("Request-Id") == m_reply.end()) m_reply.insert("Request-Id", m_requestId);
+    m_reply.body() = from.body;
+  }
+
   void afterWrite(beast::error_code ec) {
     m_headSerializer.reset();
     m_busy = false;
+    const bool keepAlive = m_reply.keep_alive();
+    m_reply = Reply{};  // a large answer's bytes are not kept while the connection idles
     if (!ec && m_lingering) return linger();
-    if (ec || !m_reply.keep_alive()) return close();
+    if (ec || !keepAlive) return close();
     awaitNextRequest();
   }
 
@@ -421,13 +500,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void close() {
+    m_body.release();
     beast::error_code ignored;
     m_stream.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send, ignored);
     m_stream.close();
   }
 
+  static constexpr std::size_t kIdleBufferBytes = 8 * 1024;
   beast::tcp_stream m_stream;
   beast::flat_buffer m_buffer;
+  BodyReservation m_body;  // this request's share of the server's body budget
   ConnectionContext& m_context;
   const ServerOptions& m_options;
   std::optional<Parser> m_parser;
@@ -443,13 +525,34 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<FaultAttempt> m_hung;  // a hang profile's attempt, until the client gives up
   std::string m_requestId;
   std::string m_remote;
+  std::string m_peer;  // the address the connection was admitted under (its per-client count)
   std::string m_logMethod;
   std::string m_logPath;
 };
 
-void serveConnection(boost::asio::ip::tcp::socket socket, ConnectionContext& context) {
-  ++context.open;
-  std::make_shared<Connection>(std::move(socket), context)->start();
+ConnectionContext::Admission ConnectionContext::admit(const std::string& peer) {
+  std::lock_guard lock(mutex);
+  if (open.load() >= maxConnections) return Admission::ServerFull;
+  int& fromPeer = perClient[peer];
+  if (fromPeer >= maxPerClient) {
+    if (fromPeer == 0) perClient.erase(peer);
+    return Admission::ClientFull;
+  }
+  ++fromPeer;
+  ++open;
+  return Admission::Admitted;
+}
+
+void ConnectionContext::leave(const std::string& peer) {
+  std::lock_guard lock(mutex);
+  if (auto it = perClient.find(peer); it != perClient.end() && --it->second <= 0) perClient.erase(it);
+  --open;
+}
+
+void serveConnection(boost::asio::ip::tcp::socket socket, ConnectionContext& context, std::string peer) {
+  auto connection = std::make_shared<Connection>(std::move(socket), context);
+  connection->setPeer(std::move(peer));
+  connection->start();
 }
 
 void closeIdleConnections(ConnectionContext& context) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/endpoint/bodybudget.h"
 #include "core/endpoint/handler.h"
 #include "core/endpoint/server.h"
 #include "core/store/pool.h"
@@ -29,14 +30,28 @@ struct ConnectionContext {
   /// Set on a server with --allow-fault-injection: /faults/... routes are answered by their
   /// profile (faultprofile.h) and each attempt is written through this pool (faultlog.h).
   store::Pool* faultPool = nullptr;
+  /// This listener's connection budget: in all, and per client address (a listener of its own
+  /// keeps its budget whatever the others' clients do).
+  int maxConnections = 4096;
+  int maxPerClient = 1024;
+  BodyBudget* bodyBudget = nullptr;     // shared by every listener of the server
+  TransportStats* stats = nullptr;      // likewise
   std::atomic<bool> stopping{false};
   std::atomic<int> open{0};
-  std::mutex mutex;  // guards `connections`
+  std::mutex mutex;  // guards `connections` and `perClient`
   std::unordered_map<const Connection*, std::weak_ptr<Connection>> connections;
+  std::unordered_map<std::string, int> perClient;
+
+  enum class Admission { Admitted, ServerFull, ClientFull };
+  /// Counts a connection from `peer` in, unless a limit is reached (then nothing is counted).
+  Admission admit(const std::string& peer);
+  /// Counts it out again (the connection closed).
+  void leave(const std::string& peer);
 };
 
-/// Serves an accepted socket until the client leaves, a limit cuts it, or the server stops.
-void serveConnection(boost::asio::ip::tcp::socket socket, ConnectionContext& context);
+/// Serves an accepted socket, admitted from `peer`, until the client leaves, a limit cuts it,
+/// or the server stops.
+void serveConnection(boost::asio::ip::tcp::socket socket, ConnectionContext& context, std::string peer);
 
 /// Shutdown: closes every connection that waits for a request; those handling one answer it
 /// (with Connection: close) and then close.

@@ -174,7 +174,38 @@ std::string Metrics::render(const Gauges& g) const {
         static_cast<double>(g.replayCache.entries));
   gauge("idem_replay_cache_bytes", "Bytes of stored answers the replay cache holds.", "",
         static_cast<double>(g.replayCache.bytes));
+  renderTransport(out);
   return out;
+}
+
+void Metrics::renderTransport(std::string& out) const {
+  if (!m_transport) return;
+  const TransportStats& t = *m_transport;
+  auto line = [&](const char* name, const char* type, const char* help, const std::string& value) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " + value +
+           "\n";
+  };
+  if (t.bodyBudget) {
+    line("idem_http_body_bytes_buffered", "gauge",
+         "Request-body bytes held in memory by all connections now (bounded by --max-buffered-body).",
+         std::to_string(t.bodyBudget->used()));
+    line("idem_http_body_bytes_limit", "gauge", "The --max-buffered-body budget in bytes.",
+         std::to_string(t.bodyBudget->limit()));
+  }
+  line("idem_http_body_budget_refusals_total", "counter",
+       "Requests answered 503 because their body did not fit the buffered-body budget.",
+       std::to_string(t.refusedBodyBudget.load()));
+  line("idem_http_connections_refused_total", "counter",
+       "Connections refused at --max-connections (503) on any listener.", std::to_string(t.refusedServerFull.load()));
+  line("idem_http_client_connections_refused_total", "counter",
+       "Connections refused because their client address held --max-connections-per-client (429).",
+       std::to_string(t.refusedClientFull.load()));
+  line("idem_http_accept_pauses_total", "counter",
+       "Times accepting paused because the process reached its file descriptor limit (EMFILE/ENFILE).",
+       std::to_string(t.acceptPauses.load()));
+  line("idem_http_loop_exceptions_total", "counter",
+       "Exceptions caught on the event loop; each ended one connection, never the process.",
+       std::to_string(t.loopExceptions.load()));
 }
 
 }  // namespace idem::endpoint

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "core/endpoint/bodybudget.h"
 #include "core/enforce/replaycache.h"
 #include "core/store/pool.h"
 
@@ -41,6 +42,8 @@ class Metrics {
   void observe(std::string_view tier, std::string_view outcome, int status, double seconds);
   /// The exposition text.
   [[nodiscard]] std::string render(const Gauges& gauges) const;
+  /// The server's transport counters, rendered with the rest from now on (set before serving).
+  void attachTransport(const TransportStats* stats) { m_transport = stats; }
   /// Requests counted with this outcome (all tiers and statuses); for tests and the demo.
   [[nodiscard]] long long count(std::string_view outcome) const;
 
@@ -50,6 +53,9 @@ class Metrics {
     long long count = 0;
     double sum = 0;
   };
+  void renderTransport(std::string& out) const;
+
+  const TransportStats* m_transport = nullptr;
   mutable std::mutex m_mutex;
   std::map<std::tuple<std::string, std::string, int>, long long> m_requests;
   std::map<std::string, Histogram, std::less<>> m_latency;

@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <cerrno>
+#include <iostream>
 #include <thread>
 #include <vector>
 
@@ -26,13 +29,29 @@ using tcp = net::ip::tcp;
 
 namespace {
 // Connections beyond the file descriptors the process may open would fail in accept() (and
-// starve the store's own connections); the limit is kept below what the process may hold.
-int connectionCeiling(int wanted, int poolSize) {
+// starve the store's own connections); the limit is kept below what the process may hold, after
+// the descriptors set aside for the admin listener.
+int connectionCeiling(int wanted, int poolSize, int setAside) {
   rlimit r{};
   if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return wanted;
-  const auto reserve = static_cast<rlim_t>(poolSize) + 64;  // store, trace writer, logs
+  const auto reserve = static_cast<rlim_t>(poolSize) + 64 + static_cast<rlim_t>(setAside);  // store, trace, logs
   if (r.rlim_cur <= reserve + 16) return 16;
   return std::min<int>(wanted, static_cast<int>(std::min<rlim_t>(r.rlim_cur - reserve, 1 << 30)));
+}
+
+// accept() failing for want of descriptors (or kernel memory) fails again at once while the
+// connection waits in the backlog: retried on a timer, not in a loop that spins a core.
+bool outOfDescriptors(const boost::system::error_code& ec) {
+  return ec == net::error::no_descriptors || ec.value() == ENFILE || ec == net::error::no_buffer_space ||
+         ec == net::error::no_memory;
+}
+constexpr std::chrono::milliseconds kAcceptPause{100};
+
+// A short answer for a connection refused at accept, written without waiting.
+std::string refusalBytes(const enforce::Response& p, const char* reason) {
+  std::string out = "HTTP/1.1 " + std::to_string(p.status) + " " + reason + "\r\n";
+  for (const auto& [name, value] : p.headers) out += name + ": " + value + "\r\n";
+  return out + "Connection: close\r\nContent-Length: " + std::to_string(p.body.size()) + "\r\n\r\n" + p.body;
 }
 }  // namespace
 
@@ -46,14 +65,38 @@ class Server::Impl {
     return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, std::max(2, threads));
   }
   struct Listener {
-    explicit Listener(net::io_context& io) : acceptor(io) {}
+    explicit Listener(net::io_context& io) : acceptor(io), pause(io) {}
     tcp::acceptor acceptor;
+    net::steady_timer pause;  // accepting waits on it at the descriptor limit
     std::unique_ptr<ConnectionContext> context;
+    std::string serverFull, clientFull;  // the answers of a refused connection
   };
   net::io_context io;
   net::thread_pool handlers;
+  /// The admin listener's handlers: /healthz and /metrics never queue behind application work.
+  std::unique_ptr<net::thread_pool> adminHandlers;
+  TransportStats stats;
+  std::unique_ptr<BodyBudget> bodyBudget;
   std::vector<std::unique_ptr<Listener>> listeners;  // the service's first, then the admin's
-  int maxConnections = 0;
+
+  /// Gives a listener what its connections share, and its budget.
+  void equip(Listener& l, std::unique_ptr<ConnectionContext> context, int maxConnections, int maxPerClient) {
+    context->maxConnections = maxConnections;
+    context->maxPerClient = std::clamp(maxPerClient, 1, maxConnections);
+    context->bodyBudget = bodyBudget.get();
+    context->stats = &stats;
+    const std::string& docs = context->docs;
+    auto full = problemForStatus(503, "-", "", docs);
+    full.headers.emplace_back("Retry-After", "1");
+    l.serverFull = refusalBytes(full, "Service Unavailable");
+    auto perClient = problem(429, "too-many-connections", "Too many connections from one client",
+                             "This client address holds as many open connections as the server allows one client "
+                             "(--max-connections-per-client); reuse or close one. Nothing was executed or stored.",
+                             docs);
+    perClient.headers.emplace_back("Retry-After", "1");
+    l.clientFull = refusalBytes(perClient, "Too Many Requests");
+    l.context = std::move(context);
+  }
 
   /// Binds host:port (0: any free port) and returns the port; throws what cannotListen makes.
   template <typename Fail>
@@ -79,29 +122,63 @@ class Server::Impl {
     l.acceptor.async_accept(net::make_strand(io), [this, &l](boost::system::error_code ec, tcp::socket socket) {
       if (ec == net::error::operation_aborted || !l.acceptor.is_open()) return;
       if (!ec) admit(l, std::move(socket));
-      accept(l);  // a failed accept (EMFILE, a reset peer) must not end the loop
+      if (outOfDescriptors(ec)) return pauseAccepting(l);
+      accept(l);  // a failed accept (a reset peer) must not end the loop
+    });
+  }
+
+  void pauseAccepting(Listener& l) {
+    ++stats.acceptPauses;
+    l.pause.expires_after(kAcceptPause);
+    l.pause.async_wait([this, &l](boost::system::error_code ec) {
+      if (!ec && l.acceptor.is_open()) accept(l);
     });
   }
 
   void admit(Listener& l, tcp::socket socket) {
-    boost::system::error_code ignored;
-    if (l.context->open.load() >= maxConnections) {
-      // Over the limit: a short answer written without waiting, then close.
-      static const std::string kBusy = [] {
-        const auto p = problemForStatus(503, "-", "", "");
-        return "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\n"
-               "Connection: close\r\nContent-Length: " +
-               std::to_string(p.body.size()) + "\r\n\r\n" + p.body;
-      }();
-      socket.non_blocking(true, ignored);
-      ::send(socket.native_handle(), kBusy.data(), kBusy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      socket.shutdown(tcp::socket::shutdown_both, ignored);
-      socket.close(ignored);
-      return;
+    boost::system::error_code ec;
+    const auto peer = socket.remote_endpoint(ec);
+    if (ec) return;  // gone already
+    std::string address = peer.address().to_string();
+    switch (l.context->admit(address)) {
+      case ConnectionContext::Admission::Admitted:
+        break;
+      case ConnectionContext::Admission::ServerFull:
+        ++stats.refusedServerFull;
+        return refuseAtOnce(socket, l.serverFull);
+      case ConnectionContext::Admission::ClientFull:
+        ++stats.refusedClientFull;
+        return refuseAtOnce(socket, l.clientFull);
     }
     // Without it a response written as head + body waits for the client's delayed ACK.
-    socket.set_option(tcp::no_delay(true), ignored);
-    serveConnection(std::move(socket), *l.context);
+    socket.set_option(tcp::no_delay(true), ec);
+    serveConnection(std::move(socket), *l.context, std::move(address));
+  }
+
+  // Over a limit: a short answer written without waiting, then close.
+  static void refuseAtOnce(tcp::socket& socket, const std::string& answer) {
+    boost::system::error_code ignored;
+    socket.non_blocking(true, ignored);
+    ::send(socket.native_handle(), answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    socket.shutdown(tcp::socket::shutdown_both, ignored);
+    socket.close(ignored);
+  }
+
+  /// One event-loop thread. Nothing thrown by a completion handler may end the process: the
+  /// connection whose handler threw is dropped with it (its socket closes), and the loop goes on.
+  void runLoop() {
+    for (;;) {
+      try {
+        io.run();
+        return;
+      } catch (const std::exception& e) {
+        ++stats.loopExceptions;
+        std::cerr << "idem endpoint: caught on the event loop, one connection closed: " << e.what() << '\n';
+      } catch (...) {
+        ++stats.loopExceptions;
+        std::cerr << "idem endpoint: caught on the event loop, one connection closed\n";
+      }
+    }
   }
 
   void shutdown() {
@@ -110,6 +187,7 @@ class Server::Impl {
       l->context->handler.stopping();  // e.g. the proxy's late answers, which keep the loop busy
       boost::system::error_code ignored;
       l->acceptor.close(ignored);
+      l->pause.cancel();
       closeIdleConnections(*l->context);
     }
   }
@@ -117,6 +195,21 @@ class Server::Impl {
 
 Server::Server(ServerOptions options)
     : m_options(std::move(options)), m_impl(std::make_unique<Impl>(std::max(2, m_options.threads))) {
+  // 0. Limits the transport can honour.
+  if (m_options.maxHeaderBytes > kMaxHeaderBytes)
+    throw StartError("--max-header-bytes may be at most " + std::to_string(kMaxHeaderBytes) +
+                         " (the HTTP parser keeps each header field under 64 KiB)",
+                     2);
+  if (m_options.maxBufferedBodyBytes == 0)
+    m_options.maxBufferedBodyBytes = std::max<std::size_t>(64u << 20, 8 * m_options.maxBodyBytes);
+  if (m_options.maxBufferedBodyBytes < m_options.maxBodyBytes)
+    throw StartError("--max-buffered-body (" + std::to_string(m_options.maxBufferedBodyBytes) +
+                         ") must be at least --max-body (" + std::to_string(m_options.maxBodyBytes) +
+                         "): no request could be read",
+                     2);
+  m_impl->bodyBudget = std::make_unique<BodyBudget>(m_options.maxBufferedBodyBytes);
+  m_impl->stats.bodyBudget = m_impl->bodyBudget.get();
+
   // 1. The store: reachable, migrated to this build's schema; record the policy in force.
   try {
     pg::Connection conn(m_options.conninfo);
@@ -154,9 +247,14 @@ Server::Server(ServerOptions options)
       ServiceOptions{m_options.allowFaultInjection, m_options.poolSize, m_options.traceFlushInterval,
                      m_options.traceFoldAfter, m_options.preparedStatements, m_options.replayCache});
   if (m_options.frontHandler) m_front = m_options.frontHandler(*m_service);
-  m_impl->maxConnections = connectionCeiling(m_options.maxConnections, m_options.poolSize);
+  const bool admin = m_options.adminPort >= 0;
+  const int maxConnections =
+      connectionCeiling(m_options.maxConnections, m_options.poolSize, admin ? kAdminConnections : 0);
+  const int perClient = m_options.maxConnectionsPerClient > 0 ? m_options.maxConnectionsPerClient : maxConnections / 2;
   const std::string& docs = m_service->policy().docsUrl;
   Handler* front = m_front ? m_front.get() : static_cast<Handler*>(m_service.get());
+  front->metrics().attachTransport(&m_impl->stats);
+  m_service->metrics().attachTransport(&m_impl->stats);
   if (!m_options.trustedPeers.empty()) {
     std::string error;
     auto peers = TrustedPeers::parse(m_options.trustedPeers, error);
@@ -164,11 +262,15 @@ Server::Server(ServerOptions options)
     m_tenantGate = std::make_unique<TenantGate>(*front, m_service->policy(), std::move(*peers));
     front = m_tenantGate.get();
   }
-  m_impl->listeners[0]->context = std::make_unique<ConnectionContext>(m_options, *front, m_impl->handlers, docs);
-  if (m_options.allowFaultInjection && !m_front) m_impl->listeners[0]->context->faultPool = &m_service->pool();
-  if (m_options.adminPort >= 0) {
+  auto context = std::make_unique<ConnectionContext>(m_options, *front, m_impl->handlers, docs);
+  if (m_options.allowFaultInjection && !m_front) context->faultPool = &m_service->pool();
+  m_impl->equip(*m_impl->listeners[0], std::move(context), maxConnections, perClient);
+  if (admin) {
     m_admin = std::make_unique<AdminHandler>(*m_service, m_front.get());
-    m_impl->listeners[1]->context = std::make_unique<ConnectionContext>(m_options, *m_admin, m_impl->handlers, docs);
+    m_impl->adminHandlers = std::make_unique<net::thread_pool>(kAdminThreads);
+    m_impl->equip(*m_impl->listeners[1],
+                  std::make_unique<ConnectionContext>(m_options, *m_admin, *m_impl->adminHandlers, docs),
+                  kAdminConnections, kAdminConnectionsPerClient);
   }
 }
 
@@ -188,11 +290,12 @@ void Server::run() {
     for (auto& l : m_impl->listeners) m_impl->accept(*l);
     const int threads = Impl::loopThreads(m_options.threads);
     std::vector<std::thread> loop;
-    for (int i = 1; i < threads; ++i) loop.emplace_back([this] { m_impl->io.run(); });
-    m_impl->io.run();
+    for (int i = 1; i < threads; ++i) loop.emplace_back([this] { m_impl->runLoop(); });
+    m_impl->runLoop();
     for (auto& t : loop) t.join();
   }
   m_impl->handlers.join();
+  if (m_impl->adminHandlers) m_impl->adminHandlers->join();
   // The loop ran out of work: the acceptors are closed and every connection answered and closed.
   if (m_front) m_front->finish();
   m_service->flushTrace();

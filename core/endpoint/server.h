@@ -28,9 +28,17 @@ struct ServerOptions {
   bool allowFaultInjection = false;
   // Limits (core/endpoint/README.md, "Limits and slow clients"); each one refused says so with a problem body.
   std::size_t maxBodyBytes = 1024 * 1024;    // after framing, any framing: larger is 413
-  std::size_t maxHeaderBytes = 16 * 1024;    // request line + header block: larger is 431
+  std::size_t maxHeaderBytes = 16 * 1024;    // request line + header block: larger is 431 (at most kMaxHeaderBytes)
   std::size_t maxHeaderCount = 100;          // more header fields: 431
   int maxConnections = 4096;                 // more open at once: 503 and close
+  /// More open at once from one client address: 429 and close. 0: half of maxConnections (as
+  /// lowered to fit the descriptor limit), so one client cannot take every slot; a gateway that
+  /// is the only client needs it raised.
+  int maxConnectionsPerClient = 0;
+  /// Request-body bytes buffered by all connections together; a request whose body does not
+  /// fit is 503 + Retry-After (before its body is read when it has a Content-Length).
+  /// 0: 64 MiB, or 8 x maxBodyBytes when that is more.
+  std::size_t maxBufferedBodyBytes = 0;
   std::chrono::milliseconds headerTimeout{10'000};  // whole header block, from accept or first byte
   std::chrono::milliseconds bodyTimeout{30'000};    // whole body, after the header block
   std::chrono::milliseconds idleTimeout{5'000};     // keep-alive: until the next request's first byte
@@ -51,7 +59,8 @@ struct ServerOptions {
   /// service's own routes answer.
   std::function<std::unique_ptr<Handler>(Service&)> frontHandler;
   /// adminPort >= 0 (0: any free port): a second listener that answers only /healthz and
-  /// /metrics, for operators (the proxy's admin port), under the same limits.
+  /// /metrics, for operators (the proxy's admin port), under the same per-request limits, with a
+  /// connection budget and handler threads of its own (application clients cannot use them up).
   std::string adminHost = "127.0.0.1";
   int adminPort = -1;
   /// The longest wait at start for the policy lock; past it the start fails naming its holder.
@@ -62,6 +71,14 @@ struct ServerOptions {
   /// Start although live keys were written under another tenant source (store/tenantscope.h).
   bool acceptTenantChange = false;
 };
+
+/// The largest --max-header-bytes: Beast keeps each field's length in 16 bits, so a block
+/// bigger than this could hold a field the parser cannot store.
+inline constexpr std::size_t kMaxHeaderBytes = 64 * 1024;
+/// The admin listener's own budget: connections, per client, and handler threads.
+inline constexpr int kAdminConnections = 64;
+inline constexpr int kAdminConnectionsPerClient = 16;
+inline constexpr int kAdminThreads = 2;
 
 /// The server could not start. exitCode follows idemctl's codes (2 usage, 3 unavailable).
 class StartError : public std::runtime_error {

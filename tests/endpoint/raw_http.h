@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 
@@ -16,8 +17,19 @@ namespace idem::test {
 
 class RawConnection {
  public:
-  explicit RawConnection(int port) {
+  /// from: the local address to connect from ("127.0.0.2": another client on loopback).
+  explicit RawConnection(int port, const char* from = nullptr) {
     m_fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (from) {
+      sockaddr_in local{};
+      local.sin_family = AF_INET;
+      inet_pton(AF_INET, from, &local.sin_addr);
+      if (::bind(m_fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
+        ::close(m_fd);
+        m_fd = -1;
+        return;
+      }
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<std::uint16_t>(port));
@@ -117,10 +129,28 @@ inline int statusOf(const std::string& response) {
   return std::stoi(response.substr(9, 3));
 }
 
+/// The body of a raw response ("" when its head never ended).
+inline std::string bodyOf(const std::string& response) {
+  const auto end = response.find("\r\n\r\n");
+  return end == std::string::npos ? std::string() : response.substr(end + 4);
+}
+
+/// GET /healthz on a connection that closes after it.
+inline const std::string kHealthRequest = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+/// A chunked request: `head` holds the request line and header fields (no framing), then the
+/// body in one chunk, then `trailers` (each "Name: value\r\n") after the last chunk.
+inline std::string chunkedWithTrailers(const std::string& head, const std::string& body, const std::string& trailers) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx", body.size());
+  return head + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n" +
+         (body.empty() ? std::string() : std::string(size) + "\r\n" + body + "\r\n") + "0\r\n" + trailers + "\r\n";
+}
+
 /// One request on a fresh connection: the response, "" when none came.
 inline std::string exchange(int port, const std::string& request,
-                            std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-  RawConnection c(port);
+                            std::chrono::milliseconds timeout = std::chrono::seconds(10), const char* from = nullptr) {
+  RawConnection c(port, from);
   c.send(request);  // even when it refuses the rest, it may have answered first
   return c.response(timeout);
 }

@@ -43,6 +43,13 @@ class ServeProcess {
   }
 
   [[nodiscard]] int port() const { return m_port; }
+  /// The child's process id (for /proc and prlimit); -1 once it is gone.
+  [[nodiscard]] pid_t pid() const { return m_pid; }
+  /// The admin listener's port named in the banner ("admin http://127.0.0.1:PORT"); 0 without one.
+  [[nodiscard]] int adminPort() const {
+    const auto at = m_banner.find("admin http://127.0.0.1:");
+    return at == std::string::npos ? 0 : std::stoi(m_banner.substr(at + 23));
+  }
   /// The line the process printed when it began listening.
   [[nodiscard]] const std::string& banner() const { return m_banner; }
   /// Sends a signal and, for SIGKILL, reaps the process.

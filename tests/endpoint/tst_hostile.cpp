@@ -10,6 +10,7 @@
 #include "tests/endpoint/serve_process.h"
 
 using namespace idem;
+using test::bodyOf;
 using test::exchange;
 using test::statusOf;
 
@@ -43,11 +44,6 @@ std::string gzipOfZeros(std::size_t bytes) {
   while (p && (n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
   if (p) pclose(p);
   return out;
-}
-
-std::string bodyOf(const std::string& response) {
-  const auto end = response.find("\r\n\r\n");
-  return end == std::string::npos ? std::string() : response.substr(end + 4);
 }
 }  // namespace
 

@@ -124,7 +124,9 @@ class TestSlowClients : public QObject {
   // The operator's flags: at --max-connections the next connection gets 503 at once; silent
   // connections are cut at --header-timeout, after which new clients are served again.
   void connectionCapAndHeaderTimeoutFlags() {
-    test::ServeProcess capped({"--db", m_db->conninfo(), "--max-connections", "16", "--header-timeout", "2"});
+    // One client may hold all 16 here (the default share is half): the total cap is tested.
+    test::ServeProcess capped({"--db", m_db->conninfo(), "--max-connections", "16", "--max-connections-per-client",
+                               "16", "--header-timeout", "2"});
     std::vector<std::unique_ptr<test::RawConnection>> silent;
     for (int i = 0; i < 16; ++i) silent.push_back(std::make_unique<test::RawConnection>(capped.port()));
     std::this_thread::sleep_for(300ms);  // all accepted

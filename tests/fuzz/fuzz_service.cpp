@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include "core/endpoint/service.h"
-#include "core/store/migrations.h"
 #include "core/store/pg.h"
 #include "core/store/policystore.h"
 #include "resources/embedded_resources.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/fuzz/fuzz_store.h"
 
 using idem::fuzz::check;
 namespace endpoint = idem::endpoint;
@@ -96,16 +96,8 @@ void checkWellFormed(const endpoint::ServiceRequest& request, const endpoint::Ha
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const char* admin = std::getenv("IDEM_FUZZ_CONNINFO");
-  if (!admin || !*admin) {
-    std::fprintf(stderr, "fuzz_service: set IDEM_FUZZ_CONNINFO to a PostgreSQL cluster (./run fuzz does)\n");
-    std::exit(2);
-  }
-  const std::string db = "fuzz_service_" + std::to_string(getpid());
-  idem::pg::Connection(admin).exec("CREATE DATABASE " + idem::pg::quoteIdentifier(db));
-  const std::string conninfo = std::string(admin) + " dbname=" + db;
+  const std::string conninfo = idem::fuzz::freshDatabase("fuzz_service");
   idem::pg::Connection conn(conninfo);
-  idem::store::migrate(conn);
   auto policy = idem::policy::parsePolicy(*idem::resources::find("policy/demo-policy.json"), "demo-policy.json");
   const int version = idem::store::recordPolicy(conn, policy);
   // Fault injection stays off: its delays would only slow the run down.

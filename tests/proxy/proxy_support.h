@@ -77,11 +77,7 @@ class UpstreamApp {
 };
 
 /// The admin listener's port, from a proxy's banner; 0 when it names none.
-inline int adminPortOf(const ServeProcess& proxy) {
-  const auto& b = proxy.banner();
-  const auto at = b.find("admin http://127.0.0.1:");
-  return at == std::string::npos ? 0 : std::stoi(b.substr(at + 23));
-}
+inline int adminPortOf(const ServeProcess& proxy) { return proxy.adminPort(); }
 
 /// A sample without labels from a /metrics body; -1 when absent.
 inline long long metricSample(const std::string& body, const std::string& name) {

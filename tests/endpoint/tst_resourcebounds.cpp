@@ -1,0 +1,169 @@
+// What a real `idemctl serve` process spends under abuse, read from /proc: request bodies held
+// in memory are bounded across connections (not only per request) and given back, and at the
+// file descriptor limit accepting pauses instead of spinning a core.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <QtTest>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tests/endpoint/endpoint_support.h"
+#include "tests/endpoint/raw_http.h"
+#include "tests/endpoint/serve_process.h"
+
+using namespace idem;
+using namespace std::chrono_literals;
+using test::exchange;
+using test::statusOf;
+
+namespace {
+const std::string kMetrics = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+
+// Resident memory of a process, in KiB (VmRSS).
+long long residentKiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
+  return -1;
+}
+
+// CPU time (user + system) a process has used, in seconds.
+double cpuSeconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  std::istringstream rest(stat.substr(stat.rfind(')') + 2));  // fields after "(comm)"
+  std::string field;
+  long long utime = 0, stime = 0;
+  for (int i = 3; rest >> field; ++i) {  // field 3 is the state
+    if (i == 14) utime = std::stoll(field);
+    if (i == 15) {
+      stime = std::stoll(field);
+      break;
+    }
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+long long openDescriptors(pid_t pid) {
+  long long n = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd"))
+    ++n;
+  return n;
+}
+
+constexpr long long kMiB = 1024 * 1024;
+}  // namespace
+
+class TestResourceBounds : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<test::TestDatabase> m_db;
+
+  // Opens `count` connections that each declare a 1 MiB body, send 768 KiB of it and stall.
+  // Returns how many were refused with 503 + Retry-After before their body was read.
+  static int stallBodies(int port, int count, std::vector<std::unique_ptr<test::RawConnection>>& held) {
+    const std::string head = "POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                             std::to_string(kMiB) + "\r\n\r\n";
+    const std::string part(768 * 1024, ' ');
+    for (int i = 0; i < count; ++i) {
+      held.push_back(std::make_unique<test::RawConnection>(port));
+      held.back()->send(head);
+    }
+    std::this_thread::sleep_for(300ms);
+    int refused = 0;
+    for (auto& c : held) {
+      const std::string r = c->response(10ms);
+      if (statusOf(r) == 503 && r.find("Retry-After: 1") != std::string::npos) {
+        ++refused;
+        continue;
+      }
+      c->send(part);
+    }
+    std::this_thread::sleep_for(1s);
+    return refused;
+  }
+
+ private slots:
+  void initTestCase() { m_db = std::make_unique<test::TestDatabase>("ep_resources"); }
+  void cleanupTestCase() { m_db.reset(); }
+
+  // #10, transport half: 64 stalled 1 MiB bodies against a 16 MiB budget. 16 are read (their
+  // bytes counted in /metrics), 48 get 503 + Retry-After before a body byte is read, the process
+  // grows by about what the budget allows, and all of it is given back when they leave, twice over.
+  void bodiesAreBoundedAcrossConnections() {
+    test::ServeProcess s({"--db", m_db->conninfo(), "--max-body", std::to_string(kMiB), "--max-buffered-body",
+                          std::to_string(16 * kMiB)});
+    QCOMPARE(statusOf(exchange(s.port(), test::kHealthRequest)), 200);
+    const long long baseline = residentKiB(s.pid());
+    for (int round = 0; round < 2; ++round) {
+      std::vector<std::unique_ptr<test::RawConnection>> held;
+      const int refused = stallBodies(s.port(), 64, held);
+      QCOMPARE(refused, 48);
+      const std::string metrics = exchange(s.port(), kMetrics);
+      QCOMPARE(test::metricValue(metrics, "idem_http_body_bytes_buffered"), 16 * kMiB);
+      QCOMPARE(test::metricValue(metrics, "idem_http_body_budget_refusals_total"), 48LL * (round + 1));
+      const long long grown = residentKiB(s.pid()) - baseline;
+      qInfo("round %d: resident +%lld KiB with 16 bodies of 768 KiB held", round, grown);
+      QVERIFY2(grown < 32 * 1024, ("grew " + std::to_string(grown) + " KiB").c_str());
+      held.clear();
+      std::this_thread::sleep_for(1s);
+      QCOMPARE(test::metricValue(exchange(s.port(), kMetrics), "idem_http_body_bytes_buffered"), 0LL);
+      const long long after = residentKiB(s.pid()) - baseline;
+      qInfo("round %d: resident +%lld KiB after they left", round, after);
+      QVERIFY2(after < 6 * 1024, ("still +" + std::to_string(after) + " KiB after the bodies left").c_str());
+    }
+  }
+
+  // A chunked body takes its bytes from the budget as it arrives and is 503 when it passes it.
+  void chunkedBodyPastTheBudgetIs503() {
+    test::ServeProcess s({"--db", m_db->conninfo(), "--max-body", std::to_string(kMiB), "--max-buffered-body",
+                          std::to_string(kMiB)});
+    test::RawConnection holder(s.port());  // holds 768 KiB of the 1 MiB budget
+    holder.send("POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                std::to_string(768 * 1024) + "\r\n\r\n" + std::string(1024, ' '));
+    std::this_thread::sleep_for(300ms);
+    test::RawConnection chunked(s.port());
+    chunked.send("POST /v1/echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: "
+                 "chunked\r\n\r\n");
+    const std::string chunk = "10000\r\n" + std::string(0x10000, ' ') + "\r\n";  // 64 KiB each
+    std::string answer;
+    for (int i = 0; i < 8 && answer.empty(); ++i) {
+      chunked.send(chunk);
+      answer = chunked.response(200ms);
+    }
+    QVERIFY2(statusOf(answer) == 503 && answer.find("Retry-After: 1") != std::string::npos, answer.c_str());
+  }
+
+  // #2, accept half: at the descriptor limit accept() failed at once, again and again (a core at
+  // 40 %). Now it pauses and retries on a timer: the process stays nearly idle, counts the pauses,
+  // and serves again once descriptors free up.
+  void acceptPausesAtTheDescriptorLimit() {
+    test::ServeProcess s({"--db", m_db->conninfo()});
+    QCOMPARE(statusOf(exchange(s.port(), test::kHealthRequest)), 200);
+    const long long open = openDescriptors(s.pid());
+    rlimit before{};
+    QVERIFY(prlimit(s.pid(), RLIMIT_NOFILE, nullptr, &before) == 0);
+    const rlimit tight{static_cast<rlim_t>(open + 3), before.rlim_max};  // the soft limit, as ulimit -n
+    QVERIFY(prlimit(s.pid(), RLIMIT_NOFILE, &tight, nullptr) == 0);
+    std::vector<std::unique_ptr<test::RawConnection>> waiting;
+    for (int i = 0; i < 10; ++i) waiting.push_back(std::make_unique<test::RawConnection>(s.port()));
+    std::this_thread::sleep_for(500ms);
+    const double cpuBefore = cpuSeconds(s.pid());
+    std::this_thread::sleep_for(2s);
+    const double used = cpuSeconds(s.pid()) - cpuBefore;
+    qInfo("CPU at the descriptor limit: %.2f s in 2 s", used);
+    QVERIFY2(used < 0.2, ("the process used " + std::to_string(used) + " s of CPU in 2 s at the fd limit").c_str());
+    waiting.clear();  // descriptors free up as the server sees them close
+    std::this_thread::sleep_for(500ms);
+    QCOMPARE(statusOf(exchange(s.port(), test::kHealthRequest, 5s)), 200);
+    QVERIFY(prlimit(s.pid(), RLIMIT_NOFILE, &before, nullptr) == 0);
+    QVERIFY(test::metricValue(exchange(s.port(), kMetrics), "idem_http_accept_pauses_total") > 0);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestResourceBounds)
+#include "tst_resourcebounds.moc"
