@@ -14,6 +14,7 @@
 
 #include "core/endpoint/client.h"
 #include "tests/endpoint/serve_process.h"
+#include "tests/proxy/raw_upstream.h"
 #include "tests/support/testdb.h"
 
 namespace idem::test {
@@ -108,11 +109,7 @@ struct ProxyRig {
                                   "--upstream", upstream.url(),
                                   "--listen",   "127.0.0.1:0"};
     args.insert(args.end(), extra.begin(), extra.end());
-    // kProxyPolicy names no tenant source: the suites are one client unless they say otherwise.
-    const bool tenantSource = std::any_of(extra.begin(), extra.end(), [](const std::string& a) {
-      return a == "--tenant-header" || a == "--tenant-from-authorization" || a == "--single-tenant";
-    });
-    if (!tenantSource) args.push_back("--single-tenant");
+    args = withTenantSource(std::move(args));  // kProxyPolicy names none
     proxy.reset();
     proxy = std::make_unique<ServeProcess>(args, (dir / "proxy.err").string(), "proxy");
   }

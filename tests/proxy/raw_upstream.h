@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,16 @@
 #include "tests/support/testdb.h"
 
 namespace idem::test {
+
+/// A proxy's flags with a tenant source: the suites are one client unless they name one (a proxy
+/// with none refuses to start).
+inline std::vector<std::string> withTenantSource(std::vector<std::string> args) {
+  const bool named = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a == "--tenant-header" || a == "--tenant-from-authorization" || a == "--single-tenant";
+  });
+  if (!named) args.push_back("--single-tenant");
+  return args;
+}
 
 struct RawUpstreamRig {
   /// launcher: argv put before idemctl (e.g. prlimit --nofile=...); extra: more proxy flags.
@@ -36,6 +47,7 @@ struct RawUpstreamRig {
                                   "--upstream", "http://127.0.0.1:" + std::to_string(upstream->port()),
                                   "--listen",   "127.0.0.1:0"};
     args.insert(args.end(), extra.begin(), extra.end());
+    args = withTenantSource(std::move(args));
     if (launcher.empty()) {
       proxy = std::make_unique<ServeProcess>(args, (dir / "proxy.err").string(), "proxy");
     } else {

@@ -14,6 +14,8 @@
 #include <QToolButton>
 #include <QtTest>
 
+#include "ui/cases/casesview.h"
+
 #include "tests/ui/consolewindow.h"
 #include "tests/ui/uifixtures.h"
 #include "ui/common/timezonesetting.h"
@@ -51,9 +53,12 @@ class TestCaseFeedback : public QObject {
   std::unique_ptr<test::TestDatabase> m_db;
 
   /// A connected window at 1280×800 on the seeded store.
+  /// A connected window with the agent's ticket open as a case (the letter quotes it, so
+  /// Ctrl+P asks nothing).
   std::unique_ptr<test::ConsoleDesk> desk() {
     auto d = std::make_unique<test::ConsoleDesk>();
-    return d->open(m_db->conninfo()) ? std::move(d) : nullptr;
+    if (!d->open(m_db->conninfo())) return nullptr;
+    return d->window->cases()->newCase(u"ZD-4001"_s) > 0 ? std::move(d) : nullptr;
   }
 
   /// A connected window with the case of searched open (its detail loaded).
