@@ -506,7 +506,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     m_stream.close();
   }
 
-  static constexpr std::size_t kIdleBufferBytes = 8 * 1024;
+  static constexpr std::size_t kIdleBufferBytes = std::size_t{8} * 1024;
   beast::tcp_stream m_stream;
   beast::flat_buffer m_buffer;
   BodyReservation m_body;  // this request's share of the server's body budget
@@ -516,7 +516,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Reply m_reply;
   std::optional<bhttp::response_serializer<bhttp::string_body>> m_headSerializer;
   std::shared_ptr<bhttp::response<bhttp::empty_body>> m_continue;
-  static constexpr std::size_t kMaxDrainBytes = 4 * 1024 * 1024;
+  static constexpr std::size_t kMaxDrainBytes = std::size_t{4} * 1024 * 1024;
   bool m_busy = false;  // between a request's head and the end of its answer
   bool m_lingering = false;
   std::size_t m_drained = 0;

@@ -148,7 +148,7 @@ std::string Metrics::render(const Gauges& g) const {
   gauge("idem_completion_backlog",
         "Responses whose work ran while the store refused their record; each is stored when the store "
         "returns (above 0: the store is failing writes, and a restart now would lose these records).",
-        "", g.completionBacklog);
+        "", static_cast<double>(g.completionBacklog));
   out +=
       "# HELP idem_completions_stored_late_total Records the completion backlog stored after the store "
       "came back.\n"

@@ -50,7 +50,7 @@ constexpr std::chrono::milliseconds kAcceptPause{100};
 // A short answer for a connection refused at accept, written without waiting.
 std::string refusalBytes(const enforce::Response& p, const char* reason) {
   std::string out = "HTTP/1.1 " + std::to_string(p.status) + " " + reason + "\r\n";
-  for (const auto& [name, value] : p.headers) out += name + ": " + value + "\r\n";
+  for (const auto& [name, value] : p.headers) out.append(name).append(": ").append(value).append("\r\n");
   return out + "Connection: close\r\nContent-Length: " + std::to_string(p.body.size()) + "\r\n\r\n" + p.body;
 }
 }  // namespace
@@ -275,8 +275,12 @@ Server::Server(ServerOptions options)
 }
 
 Server::~Server() {
-  stop();
-  wait();
+  try {
+    stop();
+    wait();
+  } catch (const std::exception& e) {  // a destructor must not throw (a join that failed)
+    std::cerr << "idem endpoint: stopping the server failed: " << e.what() << '\n';
+  }
 }
 
 std::string Server::url() const { return "http://" + m_options.host + ":" + std::to_string(m_port); }

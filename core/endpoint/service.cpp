@@ -96,7 +96,7 @@ Service::Service(std::string conninfo, policy::Policy policy, int policyVersion,
   if (!options.preparedStatements) m_pool.setPreparedStatements(false);
   m_enforcer.setReplayCache(options.replayCache);
   // In the background: a start must not wait for the store (it may be down; requests then get 503).
-  m_poolWarmer = std::jthread([this](std::stop_token stop) { m_pool.warmUp(m_options.poolSize, stop); });
+  m_poolWarmer = std::jthread([this](const std::stop_token& stop) { m_pool.warmUp(m_options.poolSize, stop); });
 }
 
 Service::~Service() = default;
@@ -368,7 +368,7 @@ Handled Service::postResource(const ServiceRequest& req) {
   return h;
 }
 
-Handled Service::echo(const ServiceRequest& req) {
+Handled Service::echo(const ServiceRequest& req) const {
   Handled h;
   h.outcome = "unenforced";
   if (!isJsonContentType(req.headers)) {
@@ -391,8 +391,9 @@ Handled Service::listResources(const ServiceRequest& req) {
   int limit = 100;
   if (auto l = queryValue(req, "limit")) {
     int v = 0;
-    auto [ptr, ec] = std::from_chars(l->data(), l->data() + l->size(), v);
-    if (ec != std::errc{} || ptr != l->data() + l->size() || v < 1 || v > 1000) {
+    const std::string_view text = *l;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc{} || ptr != text.data() + text.size() || v < 1 || v > 1000) {
       h.response = problem(400, "bad-query", "Invalid query parameter", "limit must be an integer from 1 to 1000.",
                            m_policy.docsUrl);
       h.outcome = "bad_query";

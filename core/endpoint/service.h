@@ -69,7 +69,7 @@ class Service : public Handler {
 
  private:
   Handled postResource(const ServiceRequest& request);
-  Handled echo(const ServiceRequest& request);
+  Handled echo(const ServiceRequest& request) const;
   Handled listResources(const ServiceRequest& request);
   Handled getResource(const ServiceRequest& request);
   /// The tenant a request's data belongs to: the header's, or the policy's default.

@@ -134,7 +134,7 @@ class Upstream::Call : public Exchange, public std::enable_shared_from_this<Upst
 
   void awaitLate(std::chrono::milliseconds bound, OnSent then) override {
     net::dispatch(m_ex, [self = shared_from_this(), bound, then = std::move(then)]() mutable {
-      if (self->m_lateResult) return self->lateEnd(std::move(then), std::move(*self->m_lateResult));
+      if (self->m_lateResult) return self->lateEnd(then, std::move(*self->m_lateResult));
       self->m_then = std::move(then);
       self->arm(bound);
     });
@@ -241,10 +241,11 @@ class Upstream::Call : public Exchange, public std::enable_shared_from_this<Upst
       m_lateResult = std::move(s);
       return;
     }
-    lateEnd(std::move(m_then), std::move(s));
+    const OnSent then = std::move(m_then);  // m_then empty: called once
+    lateEnd(then, std::move(s));
   }
 
-  void lateEnd(OnSent then, Sent s) {
+  void lateEnd(const OnSent& then, Sent s) {
     m_phase = Phase::Over;
     then(std::move(s));
   }

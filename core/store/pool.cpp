@@ -89,7 +89,7 @@ std::unique_ptr<pg::Connection> Pool::connectReserved(bool prepared) {
   }
 }
 
-int Pool::warmUp(int count, std::stop_token stop) {
+int Pool::warmUp(int count, const std::stop_token& stop) {
   int opened = 0;
   while (!stop.stop_requested()) {
     bool prepared = true;

@@ -82,7 +82,7 @@ class Pool {
   /// connecting at once (on a busy 2-core host sixteen simultaneous backend starts held the
   /// first requests 1-2 s). Stops at the first failure or when `stop` is requested. Returns
   /// how many it opened.
-  int warmUp(int count, std::stop_token stop = {});
+  int warmUp(int count, const std::stop_token& stop = {});
 
   /// Closes every idle connection (they are likely dead after a connection loss).
   void dropIdle();
