@@ -22,6 +22,20 @@ using test::statusOf;
 namespace {
 const std::string kMetrics = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
 
+// Under AddressSanitizer the allocator is ASan's and freed memory waits in its quarantine:
+// resident memory then says nothing about the server's own buffers, so only the gauge is checked.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kResidentMemoryMeaningful = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kResidentMemoryMeaningful = false;
+#else
+constexpr bool kResidentMemoryMeaningful = true;
+#endif
+#else
+constexpr bool kResidentMemoryMeaningful = true;
+#endif
+
 // Resident memory of a process, in KiB (VmRSS).
 long long residentKiB(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
@@ -108,13 +122,14 @@ class TestResourceBounds : public QObject {
       QCOMPARE(test::metricValue(metrics, "idem_http_body_budget_refusals_total"), 48LL * (round + 1));
       const long long grown = residentKiB(s.pid()) - baseline;
       qInfo("round %d: resident +%lld KiB with 16 bodies of 768 KiB held", round, grown);
-      QVERIFY2(grown < 32 * 1024, ("grew " + std::to_string(grown) + " KiB").c_str());
+      if (kResidentMemoryMeaningful) QVERIFY2(grown < 32 * 1024, ("grew " + std::to_string(grown) + " KiB").c_str());
       held.clear();
       std::this_thread::sleep_for(1s);
       QCOMPARE(test::metricValue(exchange(s.port(), kMetrics), "idem_http_body_bytes_buffered"), 0LL);
       const long long after = residentKiB(s.pid()) - baseline;
       qInfo("round %d: resident +%lld KiB after they left", round, after);
-      QVERIFY2(after < 6 * 1024, ("still +" + std::to_string(after) + " KiB after the bodies left").c_str());
+      if (kResidentMemoryMeaningful)
+        QVERIFY2(after < 6 * 1024, ("still +" + std::to_string(after) + " KiB after the bodies left").c_str());
     }
   }
 
