@@ -7,6 +7,7 @@
 #include <QtTest>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -35,6 +36,35 @@ constexpr bool kResidentMemoryMeaningful = true;
 #else
 constexpr bool kResidentMemoryMeaningful = true;
 #endif
+
+// At the descriptor limit UBSan's own probe of an object's memory (it opens a pipe) fails, and it
+// then reports every dynamic-type check it cannot finish as an "invalid vptr" on a sound object
+// (seen on asio's strand release). For the one child held at the limit, those checks are
+// suppressed by a file written here; a build without UBSan ignores the variable.
+class VptrChecksOffAtTheLimit {
+ public:
+  VptrChecksOffAtTheLimit() {
+    const char* old = std::getenv("UBSAN_OPTIONS");
+    m_old = old ? std::optional<std::string>(old) : std::nullopt;
+    const auto file = std::filesystem::temp_directory_path() / ("idem-ubsan-" + std::to_string(getpid()) + ".supp");
+    std::ofstream(file) << "vptr:*\n";  // the check's -fsanitize name: any file
+    m_file = file;
+    const std::string options = (m_old ? *m_old + ":" : std::string()) + "suppressions=" + file.string();
+    setenv("UBSAN_OPTIONS", options.c_str(), 1);
+  }
+  VptrChecksOffAtTheLimit(const VptrChecksOffAtTheLimit&) = delete;
+  VptrChecksOffAtTheLimit& operator=(const VptrChecksOffAtTheLimit&) = delete;
+  ~VptrChecksOffAtTheLimit() {
+    if (m_old) setenv("UBSAN_OPTIONS", m_old->c_str(), 1);
+    else unsetenv("UBSAN_OPTIONS");
+    std::error_code ignored;
+    std::filesystem::remove(m_file, ignored);
+  }
+
+ private:
+  std::optional<std::string> m_old;
+  std::filesystem::path m_file;
+};
 
 // Resident memory of a process, in KiB (VmRSS).
 long long residentKiB(pid_t pid) {
@@ -157,7 +187,12 @@ class TestResourceBounds : public QObject {
   // 40 %). Now it pauses and retries on a timer: the process stays nearly idle, counts the pauses,
   // and serves again once descriptors free up.
   void acceptPausesAtTheDescriptorLimit() {
-    test::ServeProcess s({"--db", m_db->conninfo()});
+    std::optional<test::ServeProcess> started;
+    {
+      const VptrChecksOffAtTheLimit forThisChild;  // the child reads its environment at start
+      started.emplace(std::vector<std::string>{"--db", m_db->conninfo()});
+    }
+    auto& s = *started;
     QCOMPARE(statusOf(exchange(s.port(), test::kHealthRequest)), 200);
     const long long open = openDescriptors(s.pid());
     rlimit before{};
