@@ -8,6 +8,9 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTextBlock>
+#include <QTextBrowser>
+#include <QTextLayout>
 #include <QToolButton>
 #include <QtTest>
 
@@ -15,6 +18,7 @@
 #include "tests/ui/uifixtures.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/detail/keydetailwidget.h"
+#include "ui/explain/explainview.h"
 #include "ui/keys/keylistmodel.h"
 #include "ui/keys/keysworkspace.h"
 #include "ui/mainwindow/mainwindow.h"
@@ -115,6 +119,40 @@ class TestKeysLayout : public QObject {
                  qPrintable(u"list %1 px, rows of %2 px, detail %3 px"_s.arg(table->viewport()->height())
                                 .arg(table->rowHeight(0))
                                 .arg(detail->height())));
+  }
+
+  // The Explain title named the key in 15 pt on a line that never wraps: a UUID key ran past
+  // the pane's edge. The key now has a line of its own, whole and readable without scrolling.
+  void theExplainTitleShowsTheWholeKey() {
+    auto d = desk();
+    QVERIFY(d);
+    MainWindow& window = *d->window;
+    QSignalSpy loaded(window.keys()->detail(), &KeyDetailWidget::detailLoaded);
+    window.searchBox()->setText(u"pay_1NvQ8A"_s);
+    QTest::keyClick(window.searchBox(), Qt::Key_Return);
+    QVERIFY(loaded.wait(10000));
+    auto* explain = window.keys()->detail()->findChild<ExplainView*>();
+    QVERIFY(explain);
+    window.keys()->detail()->tabs()->setCurrentWidget(explain);
+    auto* text = explain->findChild<QTextBrowser*>();
+    QVERIFY(text && text->isVisible());
+    if (qEnvironmentVariableIsSet("IDEM_UI_SAVE_GRABS")) window.grab().save(u"/tmp/grab-explain-uuid.png"_s);
+    const QString key = QString::fromLatin1(test::kIncidentKey);
+    const int room = text->viewport()->width() - 2 * static_cast<int>(text->document()->documentMargin());
+    bool found = false;
+    for (QTextBlock b = text->document()->begin(); b.isValid(); b = b.next()) {
+      const int at = static_cast<int>(b.text().indexOf(key));
+      if (at < 0) continue;
+      found = true;
+      QTextLayout* layout = b.layout();
+      const QTextLine first = layout->lineForTextPosition(at);
+      const QTextLine last = layout->lineForTextPosition(at + static_cast<int>(key.size()) - 1);
+      QVERIFY2(first.lineNumber() == last.lineNumber(), qPrintable(u"the key is broken across lines in \"%1\""_s.arg(b.text())));
+      const qreal right = first.cursorToX(at + static_cast<int>(key.size()));
+      QVERIFY2(right <= room, qPrintable(u"\"%1\" ends at %2 px; the pane shows %3 px"_s.arg(b.text()).arg(right).arg(room)));
+      break;  // the first mention is the title
+    }
+    QVERIFY2(found, "the explanation never names the key");
   }
 
   void cleanupTestCase() { m_db.reset(); }

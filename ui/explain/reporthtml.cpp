@@ -19,6 +19,7 @@ const char* const kStyle = R"(
   body { font-family: 'DejaVu Sans', sans-serif; font-size: 9.5pt; color: #111; }
   h1 { font-size: 15pt; margin: 0 0 4pt 0; }
   h2 { font-size: 11.5pt; margin: 12pt 0 4pt 0; }
+  p.key { font-family: 'DejaVu Sans Mono', monospace; font-size: 10pt; margin: 0 0 6pt 0; }
   p { margin: 0 0 6pt 0; }
   .facts td { padding: 1px 10px 1px 0; white-space: nowrap; }
   .facts td.label { color: #555; }
@@ -65,8 +66,10 @@ QString reportHtml(const KeyDetail& d) {
   QString html = u"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>"_s %
                  QObject::tr("Idempotency key %1").arg(key) % u"</title><style>"_s % QLatin1String(kStyle) %
                  u"</style></head><body>\n"_s;
-  // The key whole on one line: a key broken at a hyphen reads as two.
-  html += u"<h1 style=\"white-space: nowrap\">"_s % QObject::tr("Idempotency key %1").arg(key) % u"</h1>\n"_s;
+  // The key on a line of its own, whole (a key broken at a hyphen reads as two) and in a size
+  // a UUID fits a narrow pane at: after the 15 pt heading it ran past the Explain pane's edge.
+  html += u"<h1>"_s % QObject::tr("Idempotency key") % u"</h1>\n<p class=\"key\" style=\"white-space: nowrap\">"_s %
+          key % u"</p>\n"_s;
   auto fact = [](const QString& label, const QString& value) -> QString {
     return u"<tr><td class=\"label\" style=\"white-space: nowrap\">"_s % label.toHtmlEscaped() %
            u"</td><td style=\"white-space: nowrap\">"_s % value % u"</td></tr>"_s;
