@@ -136,7 +136,6 @@ class TestKeysLayout : public QObject {
     window.keys()->detail()->tabs()->setCurrentWidget(explain);
     auto* text = explain->findChild<QTextBrowser*>();
     QVERIFY(text && text->isVisible());
-    if (qEnvironmentVariableIsSet("IDEM_UI_SAVE_GRABS")) window.grab().save(u"/tmp/grab-explain-uuid.png"_s);
     const QString key = QString::fromLatin1(test::kIncidentKey);
     const int room = text->viewport()->width() - 2 * static_cast<int>(text->document()->documentMargin());
     bool found = false;
@@ -153,6 +152,18 @@ class TestKeysLayout : public QObject {
       break;  // the first mention is the title
     }
     QVERIFY2(found, "the explanation never names the key");
+    // The header line above the tabs (key, scope, runs, amount, expiry with its time) wraps
+    // rather than cuts its end off.
+    auto* header = window.keys()->detail()->findChild<QLabel*>(u"keyHeader"_s);
+    QVERIFY(header && header->isVisible());
+    const int headerRight = header->mapTo(&window, QPoint(header->width(), 0)).x();
+    QVERIFY2(headerRight <= window.width(), qPrintable(u"the header ends at %1 px in a %2 px window"_s.arg(headerRight).arg(window.width())));
+    QTRY_VERIFY2(header->height() >= header->heightForWidth(header->width()),
+                 qPrintable(u"header %1 px high, its text needs %2 px at %3 px wide: \"%4\""_s.arg(header->height())
+                                .arg(header->heightForWidth(header->width()))
+                                .arg(header->width())
+                                .arg(header->text())));
+    if (qEnvironmentVariableIsSet("IDEM_UI_SAVE_GRABS")) window.grab().save(u"/tmp/grab-explain-uuid.png"_s);
   }
 
   void cleanupTestCase() { m_db.reset(); }
