@@ -10,10 +10,10 @@
 #include "ui/common/outcomestyle.h"
 #include "ui/common/timefmt.h"
 #include "ui/common/timezonesetting.h"
-#include "ui/detail/detailquery.h"
-#include "ui/detail/generationmodel.h"
 #include "ui/detail/responseview.h"
 #include "ui/explain/explainview.h"
+#include "ui/keydata/detailquery.h"
+#include "ui/keydata/generationmodel.h"
 #include "ui/trace/eventmodel.h"
 #include "ui/trace/traceview.h"
 

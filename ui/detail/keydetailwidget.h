@@ -4,7 +4,7 @@
 #include <QWidget>
 
 #include "ui/common/dbresult.h"
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/keydetail.h"
 
 class QLabel;
 class QTabWidget;

@@ -3,7 +3,7 @@
 // pretty-printed, for the generation chosen (the live one by default).
 #include <QWidget>
 
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/keydetail.h"
 
 class QComboBox;
 class QLabel;

@@ -3,8 +3,8 @@
 #include <QAbstractItemModel>
 
 #include "ui/common/timefmt.h"
-#include "ui/detail/generationmodel.h"
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/generationmodel.h"
+#include "ui/keydata/keydetail.h"
 #include "ui/trace/eventmodel.h"
 
 using namespace Qt::StringLiterals;

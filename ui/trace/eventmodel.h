@@ -3,7 +3,7 @@
 // the same model, so a selection in one is a selection in the other.
 #include <QAbstractTableModel>
 
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/keydetail.h"
 
 namespace idem::ui {
 

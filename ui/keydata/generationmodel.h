@@ -3,7 +3,7 @@
 // core's summary of each (executions by core's rule, replays).
 #include <QAbstractTableModel>
 
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/keydetail.h"
 
 namespace idem::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/detail/generationmodel.h"
+#include "ui/keydata/generationmodel.h"
 
 #include <QColor>
 

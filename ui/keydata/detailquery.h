@@ -2,7 +2,7 @@
 // The detail tabs' SQL, in one place: a key's generations and events (worker threads only),
 // and core's explanation of them.
 #include "core/store/pg.h"
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/keydetail.h"
 
 namespace idem::ui {
 
