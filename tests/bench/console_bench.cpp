@@ -769,7 +769,7 @@ int run(int argc, char** argv) {
     std::printf("  of which loadKeyDetail() on the worker thread: median %.1f ms\n", worker[worker.size() / 2]);
     // And the GUI thread's part, per view listening to the events model (the detail widget
     // has both a Trace tab and an Explain tab on one EventModel).
-    const KeyDetail loadedDetail = loadKeyDetail(direct, traceRef);
+    const SharedKeyDetail loadedDetail = std::make_shared<const KeyDetail>(loadKeyDetail(direct, traceRef));
     auto guiPart = [&](auto makeView) {
       std::vector<double> v;
       for (int r = 0; r < repeat; ++r) {

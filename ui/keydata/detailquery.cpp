@@ -47,10 +47,12 @@ KeyDetail loadKeyDetail(pg::Connection& conn, const KeyRef& ref, const text::Tim
   return d;
 }
 
-void explainInZone(KeyDetail& detail, const text::TimeZone& zone) {
-  if (!detail.ref.isValid() || detail.explanation.zone.name() == zone.name()) return;
-  explain::KeyHistory history = detail.fullHistory ? *detail.fullHistory : detail.explanation.history;
-  explainHistory(detail, std::move(history), zone);
+SharedKeyDetail explainedInZone(SharedKeyDetail detail, const text::TimeZone& zone) {
+  if (!detail->ref.isValid() || detail->explanation.zone.name() == zone.name()) return detail;
+  auto again = std::make_shared<KeyDetail>(*detail);
+  explain::KeyHistory history = detail->fullHistory ? *detail->fullHistory : detail->explanation.history;
+  explainHistory(*again, std::move(history), zone);
+  return again;
 }
 
 }  // namespace idem::ui

@@ -6,6 +6,11 @@ using namespace Qt::StringLiterals;
 
 namespace idem::ui {
 
+const SharedKeyDetail& noKeyDetail() {
+  static const SharedKeyDetail none = std::make_shared<const KeyDetail>();
+  return none;
+}
+
 QDateTime toDateTime(explain::Instant t) { return QDateTime::fromMSecsSinceEpoch(t.micros / 1000, Qt::UTC); }
 QDateTime toDateTime(const std::optional<explain::Instant>& t) { return t ? toDateTime(*t) : QDateTime(); }
 
