@@ -30,13 +30,13 @@
 #include "core/store/migrations.h"
 #include "core/store/pg.h"
 #include "ui/common/dbsession.h"
-#include "ui/detail/detailquery.h"
 #include "ui/detail/keydetailwidget.h"
+#include "ui/explain/explainview.h"
+#include "ui/keydata/detailquery.h"
 #include "ui/keys/keylistmodel.h"
 #include "ui/keys/keyquery.h"
 #include "ui/keys/keysworkspace.h"
 #include "ui/keys/statecountmodel.h"
-#include "ui/explain/explainview.h"
 #include "ui/trace/eventmodel.h"
 #include "ui/trace/timelinewidget.h"
 #include "ui/trace/traceview.h"
@@ -826,7 +826,7 @@ int run(int argc, char** argv) {
     std::printf("  of which loadKeyDetail() on the worker thread: median %.1f ms\n", worker[worker.size() / 2]);
     // And the GUI thread's part, per view listening to the events model (the detail widget
     // has both a Trace tab and an Explain tab on one EventModel).
-    const KeyDetail loadedDetail = loadKeyDetail(direct, traceRef);
+    const SharedKeyDetail loadedDetail = std::make_shared<const KeyDetail>(loadKeyDetail(direct, traceRef));
     auto guiPart = [&](auto makeView) {
       std::vector<double> v;
       for (int r = 0; r < repeat; ++r) {

@@ -20,9 +20,9 @@
 #include "tests/ui/uifixtures.h"
 #include "ui/common/timezonesetting.h"
 #include "ui/connection/connectioncontroller.h"
-#include "ui/detail/detailquery.h"
 #include "ui/detail/keydetailwidget.h"
 #include "ui/explain/explainview.h"
+#include "ui/keydata/detailquery.h"
 #include "ui/keys/keylistmodel.h"
 #include "ui/keys/keysworkspace.h"
 #include "ui/mainwindow/mainwindow.h"
@@ -183,7 +183,8 @@ class TestCaseFeedback : public QObject {
     const KeyRef s0001 = keys->detail()->key();
     test::pasteAndEnter(window, u"pay_1NvQ8A"_s);
     QVERIFY(loaded.wait(10000));
-    keys->detail()->eventModel()->setDetail(loadKeyDetail(conn, s0001, TimeZoneSetting::instance().coreZone()));
+    keys->detail()->eventModel()->setDetail(
+        std::make_shared<const KeyDetail>(loadKeyDetail(conn, s0001, TimeZoneSetting::instance().coreZone())));
     QSignalSpy warned(keys, &KeysWorkspace::warning);
     keys->setCaseFolder(folder);
     QCOMPARE(keys->exportToCaseFolder(explain::Audience::Customer), QString());

@@ -11,7 +11,7 @@
 #include "core/store/migrations.h"
 #include "tests/support/pgbouncer.h"
 #include "tests/ui/uifixtures.h"
-#include "ui/connection/connectfailure.h"
+#include "ui/common/connectfailure.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/connection/profile.h"
 #include "ui/connection/statuswidget.h"

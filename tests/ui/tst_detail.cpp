@@ -14,11 +14,11 @@
 #include "core/explain/loader.h"
 #include "tests/ui/uifixtures.h"
 #include "ui/common/timefmt.h"
-#include "ui/detail/detailquery.h"
-#include "ui/detail/generationmodel.h"
 #include "ui/detail/keydetailwidget.h"
 #include "ui/detail/responseview.h"
 #include "ui/explain/explainview.h"
+#include "ui/keydata/detailquery.h"
+#include "ui/keydata/generationmodel.h"
 #include "ui/trace/eventmodel.h"
 #include "ui/trace/timelinewidget.h"
 #include "ui/trace/traceview.h"
@@ -67,8 +67,9 @@ class TestDetail : public QObject {
     conn.exec("UPDATE idem.key_archive SET resp_body = NULL, body_dropped_at = now() - interval '1 day' "
               "WHERE idem_key = $1 AND generation = 1",
               {m_incident.key.toStdString()});
-    const KeyDetail d = loadKeyDetail(conn, m_incident);
+    const SharedKeyDetail shared = std::make_shared<const KeyDetail>(loadKeyDetail(conn, m_incident));
     conn.exec("ROLLBACK");
+    const KeyDetail& d = *shared;
     QVERIFY(d.generations()[0].body.empty());
     QVERIFY(d.generations()[0].bodyDroppedAt);
     QCOMPARE(toDateTime(d.generations()[0].bodyDroppedAt).secsTo(d.serverNow()), qint64(24 * 3600));
@@ -83,8 +84,9 @@ class TestDetail : public QObject {
               "idem_key, 2, tier, 'replayed', 201, 3.5, 'req_last_of_storm', 40, "
               "now() - interval '1 hour' + interval '90 milliseconds' FROM idem.keys WHERE idem_key = $1",
               {m_incident.key.toStdString()});
-    const KeyDetail d = loadKeyDetail(conn, m_incident);
+    const SharedKeyDetail shared = std::make_shared<const KeyDetail>(loadKeyDetail(conn, m_incident));
     conn.exec("ROLLBACK");
+    const KeyDetail& d = *shared;
     const auto& trace = d.events();
     auto folded = std::find_if(trace.begin(), trace.end(), [](const explain::Event& e) { return e.repeats > 1; });
     QVERIFY(folded != trace.end());
@@ -93,14 +95,14 @@ class TestDetail : public QObject {
     const int row = static_cast<int>(folded - trace.begin());
 
     EventModel events;
-    events.setDetail(d);
+    events.setDetail(shared);
     QCOMPARE(events.data(events.index(row, EventModel::ColOutcome)).toString(), u"replayed ×40"_s);
     QVERIFY(events.describe(row).contains(u"40 identical decisions"_s));
     QVERIFY(events.describe(row).contains(u"last request req_last_of_storm"_s));
     QVERIFY(events.describe(row).contains(u"slowest 3.5 ms"_s));
 
     GenerationModel generations;
-    generations.setDetail(d);
+    generations.setDetail(shared);
     int storedReplays = 0;
     for (const auto& e : trace)
       if (e.generation == 2 && e.outcome == "replayed" && e.repeats == 1) ++storedReplays;
@@ -257,6 +259,49 @@ class TestDetail : public QObject {
     QVERIFY(pdf.read(5) == "%PDF-");
     QVERIFY(!view->exportTo(u"/nonexistent-dir/x.md"_s, ExplainView::Format::Markdown, &error));
     QVERIFY(!error.isEmpty());
+  }
+
+  // One KeyDetail per load, handed to every tab (no copy per view): a new key replaces it in
+  // all of them, and closing the key (a search that matched nothing) leaves them all empty.
+  void tabsShareOneDetailPerLoad() {
+    DbSession session(u"test"_s);
+    QVERIFY(test::openSession(session, m_db->conninfo()));
+    KeyDetailWidget widget(&session);
+    auto* response = widget.findChild<ResponseView*>();
+    QVERIFY(response);
+    auto sharedByEveryTab = [&](const SharedKeyDetail& d) {
+      return widget.eventModel()->sharedDetail() == d && widget.generationModel()->sharedDetail() == d &&
+             response->sharedDetail() == d;
+    };
+    QSignalSpy loaded(&widget, &KeyDetailWidget::detailLoaded);
+    widget.showKey(m_incident);
+    QVERIFY(loaded.wait(10000));
+    const SharedKeyDetail incident = widget.sharedDetail();
+    QCOMPARE(incident->ref, m_incident);
+    QVERIFY(sharedByEveryTab(incident));
+    QCOMPARE(widget.eventModel()->rowCount(), 6);
+
+    const KeyRef other{u"acct_1"_s, u"POST /v1/payments"_s, u"k-001-c4ca4238a0b923820dcc509a6f75849b"_s};
+    widget.showKey(other);
+    QVERIFY(loaded.wait(10000));
+    const SharedKeyDetail second = widget.sharedDetail();
+    QVERIFY(second != incident);
+    QCOMPARE(second->ref, other);
+    QCOMPARE(second->generations().size(), std::size_t(1));
+    QVERIFY(sharedByEveryTab(second));
+    QCOMPARE(widget.generationModel()->rowCount(), 1);
+    QCOMPARE(widget.explainView()->subject(), other);
+    QVERIFY(response->bodyText().contains(u"S0001"_s));
+    QCOMPARE(incident.use_count(), 1);  // no tab kept the previous key
+
+    widget.clear(u"No key matches pay_typo."_s);
+    QVERIFY(widget.sharedDetail() == noKeyDetail());
+    QVERIFY(sharedByEveryTab(noKeyDetail()));
+    QCOMPARE(widget.eventModel()->rowCount(), 0);
+    QCOMPARE(widget.generationModel()->rowCount(), 0);
+    QVERIFY(!widget.explainView()->subject().isValid());
+    QVERIFY(response->bodyText().isEmpty());
+    QCOMPARE(second.use_count(), 1);
   }
 
   void responseBodyIsPrettyJson() {

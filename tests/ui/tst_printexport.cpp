@@ -8,9 +8,9 @@
 #include <QtTest>
 
 #include "tests/ui/uifixtures.h"
-#include "ui/detail/generationmodel.h"
 #include "ui/detail/keydetailwidget.h"
 #include "ui/explain/explainview.h"
+#include "ui/keydata/generationmodel.h"
 #include "ui/trace/eventmodel.h"
 
 using namespace idem;

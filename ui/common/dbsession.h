@@ -12,12 +12,12 @@
 #include <functional>
 #include <memory>
 
+#include "ui/common/connectfailure.h"
 #include "ui/common/connectparams.h"
 #include "ui/common/dbresult.h"
 #include "ui/common/dbworker.h"
+#include "ui/common/replicationstate.h"
 #include "ui/common/serverinfo.h"
-#include "ui/connection/connectfailure.h"
-#include "ui/connection/replication.h"
 
 namespace idem::ui {
 
@@ -41,7 +41,7 @@ class DbSession final : public QObject {
   [[nodiscard]] const ServerInfo& info() const { return m_info; }
   [[nodiscard]] const ConnectFailure& failure() const { return m_failure; }
   [[nodiscard]] double lastRoundTripMs() const { return m_roundTripMs; }
-  /// On a standby: how old its data is, whether it was promoted (ui/connection/replication.h).
+  /// On a standby: how old its data is, whether it was promoted (ui/common/replicationstate.h).
   [[nodiscard]] const ReplicationState& replication() const { return m_replication; }
   /// The database's clock (docs/design.md §3: now() is the only clock), estimated from the local one.
   [[nodiscard]] QDateTime serverNow() const { return QDateTime::currentDateTimeUtc().addMSecs(m_info.clockOffsetMs); }

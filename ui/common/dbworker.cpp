@@ -1,7 +1,5 @@
 #include "ui/common/dbworker.h"
 
-#include "ui/connection/replication.h"
-
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QTimer>
@@ -11,6 +9,7 @@
 #include "core/store/migrations.h"
 #include "core/store/policystore.h"
 #include "ui/common/dbsession.h"
+#include "ui/common/replicationstate.h"
 
 using namespace Qt::StringLiterals;
 

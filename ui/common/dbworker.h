@@ -10,9 +10,9 @@
 
 #include "core/store/pg.h"
 #include "core/store/transaction.h"
+#include "ui/common/connectfailure.h"
 #include "ui/common/connectparams.h"
 #include "ui/common/serverinfo.h"
-#include "ui/connection/connectfailure.h"
 
 class QTimer;
 

@@ -10,10 +10,10 @@
 #include "ui/common/outcomestyle.h"
 #include "ui/common/timefmt.h"
 #include "ui/common/timezonesetting.h"
-#include "ui/detail/detailquery.h"
-#include "ui/detail/generationmodel.h"
 #include "ui/detail/responseview.h"
 #include "ui/explain/explainview.h"
+#include "ui/keydata/detailquery.h"
+#include "ui/keydata/generationmodel.h"
 #include "ui/trace/eventmodel.h"
 #include "ui/trace/traceview.h"
 
@@ -87,7 +87,7 @@ void KeyDetailWidget::showKey(const KeyRef& ref, int generation) {
   m_tabs->setVisible(ref.isValid());
   m_placeholder->setVisible(!ref.isValid());
   if (!ref.isValid()) {
-    apply(KeyDetail{}, 0);
+    apply(noKeyDetail(), 0);
     m_header->clear();
     m_placeholder->setText(tr("<p style='color:#666'>No key is open.</p><p>Select a key above, or press "
                               "<b>Ctrl+K</b> and paste a key or a customer's pay_… / re_… / ord_… id.</p>"));
@@ -111,19 +111,19 @@ QString KeyDetailWidget::headerText() const { return m_header->text(); }
 void KeyDetailWidget::setStale(bool stale) {
   if (m_stale == stale) return;
   m_stale = stale;
-  if (m_detail.ref.isValid()) apply(m_detail, m_response->shownGeneration());
+  if (m_detail->ref.isValid()) apply(m_detail, m_response->shownGeneration());
 }
 
 void KeyDetailWidget::reload() {
   if (!m_ref.isValid()) return;
   const quint64 generation = ++m_generation;
   const KeyRef ref = m_ref;
-  m_session->submit<KeyDetail>(
+  m_session->submit<SharedKeyDetail>(
       this,
-      [ref, zone = TimeZoneSetting::instance().coreZone()](pg::Connection& conn) {
-        return loadKeyDetail(conn, ref, zone);
+      [ref, zone = TimeZoneSetting::instance().coreZone()](pg::Connection& conn) -> SharedKeyDetail {
+        return std::make_shared<const KeyDetail>(loadKeyDetail(conn, ref, zone));
       },
-      [this, generation](DbResult<KeyDetail> result) {
+      [this, generation](DbResult<SharedKeyDetail> result) {
         if (generation != m_generation) return;  // the user moved on to another key
         if (!result.ok()) {
           m_header->setText(tr("<b>%1</b> · could not load: %2")
@@ -138,13 +138,13 @@ void KeyDetailWidget::reload() {
       });
 }
 
-void KeyDetailWidget::apply(KeyDetail detail, int generation) {
+void KeyDetailWidget::apply(SharedKeyDetail shown, int generation) {
   // A load that began before the zone changed is shown in the zone chosen since.
-  explainInZone(detail, TimeZoneSetting::instance().coreZone());
-  m_detail = detail;
-  m_response->setDetail(detail, generation);
-  m_generations->setDetail(detail);
-  m_events->setDetail(detail);
+  m_detail = explainedInZone(std::move(shown), TimeZoneSetting::instance().coreZone());
+  m_response->setDetail(m_detail, generation);
+  m_generations->setDetail(m_detail);
+  m_events->setDetail(m_detail);
+  const KeyDetail& detail = *m_detail;
   m_generationTable->resizeColumnsToContents();
   if (!detail.ref.isValid()) return;
   const int executions = detail.executions();

@@ -4,7 +4,7 @@
 #include <QWidget>
 
 #include "ui/common/dbresult.h"
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/keydetail.h"
 
 class QLabel;
 class QTabWidget;
@@ -46,7 +46,9 @@ class KeyDetailWidget final : public QWidget {
   [[nodiscard]] QString placeholderText() const;
   void setCurrentTab(Tab tab);
   [[nodiscard]] const KeyRef& key() const { return m_ref; }
-  [[nodiscard]] const KeyDetail& detail() const { return m_detail; }
+  [[nodiscard]] const KeyDetail& detail() const { return *m_detail; }
+  /// The one copy of the detail shown, the same object every tab holds.
+  [[nodiscard]] const SharedKeyDetail& sharedDetail() const { return m_detail; }
   [[nodiscard]] QTabWidget* tabs() const { return m_tabs; }
   /// What stands in for the tabs while no key is open (how to open one, or why none is).
   [[nodiscard]] QLabel* placeholder() const { return m_placeholder; }
@@ -62,12 +64,12 @@ class KeyDetailWidget final : public QWidget {
  private:
   /// Shows detail (in the zone shown, explaining it again when needed); the Response tab on
   /// generation (0: the live one).
-  void apply(KeyDetail detail, int generation);
+  void apply(SharedKeyDetail detail, int generation);
 
   DbSession* m_session;
   KeyRef m_ref;
   int m_focusGeneration = 0;
-  KeyDetail m_detail;
+  SharedKeyDetail m_detail = noKeyDetail();
   quint64 m_generation = 0;
   bool m_stale = false;
   QDateTime m_loadedAt;  // the server's clock when the detail was read

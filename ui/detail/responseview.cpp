@@ -56,20 +56,21 @@ QString ResponseView::formatBody(const QByteArray& body) {
   return QString::fromLatin1(body.toHex(' '));
 }
 
-void ResponseView::setDetail(const KeyDetail& detail, int generation) {
-  m_detail = detail;
+void ResponseView::setDetail(SharedKeyDetail detail, int generation) {
+  m_detail = std::move(detail);
+  const KeyDetail& d = *m_detail;
   const QSignalBlocker block(m_generation);
   m_generation->clear();
   int pick = -1;
-  for (std::size_t i = 0; i < detail.generations().size(); ++i) {
-    const explain::Generation& g = detail.generations()[i];
+  for (std::size_t i = 0; i < d.generations().size(); ++i) {
+    const explain::Generation& g = d.generations()[i];
     m_generation->addItem(g.live ? tr("%1 (live)").arg(g.number) : tr("%1 (archived)").arg(g.number));
     if (g.live || pick < 0) pick = static_cast<int>(i);
   }
   // The generation asked for wins over the live one: a search by generation 1's resource id
   // is about generation 1's response.
-  for (std::size_t i = 0; i < detail.generations().size(); ++i)
-    if (generation > 0 && detail.generations()[i].number == generation) pick = static_cast<int>(i);
+  for (std::size_t i = 0; i < d.generations().size(); ++i)
+    if (generation > 0 && d.generations()[i].number == generation) pick = static_cast<int>(i);
   if (pick < 0) pick = m_generation->count() - 1;
   m_generation->setCurrentIndex(pick);
   showGeneration(pick);
@@ -77,19 +78,19 @@ void ResponseView::setDetail(const KeyDetail& detail, int generation) {
 
 int ResponseView::shownGeneration() const {
   const int index = m_generation->currentIndex();
-  return (index >= 0 && index < static_cast<int>(m_detail.generations().size()))
-             ? m_detail.generations()[static_cast<std::size_t>(index)].number
+  return (index >= 0 && index < static_cast<int>(m_detail->generations().size()))
+             ? m_detail->generations()[static_cast<std::size_t>(index)].number
              : 0;
 }
 
 void ResponseView::showGeneration(int index) {
   m_headers->clear();
   m_body->clear();
-  if (index < 0 || index >= static_cast<int>(m_detail.generations().size())) {
-    m_status->setText(m_detail.ref.isValid() ? tr("This key has no stored generation.") : QString());
+  if (index < 0 || index >= static_cast<int>(m_detail->generations().size())) {
+    m_status->setText(m_detail->ref.isValid() ? tr("This key has no stored generation.") : QString());
     return;
   }
-  const explain::Generation& g = m_detail.generations()[static_cast<std::size_t>(index)];
+  const explain::Generation& g = m_detail->generations()[static_cast<std::size_t>(index)];
   if (g.state == "processing" && !g.status) {
     m_status->setText(tr("Still processing: no response stored yet."));
   } else if (!g.status) {

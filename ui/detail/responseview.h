@@ -3,7 +3,7 @@
 // pretty-printed, for the generation chosen (the live one by default).
 #include <QWidget>
 
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/keydetail.h"
 
 class QComboBox;
 class QLabel;
@@ -19,10 +19,11 @@ class ResponseView final : public QWidget {
  public:
   explicit ResponseView(QWidget* parent = nullptr);
   /// Shows generation `generation` of detail when it has one, else the live generation.
-  void setDetail(const KeyDetail& detail, int generation = 0);
+  void setDetail(SharedKeyDetail detail, int generation = 0);
   /// The generation number shown, 0 when none.
   [[nodiscard]] int shownGeneration() const;
   [[nodiscard]] QString bodyText() const;
+  [[nodiscard]] const SharedKeyDetail& sharedDetail() const { return m_detail; }
 
   /// Pretty-prints JSON; other bodies as UTF-8 text, or a hex dump when not text.
   [[nodiscard]] static QString formatBody(const QByteArray& body);
@@ -30,7 +31,7 @@ class ResponseView final : public QWidget {
  private:
   void showGeneration(int index);
 
-  KeyDetail m_detail;
+  SharedKeyDetail m_detail = noKeyDetail();
   QComboBox* m_generation;
   QLabel* m_status;
   QTreeWidget* m_headers;

@@ -109,7 +109,7 @@ void ExplainView::rebuild() {
   } else {
     // The document the exports print, less the timeline (it is beside the text): tables
     // whose cells never wrap (headers read whole; the view scrolls sideways when narrow).
-    m_text->setHtml(reportHtml(d).replace(QLatin1String(kTimelinePlaceholder), QString()));
+    m_text->setHtml(reportHtml(m_model->sharedDetail()).replace(QLatin1String(kTimelinePlaceholder), QString()));
   }
   // The timeline shows generations and leases: support's view only.
   m_timeline->setVisible(audience() == Audience::Internal);
@@ -139,7 +139,7 @@ ExplanationReport ExplainView::report(Audience audience) const {
   }
   r.title = tr("Idem key %1").arg(m_model->detail().ref.key);
   if (r.markdown.isEmpty()) return r;
-  r.html = reportHtml(m_model->detail());
+  r.html = reportHtml(m_model->sharedDetail());
   // The timeline for the page, not the screen: a widget of its own at a print size (whole
   // legend on one line, every generation fitted), in print colours, recorded as vectors.
   TimelineWidget print(m_model);

@@ -7,8 +7,8 @@
 
 #include "core/explain/explain.h"
 #include "core/explain/letter.h"
-#include "ui/detail/keydetail.h"
 #include "ui/explain/reportwriter.h"
+#include "ui/keydata/keydetail.h"
 
 class QComboBox;
 class QPushButton;

@@ -3,8 +3,8 @@
 #include <QAbstractItemModel>
 
 #include "ui/common/timefmt.h"
-#include "ui/detail/generationmodel.h"
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/generationmodel.h"
+#include "ui/keydata/keydetail.h"
 #include "ui/trace/eventmodel.h"
 
 using namespace Qt::StringLiterals;
@@ -61,7 +61,8 @@ QString modelTableHtml(const QAbstractItemModel& model, const QList<int>& column
   return html;
 }
 
-QString reportHtml(const KeyDetail& d) {
+QString reportHtml(const SharedKeyDetail& shared) {
+  const KeyDetail& d = *shared;
   const QString key = d.ref.key.toHtmlEscaped();
   QString html = u"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>"_s %
                  QObject::tr("Idempotency key %1").arg(key) % u"</title><style>"_s % QLatin1String(kStyle) %
@@ -95,7 +96,7 @@ QString reportHtml(const KeyDetail& d) {
   html += u"<div class=\"timeline\">"_s % QLatin1String(kTimelinePlaceholder) % u"</div>\n"_s;
 
   GenerationModel generations;
-  generations.setDetail(d);
+  generations.setDetail(shared);
   html += u"<h2>"_s % QObject::tr("Generations") % u"</h2>\n"_s %
           modelTableHtml(generations,
                          {GenerationModel::ColGeneration, GenerationModel::ColWhere, GenerationModel::ColStatus,
@@ -103,7 +104,7 @@ QString reportHtml(const KeyDetail& d) {
                           GenerationModel::ColReplays},
                          1000);
   EventModel events;
-  events.setDetail(d);
+  events.setDetail(shared);
   html += u"<h2>"_s % QObject::tr("Events") % u"</h2>\n"_s %
           modelTableHtml(events,
                          {EventModel::ColAt, EventModel::ColOutcome, EventModel::ColGeneration, EventModel::ColStatus,

@@ -7,11 +7,11 @@
 #include <QList>
 #include <QString>
 
+#include "ui/keydata/keydetail.h"
+
 class QAbstractItemModel;
 
 namespace idem::ui {
-
-struct KeyDetail;
 
 /// Where the timeline goes in reportHtml's output.
 inline constexpr const char* kTimelinePlaceholder = "@@IDEM-TIMELINE@@";
@@ -21,6 +21,6 @@ inline constexpr int kMaxReportEvents = 200;
 /// An HTML table of model's columns (display text, header labels), at most maxRows rows.
 [[nodiscard]] QString modelTableHtml(const QAbstractItemModel& model, const QList<int>& columns, int maxRows);
 /// The whole document, <html> to </html>, with the print stylesheet.
-[[nodiscard]] QString reportHtml(const KeyDetail& detail);
+[[nodiscard]] QString reportHtml(const SharedKeyDetail& detail);
 
 }  // namespace idem::ui

@@ -8,7 +8,7 @@
 
 #include "ui/common/connectparams.h"
 #include "ui/common/dbresult.h"
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/keydetail.h"
 #include "ui/keys/keyfilter.h"
 #include "ui/keys/keyquery.h"
 

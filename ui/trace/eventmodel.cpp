@@ -9,20 +9,20 @@ namespace idem::ui {
 
 EventModel::EventModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void EventModel::setDetail(const KeyDetail& detail) {
+void EventModel::setDetail(SharedKeyDetail detail) {
   beginResetModel();
-  m_detail = detail;
+  m_detail = std::move(detail);
   endResetModel();
 }
 
-void EventModel::clear() { setDetail({}); }
+void EventModel::clear() { setDetail(noKeyDetail()); }
 
 const explain::Event* EventModel::eventAt(int row) const {
-  return (row >= 0 && row < rowCount()) ? &m_detail.events()[static_cast<std::size_t>(row)] : nullptr;
+  return (row >= 0 && row < rowCount()) ? &m_detail->events()[static_cast<std::size_t>(row)] : nullptr;
 }
 
 int EventModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(m_detail.events().size());
+  return parent.isValid() ? 0 : static_cast<int>(m_detail->events().size());
 }
 int EventModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
@@ -35,7 +35,7 @@ QString EventModel::describe(int row) const {
   if (!e) return {};
   const QDateTime at = toDateTime(e->at);
   QString text = outcomeStyle(e->outcome).label % u"\n"_s % formatAbsolute(at) % u" ("_s %
-                 formatRelative(at, m_detail.serverNow()) % u")"_s;
+                 formatRelative(at, m_detail->serverNow()) % u")"_s;
   if (e->generation) text += u"\n"_s % tr("generation %1").arg(*e->generation);
   if (e->status) text += u"\n"_s % tr("status %1").arg(*e->status);
   const bool folded = e->repeats > 1;

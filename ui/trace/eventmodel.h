@@ -3,7 +3,7 @@
 // the same model, so a selection in one is a selection in the other.
 #include <QAbstractTableModel>
 
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/keydetail.h"
 
 namespace idem::ui {
 
@@ -18,10 +18,11 @@ class EventModel final : public QAbstractTableModel {
 
   explicit EventModel(QObject* parent = nullptr);
 
-  void setDetail(const KeyDetail& detail);
+  void setDetail(SharedKeyDetail detail);
   void clear();
   [[nodiscard]] const explain::Event* eventAt(int row) const;
-  [[nodiscard]] const KeyDetail& detail() const { return m_detail; }
+  [[nodiscard]] const KeyDetail& detail() const { return *m_detail; }
+  [[nodiscard]] const SharedKeyDetail& sharedDetail() const { return m_detail; }
   /// A multi-line description for tooltips and the clipboard.
   [[nodiscard]] QString describe(int row) const;
 
@@ -32,7 +33,7 @@ class EventModel final : public QAbstractTableModel {
   [[nodiscard]] Qt::ItemFlags flags(const QModelIndex& index) const override;
 
  private:
-  KeyDetail m_detail;
+  SharedKeyDetail m_detail = noKeyDetail();
 };
 
 }  // namespace idem::ui

@@ -2,7 +2,7 @@
 // The detail tabs' SQL, in one place: a key's generations and events (worker threads only),
 // and core's explanation of them.
 #include "core/store/pg.h"
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/keydetail.h"
 
 namespace idem::ui {
 
@@ -14,8 +14,8 @@ inline constexpr std::size_t kMaxExplainedEvents = 200;
 /// Loads every generation and event of the key, explained with its times in zone; an unknown
 /// key gives empty lists.
 [[nodiscard]] KeyDetail loadKeyDetail(pg::Connection& conn, const KeyRef& ref, const text::TimeZone& zone = {});
-/// Explains detail again with its times in zone (the agent changed the zone shown): the same
-/// history, no database. Nothing to do when it is already in zone.
-void explainInZone(KeyDetail& detail, const text::TimeZone& zone);
+/// detail with its times in zone: detail itself when it already is (or holds no key), else a
+/// copy explained again (the agent changed the zone shown): the same history, no database.
+[[nodiscard]] SharedKeyDetail explainedInZone(SharedKeyDetail detail, const text::TimeZone& zone);
 
 }  // namespace idem::ui

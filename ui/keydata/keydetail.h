@@ -47,6 +47,13 @@ struct KeyDetail {
   [[nodiscard]] const explain::Generation* live() const;
 };
 
+/// One loaded key's detail, shared by the views that show it (the detail pane, Response,
+/// Generations, Trace, Explain): set once per load, never copied per view. Never null: no key
+/// open is noKeyDetail().
+using SharedKeyDetail = std::shared_ptr<const KeyDetail>;
+/// The empty detail (no key open), one instance for every view.
+[[nodiscard]] const SharedKeyDetail& noKeyDetail();
+
 /// A stored instant as a QDateTime (UTC, millisecond precision).
 [[nodiscard]] QDateTime toDateTime(explain::Instant t);
 /// Invalid when absent.

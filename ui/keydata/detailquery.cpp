@@ -1,31 +1,11 @@
-#include "ui/detail/detailquery.h"
+#include "ui/keydata/detailquery.h"
 
 #include <QObject>
 
 #include "core/explain/format.h"
 #include "core/explain/loader.h"
 
-using namespace Qt::StringLiterals;
-
 namespace idem::ui {
-
-QDateTime toDateTime(explain::Instant t) { return QDateTime::fromMSecsSinceEpoch(t.micros / 1000, Qt::UTC); }
-QDateTime toDateTime(const std::optional<explain::Instant>& t) { return t ? toDateTime(*t) : QDateTime(); }
-
-QDateTime KeyDetail::serverNow() const {
-  return ref.isValid() ? toDateTime(explanation.history.observedAt) : QDateTime();
-}
-
-QString KeyDetail::unansweredNote() const {
-  if (explanation.unanswered == 0) return {};
-  return u" "_s % QObject::tr("(%n with no answer from the service)", nullptr, explanation.unanswered);
-}
-
-const explain::Generation* KeyDetail::live() const {
-  for (const auto& g : generations())
-    if (g.live) return &g;
-  return nullptr;
-}
 
 namespace {
 
@@ -67,10 +47,12 @@ KeyDetail loadKeyDetail(pg::Connection& conn, const KeyRef& ref, const text::Tim
   return d;
 }
 
-void explainInZone(KeyDetail& detail, const text::TimeZone& zone) {
-  if (!detail.ref.isValid() || detail.explanation.zone.name() == zone.name()) return;
-  explain::KeyHistory history = detail.fullHistory ? *detail.fullHistory : detail.explanation.history;
-  explainHistory(detail, std::move(history), zone);
+SharedKeyDetail explainedInZone(SharedKeyDetail detail, const text::TimeZone& zone) {
+  if (!detail->ref.isValid() || detail->explanation.zone.name() == zone.name()) return detail;
+  auto again = std::make_shared<KeyDetail>(*detail);
+  explain::KeyHistory history = detail->fullHistory ? *detail->fullHistory : detail->explanation.history;
+  explainHistory(*again, std::move(history), zone);
+  return again;
 }
 
 }  // namespace idem::ui

@@ -1,4 +1,4 @@
-#include "ui/connection/connectfailure.h"
+#include "ui/common/connectfailure.h"
 
 #include <QCoreApplication>
 

@@ -1,4 +1,4 @@
-#include "ui/detail/generationmodel.h"
+#include "ui/keydata/generationmodel.h"
 
 #include <QColor>
 
@@ -11,21 +11,21 @@ namespace idem::ui {
 
 GenerationModel::GenerationModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void GenerationModel::setDetail(const KeyDetail& detail) {
+void GenerationModel::setDetail(SharedKeyDetail detail) {
   beginResetModel();
-  m_detail = detail;
-  m_now = detail.serverNow();
+  m_detail = std::move(detail);
+  m_now = m_detail->serverNow();
   endResetModel();
 }
 
-void GenerationModel::clear() { setDetail({}); }
+void GenerationModel::clear() { setDetail(noKeyDetail()); }
 
 const explain::Generation* GenerationModel::generationAt(int row) const {
-  return (row >= 0 && row < rowCount()) ? &m_detail.generations()[static_cast<std::size_t>(row)] : nullptr;
+  return (row >= 0 && row < rowCount()) ? &m_detail->generations()[static_cast<std::size_t>(row)] : nullptr;
 }
 
 int GenerationModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(m_detail.generations().size());
+  return parent.isValid() ? 0 : static_cast<int>(m_detail->generations().size());
 }
 int GenerationModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
@@ -36,8 +36,8 @@ Qt::ItemFlags GenerationModel::flags(const QModelIndex& index) const {
 QVariant GenerationModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
   const auto i = static_cast<std::size_t>(index.row());
-  const explain::Generation& g = m_detail.generations()[i];
-  const explain::GenerationSummary& summary = m_detail.explanation.generations[i];
+  const explain::Generation& g = m_detail->generations()[i];
+  const explain::GenerationSummary& summary = m_detail->explanation.generations[i];
   if (role == Qt::DisplayRole) {
     switch (index.column()) {
       case ColGeneration: return g.number;

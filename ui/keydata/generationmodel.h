@@ -3,7 +3,7 @@
 // core's summary of each (executions by core's rule, replays).
 #include <QAbstractTableModel>
 
-#include "ui/detail/keydetail.h"
+#include "ui/keydata/keydetail.h"
 
 namespace idem::ui {
 
@@ -18,9 +18,10 @@ class GenerationModel final : public QAbstractTableModel {
   };
   explicit GenerationModel(QObject* parent = nullptr);
 
-  void setDetail(const KeyDetail& detail);
+  void setDetail(SharedKeyDetail detail);
   void clear();
   [[nodiscard]] const explain::Generation* generationAt(int row) const;
+  [[nodiscard]] const SharedKeyDetail& sharedDetail() const { return m_detail; }
 
   [[nodiscard]] int rowCount(const QModelIndex& parent = {}) const override;
   [[nodiscard]] int columnCount(const QModelIndex& parent = {}) const override;
@@ -29,7 +30,7 @@ class GenerationModel final : public QAbstractTableModel {
   [[nodiscard]] Qt::ItemFlags flags(const QModelIndex& index) const override;
 
  private:
-  KeyDetail m_detail;
+  SharedKeyDetail m_detail = noKeyDetail();
   QDateTime m_now;
 };
 
