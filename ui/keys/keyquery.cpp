@@ -95,15 +95,15 @@ SortSpec sortSpec(SortColumn c) {
   return {"k.expires_at", "timestamptz"};
 }
 
-// Status, state and generation have a handful of values and no index of their own: an index per
-// column would cost every new key an entry on the hot path. Instead their order is served by
-// parts of the table that an index walks in order, each one a branch of a UNION ALL that reads
-// at most a page; the outer sort sees a few pages, not the table (3.1 s at 10 M keys before):
-//  - a value most rows share (status 200 or 201 of a done key, generation 1, state done):
-//    all rows of the branch have the same sort value, so the primary key's order is the order;
-//  - the rest, rare by construction: a partial index (migration 0023) ordered by the value
-//    then the key, which new keys never enter (they are processing, generation 1), or the
-//    in-flight keys' own partial index (keys_processing), few enough to sort.
+// Status, state and generation have a handful of values and no index that leads with them on
+// every key: such an index would cost every new key an entry at its claim. Their order is read
+// as branches of a UNION ALL, each in an index's order and at most a page long, so the outer
+// sort sees a few pages, not the table (status took 3.1 s at 10 M keys):
+//  - keys in flight (state processing): their own partial index, few enough to sort;
+//  - done keys by status: migration 0023's keys_done_status, written at completion only;
+//  - a value nearly every row has (generation 1, state done): the primary key's order, since
+//    every row of the branch has the same sort value;
+//  - the rest (generations past 1): a partial index a new key never enters.
 enum class BranchState { Any, Processing, Done };
 struct SortBranch {
   const char* predicate;
@@ -116,18 +116,12 @@ std::vector<SortBranch> sortBranches(SortColumn c) {
   using enum BranchState;
   switch (c) {
     case SortColumn::Status:
-      // The rare branch is spelled as migration 0023's keys_done_uncommon_status so the planner
-      // matches the index; the common ones name the plain column, whose statistics tell the
-      // planner how dense 200 and 201 are (through coalesce it guessed 40 times too few and
-      // read a whole tenant instead of walking the primary key).
       return {{"k.state = 'processing'", Processing, std::nullopt, nullptr},
-              {"k.state = 'done' AND coalesce(k.resp_status, 0) <> ALL ('{200,201}'::int[])"
-               // The status class again, on the index's expression: a range of it, not a filter
-               // over every rarer status first (434 ms for 5xx in ascending order at 1 M keys).
-               " AND ($7::int IS NULL OR (coalesce(k.resp_status, 0) >= $7 AND coalesce(k.resp_status, 0) < $7 + 100))",
-               Done, std::nullopt, nullptr},
-              {"k.state = 'done' AND k.resp_status = 200", Done, 200, nullptr},
-              {"k.state = 'done' AND k.resp_status = 201", Done, 201, nullptr}};
+              // The status class again on the index's expression: a range of the index, not a
+              // filter over every status before it.
+              {"k.state = 'done' AND ($7::int IS NULL OR (coalesce(k.resp_status, 0) >= $7 AND "
+               "coalesce(k.resp_status, 0) < $7 + 100))",
+               Done, std::nullopt, nullptr}};
     case SortColumn::Generation:
       return {{"k.generation <> 1", Any, std::nullopt, nullptr}, {"k.generation = 1", Any, 1, nullptr}};
     case SortColumn::State:
@@ -138,16 +132,11 @@ std::vector<SortBranch> sortBranches(SortColumn c) {
   }
 }
 
-// A branch the filter empties is left out: the planner does not see that "status 201" and
-// "5xx" exclude each other, and would walk the whole primary key looking for a row.
+// A branch the filter empties is left out: the planner does not see that "in flight" and
+// "done" exclude each other, and would walk a whole index looking for a row.
 bool filterRulesOut(const SortBranch& b, const KeyFilter& f) {
   if (b.state == BranchState::Processing && f.state == KeyState::Done) return true;
-  if (b.state == BranchState::Done && (f.state == KeyState::Processing || f.stuckProcessing)) return true;
-  if (b.constant && b.state == BranchState::Done && f.status != StatusClass::Any) {
-    const int base = f.status == StatusClass::S2xx ? 200 : (f.status == StatusClass::S4xx ? 400 : 500);
-    return *b.constant < base || *b.constant >= base + 100;
-  }
-  return false;
+  return b.state == BranchState::Done && (f.state == KeyState::Processing || f.stuckProcessing);
 }
 
 // Where a branch whose rows all carry one sort value stands against the cursor's value, in the
