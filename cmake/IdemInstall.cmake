@@ -3,6 +3,15 @@
 # this adds the units, the desktop entry and icon, the man pages and the examples.
 include(GNUInstallDirs)
 
+# What the install and the package hold, built alone (`./run package` builds this target): CPack's
+# install step does not build "all", the test suites included, first.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+add_custom_target(idem_installed)
+add_dependencies(idem_installed idemctl)
+if(IDEM_BUILD_UI)
+  add_dependencies(idem_installed idem-console)
+endif()
+
 # The units name the installed idemctl (ExecStart) and docs, so they are made at install time,
 # for the prefix installed to: `cmake --install build --prefix /usr/local` and CPack's /usr
 # each get their own, from one build. Both share one hardening block.
@@ -50,6 +59,7 @@ if(IDEM_HELP2MAN AND NOT IDEM_SANITIZE)
     COMMENT "Making the man pages (help2man)"
     VERBATIM)
   add_custom_target(idem_man ALL DEPENDS ${man_stamp})
+  add_dependencies(idem_installed idem_man)
   install(DIRECTORY ${man_dir} DESTINATION ${CMAKE_INSTALL_MANDIR})
 else()
   message(STATUS "help2man not found (or a sanitizer build): no man pages")
