@@ -3,6 +3,8 @@
 // With --db it opens that store; with neither it shows the saved profiles.
 // --screenshot FILE (with --search, --tab, --workspace, --sim-tab, --run) grabs the window once
 // the data is shown, then quits: how the README's screenshots are taken from the real program.
+#include <unistd.h>
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
@@ -10,8 +12,6 @@
 #include <QSettings>
 #include <QTabWidget>
 #include <QTimer>
-#include <unistd.h>
-
 #include <cstdio>
 #include <string_view>
 #include <vector>
@@ -43,8 +43,7 @@ struct Options {
   QCommandLineOption workspace{u"workspace"_s, u"Workspace to show: keys, tiers, sim, cases."_s, u"NAME"_s};
   QCommandLineOption runSim{u"run"_s, u"Run the simulator's scenario once the window is shown."_s};
   QCommandLineOption simTab{u"sim-tab"_s,
-                            u"Open the simulator on this tab: ab, offsets, load, heatmap, live, measure."_s,
-                            u"NAME"_s};
+                            u"Open the simulator on this tab: ab, offsets, load, heatmap, live, measure."_s, u"NAME"_s};
 
   void addTo(QCommandLineParser& cli) const {
     cli.setApplicationDescription(

@@ -120,8 +120,7 @@ int runBench(const idemctl::Args& args) {
 
 }  // namespace
 
-IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios",
-                kUsageText,
+IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", kUsageText,
                 {idemctl::Flag::option("db", "CONNINFO",
                                        "The store to measure on (it is migrated); without it a private PostgreSQL "
                                        "with fsync on is started and thrown away.",

@@ -59,6 +59,6 @@ IDEMCTL_COMMAND("measure", "per client and fault: retries seen on fault routes, 
                 {idemctl::dbFlag(),
                  idemctl::Flag::option("since", "DURATION|TIMESTAMP",
                                        "Attempts within the last DURATION (15m, 2h) or at/after a timestamp.", "all"),
-                 idemctl::Flag::option("format", "text|json",
-                                       "json's fitted_policy loads as a simulator policy.", "text")},
+                 idemctl::Flag::option("format", "text|json", "json's fitted_policy loads as a simulator policy.",
+                                       "text")},
                 runMeasure);

@@ -105,8 +105,8 @@ int main(int argc, char** argv) {
   }
   if (auto bad = args.unknown(it->flags); !bad.empty()) {
     std::cerr << "idemctl " << name << ": unknown option --" << bad.front() << "; it takes "
-              << (it->flags.empty() ? "no options" : idemctl::flagNames(*it))
-              << " ('idemctl " << name << " --help' describes each)\n";
+              << (it->flags.empty() ? "no options" : idemctl::flagNames(*it)) << " ('idemctl " << name
+              << " --help' describes each)\n";
     return idemctl::kUsage;
   }
   try {

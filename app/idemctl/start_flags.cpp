@@ -29,12 +29,12 @@ Flags withStartFlags(Flags own) {
              F::toggle("tenant-from-authorization",
                        "Tenants are a digest of each request's Authorization header: different credentials never "
                        "share keys."),
-             F::toggle("single-tenant", "One key space for every client (one client, or clients that may see each "
-                                        "other's answers)."),
+             F::toggle("single-tenant",
+                       "One key space for every client (one client, or clients that may see each "
+                       "other's answers)."),
              F::option("trusted-peers", "CIDR,...|any", "The tenant header is accepted only from these addresses.",
                        "any peer; the proxy refuses a --listen beyond loopback without it"),
-             F::toggle("accept-tenant-change",
-                       "Start although live keys were written under another tenant source."),
+             F::toggle("accept-tenant-change", "Start although live keys were written under another tenant source."),
          };
 }
 

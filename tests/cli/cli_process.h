@@ -14,7 +14,9 @@ struct Finished {
   int code = -1;
   QString out;
   QString err;
-  [[nodiscard]] bool exitedWith(int expected) const { return started && status == QProcess::NormalExit && code == expected; }
+  [[nodiscard]] bool exitedWith(int expected) const {
+    return started && status == QProcess::NormalExit && code == expected;
+  }
   [[nodiscard]] QByteArray describe() const {
     return (QStringLiteral("exit ") + QString::number(code) +
             (status == QProcess::CrashExit ? QStringLiteral(" (crashed)") : QString()) + QStringLiteral("\nstdout: ") +

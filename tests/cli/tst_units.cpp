@@ -1,8 +1,8 @@
 // The systemd units as systemd reads them: `systemd-analyze verify` on each (an instance of the
 // proxy's template included) finds nothing, and `systemd-analyze security --offline` rates
 // each service's exposure at most 2.0 (--threshold=20: its scale runs to 100). The units name
-// this build's idemctl instead of the installed one (verify checks that ExecStart's program exists); ./run package --install-test
-// checks the installed files the same way.
+// this build's idemctl instead of the installed one (verify checks that ExecStart's program exists); ./run package
+// --install-test checks the installed files the same way.
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
@@ -49,8 +49,8 @@ class TestUnits : public QObject {
   void verifyFindsNothing() {
     QProcess p;
     p.setWorkingDirectory(m_dir.path());
-    p.start(kSystemdAnalyze, {u"verify"_s, u"--man=no"_s, u"idem-proxy@main.service"_s, u"idem-sweep.service"_s,
-                              u"idem-sweep.timer"_s});
+    p.start(kSystemdAnalyze,
+            {u"verify"_s, u"--man=no"_s, u"idem-proxy@main.service"_s, u"idem-sweep.service"_s, u"idem-sweep.timer"_s});
     QVERIFY(p.waitForFinished(60'000));
     const QString said = QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
     // An unknown key or a bad value is only a warning (exit 0): anything said is a finding.

@@ -11,8 +11,8 @@
 #include <QProcess>
 #include <QtTest>
 #include <fstream>
-#include <set>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "core/endpoint/client.h"
@@ -108,8 +108,8 @@ class TestSystemdUnit : public QObject {
     // The proxy's own accounting, with the flags' values or the options' defaults.
     const auto budget = proxy::planDescriptors(
         {static_cast<std::size_t>(intFlag(flags, "--pool", endpoint::ServerOptions{}.poolSize)),
-         static_cast<std::size_t>(intFlag(flags, "--upstream-connections",
-                                          static_cast<int>(proxy::UpstreamOptions{}.maxConnections))),
+         static_cast<std::size_t>(
+             intFlag(flags, "--upstream-connections", static_cast<int>(proxy::UpstreamOptions{}.maxConnections))),
          64},
         std::stoul(limit));
     QVERIFY2(budget.refusal.empty(), budget.refusal.c_str());
@@ -142,7 +142,6 @@ class TestSystemdUnit : public QObject {
     QCOMPARE(rig.executions("unit-1"), 1);
   }
 
-
   void everySystemCallItMakesPassesTheUnitsFilter() {
     // The unit's filter: the first SystemCallFilter= allows, a later "~" one denies.
     std::set<std::string> allowed, denied;
@@ -159,17 +158,17 @@ class TestSystemdUnit : public QObject {
     const std::string trace = QDir::temp().filePath("px_unit_strace_" + QString::number(getpid())).toStdString();
     auto flags = exampleFlags();
     flags.insert(flags.end(), {"--admin-listen", "127.0.0.1:0"});
-    test::RawUpstreamRig rig("px_unit_calls", readSource("resources/examples/main-policy.json"), flags,
-                             {"/usr/bin/strace", "-f", "-qq", "-o", trace, "/usr/bin/prlimit",
-                              "--nofile=" + limit + ":" + limit});
+    test::RawUpstreamRig rig(
+        "px_unit_calls", readSource("resources/examples/main-policy.json"), flags,
+        {"/usr/bin/strace", "-f", "-qq", "-o", trace, "/usr/bin/prlimit", "--nofile=" + limit + ":" + limit});
     endpoint::Client client("127.0.0.1", rig.proxy->port());
     const http::Headers headers{{"Content-Type", "application/json"}, {"Idempotency-Key", "calls-1"}};
     QCOMPARE(client.post("/v1/orders", headers, R"({"item":"a"})").status, 201);
     QCOMPARE(client.post("/v1/orders", headers, R"({"item":"a"})").status, 201);  // the replay
     QCOMPARE(endpoint::Client("127.0.0.1", rig.proxy->adminPort()).get("/metrics", {}).status, 200);
     // Stop it as systemctl stop does: SIGTERM to the proxy (strace's child), then strace ends with it.
-    std::ifstream children("/proc/" + std::to_string(rig.proxy->pid()) + "/task/" +
-                           std::to_string(rig.proxy->pid()) + "/children");
+    std::ifstream children("/proc/" + std::to_string(rig.proxy->pid()) + "/task/" + std::to_string(rig.proxy->pid()) +
+                           "/children");
     pid_t proxyPid = 0;
     QVERIFY(children >> proxyPid);
     QCOMPARE(::kill(proxyPid, SIGTERM), 0);
