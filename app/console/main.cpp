@@ -93,7 +93,18 @@ int main(int argc, char** argv) {
   QCommandLineParser cli;
   options.addTo(cli);
   cli.process(app);
-  const auto& [db, demo, settingsFile, search, tab, screenshot, delay, size, workspace, runSim, simTab] = options;
+  // Plain references, not a structured binding: the lambdas below capture some of them.
+  const QCommandLineOption& db = options.db;
+  const QCommandLineOption& demo = options.demo;
+  const QCommandLineOption& settingsFile = options.settingsFile;
+  const QCommandLineOption& search = options.search;
+  const QCommandLineOption& tab = options.tab;
+  const QCommandLineOption& screenshot = options.screenshot;
+  const QCommandLineOption& delay = options.delay;
+  const QCommandLineOption& size = options.size;
+  const QCommandLineOption& workspace = options.workspace;
+  const QCommandLineOption& runSim = options.runSim;
+  const QCommandLineOption& simTab = options.simTab;
 
   if (cli.isSet(demo)) {
     // The demo (private PostgreSQL, endpoint, traffic) is idemctl's; it opens a console on

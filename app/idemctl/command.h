@@ -43,7 +43,7 @@ class Args {
  public:
   Args(std::vector<std::string> argv);
   [[nodiscard]] bool has(std::string_view name) const;
-  [[nodiscard]] std::string get(std::string_view name, std::string fallback = {}) const;
+  [[nodiscard]] std::string get(std::string_view name, const std::string& fallback = {}) const;
   /// Every value of an option given more than once (get() keeps the last), in order.
   [[nodiscard]] std::vector<std::string> getAll(std::string_view name) const;
   [[nodiscard]] const std::vector<std::string>& positional() const { return m_positional; }

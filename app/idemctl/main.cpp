@@ -37,9 +37,9 @@ Args::Args(std::vector<std::string> argv) {
 
 bool Args::has(std::string_view name) const { return m_values.find(name) != m_values.end(); }
 
-std::string Args::get(std::string_view name, std::string fallback) const {
+std::string Args::get(std::string_view name, const std::string& fallback) const {
   auto it = m_values.find(name);
-  return it == m_values.end() ? std::move(fallback) : it->second;
+  return it == m_values.end() ? fallback : it->second;
 }
 
 std::vector<std::string> Args::getAll(std::string_view name) const {
@@ -51,8 +51,11 @@ std::vector<std::string> Args::getAll(std::string_view name) const {
 
 std::vector<std::string> Args::unknown(const Flags& known) const {
   std::vector<std::string> out;
-  for (const auto& [name, value] : m_values)
+  // Not a structured binding: clang 14 (the sanitizer builds) cannot capture one in a lambda.
+  for (const auto& given : m_values) {
+    const std::string& name = given.first;
     if (std::none_of(known.begin(), known.end(), [&](const Flag& f) { return f.name == name; })) out.push_back(name);
+  }
   return out;
 }
 

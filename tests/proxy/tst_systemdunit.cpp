@@ -143,6 +143,9 @@ class TestSystemdUnit : public QObject {
   }
 
   void everySystemCallItMakesPassesTheUnitsFilter() {
+#ifdef IDEM_SANITIZED
+    QSKIP("a sanitizer's runtime makes system calls of its own; the package ships an unsanitized idemctl");
+#endif
     // The unit's filter: the first SystemCallFilter= allows, a later "~" one denies.
     std::set<std::string> allowed, denied;
     std::istringstream hardening(readSource("resources/systemd/hardening.conf"));
