@@ -22,7 +22,7 @@ struct Flag {
   std::string name;      // without dashes
   std::string value;     // what follows it (N, FILE, DURATION); empty for a switch
   std::string help;      // what it does, one sentence or two
-  std::string fallback;  // the default as a user would write it, or "required"
+  std::string fallback;  // the default as a user would write it, or "required" ("required unless --x")
 
   static Flag option(std::string name, std::string value, std::string help, std::string fallback) {
     return {std::move(name), std::move(value), std::move(help), std::move(fallback)};

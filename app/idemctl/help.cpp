@@ -49,7 +49,8 @@ void printCommandHelp(std::ostream& out, const Command& command) {
   for (const auto& f : command.flags) {
     // help2man turns each indented "--name VALUE" line and the lines under it into one entry.
     out << "  --" << f.name << (f.value.empty() ? "" : " " + f.value) << "\n      " << f.help;
-    out << (f.fallback == "required" ? " (required)" : " (default: " + f.fallback + ")") << '\n';
+    // "required", "required unless --key": said as is; anything else is the default.
+    out << (f.fallback.rfind("required", 0) == 0 ? " (" + f.fallback + ")" : " (default: " + f.fallback + ")") << '\n';
   }
 }
 
