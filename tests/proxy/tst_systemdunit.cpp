@@ -3,8 +3,9 @@
 // what names this machine's places is swapped for the test's: the store, the upstream, the
 // ports, the policy file's path. Both numbers come from the shipped files, so raising a default
 // flag or lowering the limit past what the proxy's descriptor budget accepts fails here. And
-// every system call it makes from start to a SIGTERM stop is one the unit's SystemCallFilter
-// admits (systemd applies the filter only when it starts the unit, which a container cannot).
+// every system call it makes from start to a SIGTERM stop, and every one a sweeper round makes,
+// is one the units' SystemCallFilter admits (systemd applies the filter only when it starts the
+// unit, which a container cannot).
 #include <signal.h>
 
 #include <QDir>
@@ -94,6 +95,24 @@ std::set<std::string> syscallsIn(const std::string& path) {
   return out;
 }
 
+// The calls in `made` the units' filter (resources/systemd/hardening.conf) refuses, space
+// separated: the first SystemCallFilter= allows, a later "~" one denies.
+std::string refusedByTheUnitsFilter(const std::set<std::string>& made) {
+  std::set<std::string> allowed, denied;
+  std::istringstream hardening(readSource("resources/systemd/hardening.conf"));
+  for (std::string line; std::getline(hardening, line);) {
+    if (line.rfind("SystemCallFilter=", 0) != 0) continue;
+    const std::string value = line.substr(17);
+    const auto names = syscallsNamed(value.front() == '~' ? value.substr(1) : value);
+    (value.front() == '~' ? denied : allowed).insert(names.begin(), names.end());
+  }
+  if (!allowed.count("read") || !denied.count("setuid")) return "(no SystemCallFilter in hardening.conf)";
+  std::string refused;
+  for (const auto& call : made)
+    if (!allowed.count(call) || denied.count(call)) refused += call + " ";
+  return refused;
+}
+
 }  // namespace
 
 class TestSystemdUnit : public QObject {
@@ -146,17 +165,6 @@ class TestSystemdUnit : public QObject {
 #ifdef IDEM_SANITIZED
     QSKIP("a sanitizer's runtime makes system calls of its own; the package ships an unsanitized idemctl");
 #endif
-    // The unit's filter: the first SystemCallFilter= allows, a later "~" one denies.
-    std::set<std::string> allowed, denied;
-    std::istringstream hardening(readSource("resources/systemd/hardening.conf"));
-    for (std::string line; std::getline(hardening, line);) {
-      if (line.rfind("SystemCallFilter=", 0) != 0) continue;
-      const std::string value = line.substr(17);
-      const auto names = syscallsNamed(value.front() == '~' ? value.substr(1) : value);
-      (value.front() == '~' ? denied : allowed).insert(names.begin(), names.end());
-    }
-    QVERIFY2(allowed.count("read") && denied.count("setuid"), "no SystemCallFilter in hardening.conf");
-
     const std::string limit = setting(readSource("resources/systemd/idem-proxy@.service.in"), "LimitNOFILE");
     const std::string trace = QDir::temp().filePath("px_unit_strace_" + QString::number(getpid())).toStdString();
     auto flags = exampleFlags();
@@ -180,9 +188,42 @@ class TestSystemdUnit : public QObject {
     const auto made = syscallsIn(trace);
     std::remove(trace.c_str());
     QVERIFY2(made.count("accept") || made.count("accept4"), "the trace holds no accept: not the proxy's");
-    std::string refused;
-    for (const auto& call : made)
-      if (!allowed.count(call) || denied.count(call)) refused += call + " ";
+    const auto refused = refusedByTheUnitsFilter(made);
+    QVERIFY2(refused.empty(), ("the unit's SystemCallFilter would refuse: " + refused).c_str());
+  }
+
+  void everySystemCallTheSweeperMakesPassesTheUnitsFilter() {
+#ifdef IDEM_SANITIZED
+    QSKIP("a sanitizer's runtime makes system calls of its own; the package ships an unsanitized idemctl");
+#endif
+    // One idem-sweep.service round: the example sweep.env's flags, its --db swapped for the test's.
+    test::TestDatabase db("px_unit_sweep");
+    const std::string trace = QDir::temp().filePath("px_sweep_strace_" + QString::number(getpid())).toStdString();
+    QStringList args{"-f",
+                     "-qq",
+                     "-o",
+                     QString::fromStdString(trace),
+                     qEnvironmentVariable("IDEMCTL"),
+                     "sweep",
+                     "--db",
+                     QString::fromStdString(db.conninfo())};
+    std::istringstream words(setting(readSource("resources/examples/sweep.env"), "IDEM_SWEEP_ARGS"));
+    for (std::string w; words >> w;) {
+      if (w == "--db") {
+        words >> w;
+        continue;
+      }
+      args << QString::fromStdString(w);
+    }
+    QProcess sweep;
+    sweep.start("/usr/bin/strace", args);
+    QVERIFY(sweep.waitForFinished(60'000));
+    QVERIFY2(sweep.exitStatus() == QProcess::NormalExit && sweep.exitCode() == 0,
+             sweep.readAllStandardError().constData());
+    const auto made = syscallsIn(trace);
+    std::remove(trace.c_str());
+    QVERIFY2(made.count("connect"), "the trace holds no connect: the sweeper never reached the store");
+    const auto refused = refusedByTheUnitsFilter(made);
     QVERIFY2(refused.empty(), ("the unit's SystemCallFilter would refuse: " + refused).c_str());
   }
 };
