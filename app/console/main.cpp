@@ -3,6 +3,8 @@
 // With --db it opens that store; with neither it shows the saved profiles.
 // --screenshot FILE (with --search, --tab, --workspace, --sim-tab, --run) grabs the window once
 // the data is shown, then quits: how the README's screenshots are taken from the real program.
+#include <unistd.h>
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
@@ -10,10 +12,11 @@
 #include <QSettings>
 #include <QTabWidget>
 #include <QTimer>
-#include <unistd.h>
-
 #include <cstdio>
+#include <string_view>
+#include <vector>
 
+#include "core/store/migrations.h"
 #include "ui/common/dbsession.h"
 #include "ui/connection/connectioncontroller.h"
 #include "ui/connection/profile.h"
@@ -24,39 +27,91 @@
 
 using namespace Qt::StringLiterals;
 
-int main(int argc, char** argv) {
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName(u"Idem"_s);
-  QApplication::setApplicationName(u"idem-console"_s);
-  QApplication::setApplicationVersion(u"0.1.0"_s);
+namespace {
 
+// Every option the console takes, described once for --help and read after parsing.
+struct Options {
+  QCommandLineOption db{u"db"_s, u"Open this store (libpq keywords, postgresql:// URI or service=NAME)."_s,
+                        u"CONNINFO"_s};
+  QCommandLineOption demo{u"demo"_s, u"Start the demo store and open it."_s};
+  QCommandLineOption settingsFile{u"settings"_s, u"Keep settings in this INI file instead of the user's."_s, u"FILE"_s};
+  QCommandLineOption search{u"search"_s, u"Search for this key or resource id once connected."_s, u"TEXT"_s};
+  QCommandLineOption tab{u"tab"_s, u"Detail tab to show: response, generations, trace, explain."_s, u"NAME"_s};
+  QCommandLineOption screenshot{u"screenshot"_s, u"Save a PNG of the window after --delay ms, then quit."_s, u"FILE"_s};
+  QCommandLineOption delay{u"delay"_s, u"Milliseconds before the screenshot (default 3000)."_s, u"MS"_s, u"3000"_s};
+  QCommandLineOption size{u"size"_s, u"Window size, e.g. 1400x900."_s, u"WxH"_s};
+  QCommandLineOption workspace{u"workspace"_s, u"Workspace to show: keys, tiers, sim, cases."_s, u"NAME"_s};
+  QCommandLineOption runSim{u"run"_s, u"Run the simulator's scenario once the window is shown."_s};
+  QCommandLineOption simTab{u"sim-tab"_s,
+                            u"Open the simulator on this tab: ab, offsets, load, heatmap, live, measure."_s, u"NAME"_s};
+
+  void addTo(QCommandLineParser& cli) const {
+    cli.setApplicationDescription(
+        u"Idem operations console: browse idempotency keys, trace replays, explain duplicates."_s);
+    cli.addHelpOption();
+    cli.addVersionOption();
+    cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size, workspace, runSim, simTab});
+  }
+};
+
+void nameApplication() {
+  QCoreApplication::setOrganizationName(u"Idem"_s);
+  QCoreApplication::setApplicationName(u"idem-console"_s);
+  QCoreApplication::setApplicationVersion(
+      QStringLiteral(IDEM_VERSION " (schema %1)").arg(idem::store::expectedSchemaVersion()));
+}
+
+// --help and --version need no display: answered by a QCoreApplication, which loads no
+// platform plugin (a QApplication without a display aborts in the xcb plugin).
+bool wantsTextOnly(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help" || a == "-?" || a == "--help-all" || a == "-v" || a == "--version") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options options;
+  if (wantsTextOnly(argc, argv)) {
+    // The usage line names the program as a user types it, not the path it was started by
+    // (help2man makes the man page from this text).
+    std::vector<char*> args(argv, argv + argc);
+    char name[] = "idem-console";
+    args[0] = name;
+    QCoreApplication core(argc, args.data());
+    nameApplication();
+    QCommandLineParser cli;
+    options.addTo(cli);
+    cli.process(core);  // prints help or version and exits
+    return 0;
+  }
+  QApplication app(argc, argv);
+  nameApplication();
   QCommandLineParser cli;
-  cli.setApplicationDescription(u"Idem operations console: browse idempotency keys, trace replays, explain duplicates."_s);
-  cli.addHelpOption();
-  cli.addVersionOption();
-  const QCommandLineOption db(u"db"_s, u"Open this store (libpq keywords, postgresql:// URI or service=NAME)."_s,
-                              u"CONNINFO"_s);
-  const QCommandLineOption demo(u"demo"_s, u"Start the demo store and open it."_s);
-  const QCommandLineOption settingsFile(u"settings"_s, u"Keep settings in this INI file instead of the user's."_s,
-                                        u"FILE"_s);
-  const QCommandLineOption search(u"search"_s, u"Search for this key or resource id once connected."_s, u"TEXT"_s);
-  const QCommandLineOption tab(u"tab"_s, u"Detail tab to show: response, generations, trace, explain."_s, u"NAME"_s);
-  const QCommandLineOption screenshot(u"screenshot"_s, u"Save a PNG of the window after --delay ms, then quit."_s,
-                                      u"FILE"_s);
-  const QCommandLineOption delay(u"delay"_s, u"Milliseconds before the screenshot (default 3000)."_s, u"MS"_s,
-                                 u"3000"_s);
-  const QCommandLineOption size(u"size"_s, u"Window size, e.g. 1400x900."_s, u"WxH"_s);
-  const QCommandLineOption workspace(u"workspace"_s, u"Workspace to show: keys, tiers, sim, cases."_s, u"NAME"_s);
-  const QCommandLineOption runSim(u"run"_s, u"Run the simulator's scenario once the window is shown."_s);
-  const QCommandLineOption simTab(
-      u"sim-tab"_s, u"Open the simulator on this tab: ab, offsets, load, heatmap, live, measure."_s, u"NAME"_s);
-  cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size, workspace, runSim, simTab});
+  options.addTo(cli);
   cli.process(app);
+  // Plain references, not a structured binding: the lambdas below capture some of them.
+  const QCommandLineOption& db = options.db;
+  const QCommandLineOption& demo = options.demo;
+  const QCommandLineOption& settingsFile = options.settingsFile;
+  const QCommandLineOption& search = options.search;
+  const QCommandLineOption& tab = options.tab;
+  const QCommandLineOption& screenshot = options.screenshot;
+  const QCommandLineOption& delay = options.delay;
+  const QCommandLineOption& size = options.size;
+  const QCommandLineOption& workspace = options.workspace;
+  const QCommandLineOption& runSim = options.runSim;
+  const QCommandLineOption& simTab = options.simTab;
 
   if (cli.isSet(demo)) {
     // The demo (private PostgreSQL, endpoint, traffic) is idemctl's; it opens a console on
     // its store by itself. Hand over to it: this process becomes `idemctl demo`.
-    const QString idemctl = QCoreApplication::applicationDirPath() + u"/../idemctl/idemctl"_s;
+    // Installed, idemctl sits next to the console (bin/); in a build tree, in app/idemctl.
+    QString idemctl = QCoreApplication::applicationDirPath() + u"/idemctl"_s;
+    if (!QFileInfo(idemctl).isExecutable()) idemctl = QCoreApplication::applicationDirPath() + u"/../idemctl/idemctl"_s;
     if (QFileInfo(idemctl).isExecutable()) {
       const QByteArray exe = QFileInfo(idemctl).canonicalFilePath().toLocal8Bit();
       char* args[] = {const_cast<char*>(exe.constData()), const_cast<char*>("demo"), nullptr};

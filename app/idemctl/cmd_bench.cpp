@@ -120,6 +120,15 @@ int runBench(const idemctl::Args& args) {
 
 }  // namespace
 
-IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios",
-                kUsageText,
-                {"db", "seconds", "format", "profile", "clients"}, runBench);
+IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", kUsageText,
+                {idemctl::Flag::option("db", "CONNINFO",
+                                       "The store to measure on (it is migrated); without it a private PostgreSQL "
+                                       "with fsync on is started and thrown away.",
+                                       "a private cluster"),
+                 idemctl::Flag::option("seconds", "N", "How long each measurement runs (1 to 3600).", "5"),
+                 idemctl::Flag::option("format", "text|json|markdown", "How the report is written.", "text"),
+                 idemctl::Flag::option("profile", "new|replay|replay-untraced|replay-unseen|replay-one-key",
+                                       "Run this one measurement alone, long enough to attach a profiler.",
+                                       "every measurement"),
+                 idemctl::Flag::option("clients", "N", "Clients for --profile (1 to 256).", "8")},
+                runBench);

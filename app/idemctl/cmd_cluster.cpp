@@ -31,4 +31,7 @@ int runCluster(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("cluster", "start/stop a private PostgreSQL cluster (tests, demo)",
-                "start|stop|status|conninfo --dir DIR [--port N]", {"dir", "port"}, runCluster);
+                "start|stop|status|conninfo --dir DIR [--port N]",
+                {idemctl::Flag::option("dir", "DIR", "The cluster's folder (data, socket and log).", "required"),
+                 idemctl::Flag::option("port", "N", "The port in the socket's name.", "5432")},
+                runCluster);

@@ -265,4 +265,11 @@ int demoMain(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("demo", "run the demo: private PostgreSQL, seeded endpoint, live traffic, the console", kUsageText,
-                {"headless", "data", "keep", "port", "through-proxy"}, demoMain);
+                {idemctl::Flag::toggle("headless", "Do not open the console; run until Ctrl-C."),
+                 idemctl::Flag::option("data", "DIR", "The private PostgreSQL cluster's folder.",
+                                       "/var/lib/idem/demo as root, else a folder in the user's home"),
+                 idemctl::Flag::toggle("keep", "Keep the demo database from the last run instead of recreating it."),
+                 idemctl::Flag::option("port", "N", "The endpoint's loopback port (0: any free port).", "0"),
+                 idemctl::Flag::toggle("through-proxy",
+                                       "Also run the sample service behind `idemctl proxy` on the same store.")},
+                demoMain);

@@ -58,4 +58,15 @@ int runExplain(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("explain", "tell what happened to one idempotency key (text, JSON or Markdown)", kUsageText,
-                {"db", "key", "scope", "resource", "format", "audience", "tz"}, runExplain);
+                {idemctl::Flag::option("key", "KEY", "The Idempotency-Key to explain (or --resource).", "required"),
+                 idemctl::Flag::option("scope", "\"TENANT METHOD /path\"",
+                                       "Which key when several tenants or routes used the same one.",
+                                       "the only one; several are refused with their scopes"),
+                 idemctl::Flag::option("resource", "ID", "Explain the key that created this resource (or --key).",
+                                       "required unless --key"),
+                 idemctl::Flag::option("format", "text|json|markdown", "How the story is written.", "text"),
+                 idemctl::Flag::option("audience", "internal|customer",
+                                       "customer leaves out internal detail, for a reply to a ticket.", "internal"),
+                 idemctl::Flag::option("tz", "UTC|local|Area/City", "The time zone the times are written in.", "UTC"),
+                 idemctl::dbFlag()},
+                runExplain);

@@ -55,4 +55,10 @@ int runMeasure(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("measure", "per client and fault: retries seen on fault routes, and the simulator policy they fit",
-                kUsageText, {"db", "since", "format"}, runMeasure);
+                kUsageText,
+                {idemctl::dbFlag(),
+                 idemctl::Flag::option("since", "DURATION|TIMESTAMP",
+                                       "Attempts within the last DURATION (15m, 2h) or at/after a timestamp.", "all"),
+                 idemctl::Flag::option("format", "text|json", "json's fitted_policy loads as a simulator policy.",
+                                       "text")},
+                runMeasure);

@@ -45,5 +45,5 @@ int runMigrate(const idemctl::Args& args) {
 }
 }  // namespace
 
-IDEMCTL_COMMAND("migrate", "create or upgrade Idem's schema (safe to run twice)", kUsageText, {"db", "lock-timeout"},
-                runMigrate);
+IDEMCTL_COMMAND("migrate", "create or upgrade Idem's schema (safe to run twice)", kUsageText,
+                {idemctl::dbFlag(), idemctl::lockTimeoutFlag()}, runMigrate);

@@ -101,4 +101,7 @@ int runPolicy(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("policy", "list recorded policies and choose the one in force (admin or owner)", kUsageText,
-                {"db", "service", "lock-timeout"}, runPolicy);
+                {idemctl::Flag::option("service", "NAME", "The service whose policy in force `activate` sets.",
+                                       idem::store::kDefaultService),
+                 idemctl::dbFlag(), idemctl::lockTimeoutFlag()},
+                runPolicy);

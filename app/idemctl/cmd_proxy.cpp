@@ -54,6 +54,32 @@ std::string readTierTimeouts(const std::string& text, const idem::policy::Policy
   return {};
 }
 
+idemctl::Flags proxyFlags() {
+  using F = idemctl::Flag;
+  // The defaults shown are the options' own, so the help cannot drift from what runs.
+  const idem::proxy::ProxyOptions d;
+  const auto duration = [](std::chrono::milliseconds t) { return idem::policy::formatDuration(t); };
+  return {
+      F::option("policy", "FILE", "The policy (JSON): the routes enforced, their tiers and retention.", "required"),
+      F::option("upstream", "http://HOST:PORT", "The service behind the proxy.", "required"),
+      idemctl::dbFlag(),
+      F::option("admin-listen", "HOST:PORT", "Where /healthz and /metrics answer, apart from client traffic.",
+                "127.0.0.1:0"),
+      F::option("upstream-timeout", "DURATION", "How long the upstream may take to answer once a request is sent.",
+                duration(d.client.timeout)),
+      F::option("late-answer-wait", "DURATION",
+                "An answer that came too late is still awaited this long in the background (its key stays "
+                "leased), then its outcome is recorded as unknown.",
+                duration(d.lateAnswerWait)),
+      F::option("upstream-connections", "N", "Open connections to the upstream at most (1 to 100000).",
+                std::to_string(d.client.maxConnections)),
+      F::option("upstream-connections-per-route", "N",
+                "In-flight requests per route at most, so one slow route cannot take every connection.",
+                "3/4 of --upstream-connections"),
+      F::option("tier-timeout", "TIER=DURATION[,...]", "A tier's own --upstream-timeout.", "--upstream-timeout"),
+  };
+}
+
 int runProxy(const idemctl::Args& args) {
   namespace ep = idem::endpoint;
   if (!args.has("policy")) return usage("--policy is required: the proxy enforces the routes its tiers list");
@@ -120,7 +146,4 @@ int runProxy(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("proxy", "enforce the policy in front of an unchanged HTTP service (a reverse proxy)", kUsageText,
-                idemctl::withServerFlags(idemctl::withStartFlags(
-                    {"db", "policy", "upstream", "admin-listen", "upstream-timeout", "late-answer-wait",
-                     "upstream-connections", "upstream-connections-per-route", "tier-timeout"})),
-                runProxy);
+                idemctl::withServerFlags(idemctl::withStartFlags(proxyFlags())), runProxy);

@@ -51,5 +51,14 @@ int runServe(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("serve", "run the embedded test endpoint (payments, refunds, orders) over the store", kUsageText,
-                idemctl::withServerFlags(idemctl::withStartFlags({"db", "policy", "allow-fault-injection", "admin-listen"})),
+                idemctl::withServerFlags(idemctl::withStartFlags(
+                    {idemctl::dbFlag(),
+                     idemctl::Flag::option("policy", "FILE", "The policy (JSON) the endpoint enforces.",
+                                           "the built-in demo policy"),
+                     idemctl::Flag::toggle("allow-fault-injection",
+                                           "Answer the fault routes (500, 503, resets, hangs) that tests and the "
+                                           "simulator's measurements drive."),
+                     idemctl::Flag::option("admin-listen", "HOST:PORT",
+                                           "A second listener for /healthz and /metrics with its own budget.",
+                                           "none: the main port answers both")})),
                 runServe);

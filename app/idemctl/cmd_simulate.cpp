@@ -235,6 +235,22 @@ int runSimulate(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("simulate", "simulate client retry policies against key expiry and server load", kUsage,
-                {"config", "scenario", "policy", "attempts", "format", "seed", "bench", "list-presets", "list-scenarios",
-                 "schedule", "operations"},
+                {idemctl::Flag::option("scenario", "NAME", "A built-in scenario (--list-scenarios names them).",
+                                       "required unless --config or --bench"),
+                 idemctl::Flag::option("config", "FILE", "A JSON simulator config; - reads standard input.",
+                                       "required unless --scenario or --bench"),
+                 idemctl::Flag::option("policy", "P[,P...]",
+                                       "A preset or a JSON policy file; repeat or list several to compare them.",
+                                       "the scenario's A and B, or the config's own"),
+                 idemctl::Flag::toggle("attempts", "Add a row per attempt number."),
+                 idemctl::Flag::option("format", "text|json", "text leads with the verdict.", "text"),
+                 idemctl::Flag::option("seed", "N", "The random seed (a non-negative integer).", "the config's"),
+                 idemctl::Flag::toggle("bench", "Time the simulator's engine on one core."),
+                 idemctl::Flag::toggle("list-presets", "List the built-in client policies."),
+                 idemctl::Flag::toggle("list-scenarios", "List the built-in scenarios."),
+                 idemctl::Flag::option("schedule", "PROFILE",
+                                       "One operation's retry offsets against a fault that never clears "
+                                       "(500, 503-retry-after-2, 409, reset, hang).",
+                                       "off"),
+                 idemctl::Flag::option("operations", "N", "Operations for --schedule (1 to 1000000).", "1000")},
                 runSimulate);

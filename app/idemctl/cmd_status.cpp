@@ -55,4 +55,10 @@ int runStatus(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("status", "what the store promises about an acknowledged key (replication, durability per tier)",
-                kUsage, {"db", "policy", "format"}, runStatus);
+                kUsage,
+                {idemctl::dbFlag(),
+                 idemctl::Flag::option("policy", "FILE",
+                                       "Judge each tier of this policy against the store's durability.",
+                                       "the store's findings alone"),
+                 idemctl::Flag::option("format", "text|json", "How the report is written.", "text")},
+                runStatus);

@@ -160,6 +160,14 @@ int runSweep(const idemctl::Args& args) {
 
 }  // namespace
 
-IDEMCTL_COMMAND("sweep", "archive expired keys and purge what is past retention (safe in parallel)",
-                "[--db CONNINFO] [--batch N] [--policy FILE] [--budget DURATION] [--lock-timeout 10s] [--loop [--interval 30s]]",
-                {"db", "batch", "policy", "budget", "loop", "interval", "lock-timeout"}, runSweep);
+IDEMCTL_COMMAND(
+    "sweep", "archive expired keys and purge what is past retention (safe in parallel)",
+    "[--db CONNINFO] [--batch N] [--policy FILE] [--budget DURATION] [--lock-timeout 10s] [--loop [--interval 30s]]",
+    {idemctl::dbFlag(), idemctl::Flag::option("batch", "N", "Rows per transaction (1 to 100000).", "1000"),
+     idemctl::Flag::option("policy", "FILE", "Take retention from this policy file.",
+                           "the policy in force in the store, read every round"),
+     idemctl::Flag::option("budget", "DURATION", "Stop after this long with work left; 0 is no limit.", "0"),
+     idemctl::Flag::toggle("loop", "Sweep every --interval until SIGINT or SIGTERM."),
+     idemctl::Flag::option("interval", "DURATION", "Time between rounds with --loop.", "30s"),
+     idemctl::lockTimeoutFlag()},
+    runSweep);

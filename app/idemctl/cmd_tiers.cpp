@@ -83,4 +83,10 @@ int runTiers(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("tiers", "retention tiers against observed retries; what-if for another TTL", kUsageText,
-                {"db", "since", "ttl", "format"}, runTiers);
+                {idemctl::dbFlag(),
+                 idemctl::Flag::option("since", "DURATION", "Retries observed within this window.", "30d"),
+                 idemctl::Flag::option("ttl", "TIER=DURATION[,...]",
+                                       "What if a tier's key retention were this long; more pairs may follow.",
+                                       "the policy in force"),
+                 idemctl::Flag::option("format", "text|json|markdown", "How the report is written.", "text")},
+                runTiers);

@@ -16,17 +16,39 @@ enum Exit : int {
   kUnavailable = 3,   // the store could not be reached
 };
 
+/// One --flag a command accepts. `idemctl COMMAND --help` is made from these and the parser
+/// refuses any name not listed, so no flag is accepted without being described.
+struct Flag {
+  std::string name;      // without dashes
+  std::string value;     // what follows it (N, FILE, DURATION); empty for a switch
+  std::string help;      // what it does, one sentence or two
+  std::string fallback;  // the default as a user would write it, or "required" ("required unless --x")
+
+  static Flag option(std::string name, std::string value, std::string help, std::string fallback) {
+    return {std::move(name), std::move(value), std::move(help), std::move(fallback)};
+  }
+  /// A switch: present or not; its default is off.
+  static Flag toggle(std::string name, std::string help) { return {std::move(name), {}, std::move(help), "off"}; }
+};
+using Flags = std::vector<Flag>;
+
+/// `own` then `more`, for commands that share flags (server_flags.h, start_flags.h).
+Flags operator+(Flags own, const Flags& more);
+
+/// --db, which every command that reaches a store takes.
+Flag dbFlag();
+
 /// Parsed `--name value` / `--flag` arguments after the sub-command.
 class Args {
  public:
   Args(std::vector<std::string> argv);
   [[nodiscard]] bool has(std::string_view name) const;
-  [[nodiscard]] std::string get(std::string_view name, std::string fallback = {}) const;
+  [[nodiscard]] std::string get(std::string_view name, const std::string& fallback = {}) const;
   /// Every value of an option given more than once (get() keeps the last), in order.
   [[nodiscard]] std::vector<std::string> getAll(std::string_view name) const;
   [[nodiscard]] const std::vector<std::string>& positional() const { return m_positional; }
   /// Names given that are not in `known`; commands report them as usage errors.
-  [[nodiscard]] std::vector<std::string> unknown(const std::vector<std::string_view>& known) const;
+  [[nodiscard]] std::vector<std::string> unknown(const Flags& known) const;
 
  private:
   std::map<std::string, std::string, std::less<>> m_values;
@@ -38,7 +60,7 @@ struct Command {
   std::string name;
   std::string summary;
   std::string usage;
-  std::vector<std::string_view> options;  // accepted --names, without dashes
+  Flags flags;  // every --name it accepts (the parser refuses others), in the order --help lists them
   std::function<int(const Args&)> run;
 };
 

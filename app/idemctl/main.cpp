@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "app/idemctl/command.h"
+#include "app/idemctl/help.h"
 
 namespace idemctl {
 
@@ -36,9 +37,9 @@ Args::Args(std::vector<std::string> argv) {
 
 bool Args::has(std::string_view name) const { return m_values.find(name) != m_values.end(); }
 
-std::string Args::get(std::string_view name, std::string fallback) const {
+std::string Args::get(std::string_view name, const std::string& fallback) const {
   auto it = m_values.find(name);
-  return it == m_values.end() ? std::move(fallback) : it->second;
+  return it == m_values.end() ? fallback : it->second;
 }
 
 std::vector<std::string> Args::getAll(std::string_view name) const {
@@ -48,10 +49,13 @@ std::vector<std::string> Args::getAll(std::string_view name) const {
   return values;
 }
 
-std::vector<std::string> Args::unknown(const std::vector<std::string_view>& known) const {
+std::vector<std::string> Args::unknown(const Flags& known) const {
   std::vector<std::string> out;
-  for (const auto& [name, value] : m_values)
-    if (std::find(known.begin(), known.end(), name) == known.end()) out.push_back(name);
+  // Not a structured binding: clang 14 (the sanitizer builds) cannot capture one in a lambda.
+  for (const auto& given : m_values) {
+    const std::string& name = given.first;
+    if (std::none_of(known.begin(), known.end(), [&](const Flag& f) { return f.name == name; })) out.push_back(name);
+  }
   return out;
 }
 
@@ -72,21 +76,19 @@ bool parseInt(const std::string& text, int lo, int hi, int& out) {
 
 }  // namespace idemctl
 
-namespace {
-void printHelp() {
-  std::cout << "usage: idemctl <command> [options]\n\ncommands:\n";
-  auto commands = idemctl::registry();
-  std::sort(commands.begin(), commands.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-  for (const auto& c : commands) std::printf("  %-10s %s\n", c.name.c_str(), c.summary.c_str());
-  std::cout << "\nRun 'idemctl <command> --help' for a command's options.\n"
-               "Connection: --db CONNINFO (libpq keywords or URI), else PG* variables.\n";
-}
-}  // namespace
-
 int main(int argc, char** argv) {
-  if (argc < 2 || std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "help") {
-    printHelp();
-    return argc < 2 ? idemctl::kUsage : idemctl::kOk;
+  if (argc < 2) {
+    idemctl::printOverview(std::cerr);
+    return idemctl::kUsage;
+  }
+  const std::string_view first = argv[1];
+  if (first == "--help" || first == "-h" || first == "help") {
+    idemctl::printOverview(std::cout);
+    return idemctl::kOk;
+  }
+  if (first == "--version" || first == "-V" || first == "version") {
+    idemctl::printVersion(std::cout);
+    return idemctl::kOk;
   }
   const std::string name = argv[1];
   const auto& commands = idemctl::registry();
@@ -97,12 +99,17 @@ int main(int argc, char** argv) {
   }
   idemctl::Args args({argv + 2, argv + argc});
   if (args.has("help")) {
-    std::cout << "usage: idemctl " << it->name << ' ' << it->usage << '\n';
+    idemctl::printCommandHelp(std::cout, *it);
     return idemctl::kOk;
   }
-  if (auto bad = args.unknown(it->options); !bad.empty()) {
-    std::cerr << "idemctl " << name << ": unknown option --" << bad.front() << ". usage: idemctl " << name << ' '
-              << it->usage << '\n';
+  if (args.has("version")) {
+    idemctl::printVersion(std::cout);
+    return idemctl::kOk;
+  }
+  if (auto bad = args.unknown(it->flags); !bad.empty()) {
+    std::cerr << "idemctl " << name << ": unknown option --" << bad.front() << "; it takes "
+              << (it->flags.empty() ? "no options" : idemctl::flagNames(*it)) << " ('idemctl " << name
+              << " --help' describes each)\n";
     return idemctl::kUsage;
   }
   try {

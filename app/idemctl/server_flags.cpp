@@ -20,13 +20,55 @@ const char* const kServerFlagsUsage =
     "[--max-connections-per-client N] [--max-buffered-body BYTES] "
     "[--header-timeout SECONDS] [--body-timeout SECONDS] [--idle-timeout SECONDS]";
 
-std::vector<std::string_view> withServerFlags(std::vector<std::string_view> own) {
-  for (std::string_view name :
-       {"listen", "threads", "pool", "access-log", "max-body", "trace-fold", "prepared-statements", "max-header-bytes",
-        "replay-cache", "max-headers", "max-connections", "max-connections-per-client", "max-buffered-body",
-        "header-timeout", "body-timeout", "idle-timeout"})
-    own.push_back(name);
-  return own;
+namespace {
+std::string seconds(std::chrono::milliseconds d) { return std::to_string(d.count() / 1000); }
+}  // namespace
+
+Flags withServerFlags(Flags own) {
+  // The defaults shown are the options' own, so the help cannot drift from what runs.
+  const idem::endpoint::ServerOptions d;
+  using F = Flag;
+  return std::move(own) +
+         Flags{
+             F::option("listen", "HOST:PORT", "Where clients connect; port 0 picks a free port (printed at start).",
+                       "127.0.0.1:0"),
+             F::option("threads", "N", "Threads that run handlers (2 to 4096); a slow or idle client holds none.",
+                       std::to_string(d.threads)),
+             F::option("pool", "N", "Connections to the store (1 to 1000).", std::to_string(d.poolSize)),
+             F::option("access-log", "-|FILE|off", "One JSON line per request: - is standard output.", "-"),
+             F::option("max-body", "BYTES", "Largest request body; larger is 413.", std::to_string(d.maxBodyBytes)),
+             F::option("trace-fold", "N",
+                       "Identical decisions on one key kept as trace rows per batch before the rest fold into one "
+                       "counted row; 0 keeps every one.",
+                       std::to_string(d.traceFoldAfter)),
+             F::option("prepared-statements", "on|off",
+                       "off: unnamed statements only, for a pooler in transaction mode that does not keep them.", "on"),
+             F::option("max-header-bytes", "BYTES",
+                       "Largest request line and header block, 1024 to " +
+                           std::to_string(idem::endpoint::kMaxHeaderBytes) + "; larger is 431.",
+                       std::to_string(d.maxHeaderBytes)),
+             F::option("replay-cache", "DURATION|off",
+                       "How long a done key's answer may be replayed from memory (up to 10m): the bound on an "
+                       "operator's purge.",
+                       idem::policy::formatDuration(d.replayCache.maxAge)),
+             F::option("max-headers", "N", "Most header fields in a request (8 to 10000); more is 431.",
+                       std::to_string(d.maxHeaderCount)),
+             F::option("max-connections", "N",
+                       "Client connections open at once (16 to 1000000); more get 503. The proxy lowers it to fit "
+                       "the descriptor limit.",
+                       std::to_string(d.maxConnections)),
+             F::option("max-connections-per-client", "N", "Connections open at once from one address; more get 429.",
+                       "half of --max-connections"),
+             F::option("max-buffered-body", "BYTES",
+                       "Request-body bytes buffered by all connections together; a body that does not fit gets 503 "
+                       "and Retry-After.",
+                       "64 MiB, or 8 x --max-body when that is more"),
+             F::option("header-timeout", "SECONDS", "For the whole header block, 1 to 3600.", seconds(d.headerTimeout)),
+             F::option("body-timeout", "SECONDS", "For the whole body after the headers, 1 to 3600.",
+                       seconds(d.bodyTimeout)),
+             F::option("idle-timeout", "SECONDS", "A kept-alive connection waits this long for its next request.",
+                       seconds(d.idleTimeout)),
+         };
 }
 
 std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& options) {

@@ -17,8 +17,8 @@
 
 namespace idemctl {
 
-/// A command's own option names plus the shared flags' (for Command::options), and their usage.
-std::vector<std::string_view> withServerFlags(std::vector<std::string_view> own);
+/// A command's own flags plus the shared listener flags (for Command::flags), and their usage.
+Flags withServerFlags(Flags own);
 extern const char* const kServerFlagsUsage;
 
 /// Reads --listen, --threads, --pool, --prepared-statements, --trace-fold, the limits and the

@@ -12,11 +12,30 @@ const char* const kStartFlagsUsage =
     "[--lock-timeout DURATION] [--tenant-header NAME [--trusted-peers CIDR,...|any] | --tenant-from-authorization | "
     "--single-tenant] [--accept-tenant-change]";
 
-std::vector<std::string_view> withStartFlags(std::vector<std::string_view> own) {
-  for (std::string_view name : {"lock-timeout", "tenant-header", "tenant-from-authorization", "single-tenant",
-                                "trusted-peers", "accept-tenant-change"})
-    own.push_back(name);
-  return own;
+Flag lockTimeoutFlag() {
+  return Flag::option("lock-timeout", "DURATION",
+                      "The longest wait for the store's locks at start; past it the command fails naming the holder.",
+                      idem::policy::formatDuration(idem::endpoint::ServerOptions{}.lockTimeout));
+}
+
+Flags withStartFlags(Flags own) {
+  using F = Flag;
+  return std::move(own) +
+         Flags{
+             lockTimeoutFlag(),
+             F::option("tenant-header", "NAME",
+                       "Tenants come from this request header, set by a gateway in front (add --trusted-peers).",
+                       "the policy's tenant_header"),
+             F::toggle("tenant-from-authorization",
+                       "Tenants are a digest of each request's Authorization header: different credentials never "
+                       "share keys."),
+             F::toggle("single-tenant",
+                       "One key space for every client (one client, or clients that may see each "
+                       "other's answers)."),
+             F::option("trusted-peers", "CIDR,...|any", "The tenant header is accepted only from these addresses.",
+                       "any peer; the proxy refuses a --listen beyond loopback without it"),
+             F::toggle("accept-tenant-change", "Start although live keys were written under another tenant source."),
+         };
 }
 
 std::string readLockTimeout(const Args& args, std::chrono::milliseconds& out) {

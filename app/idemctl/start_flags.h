@@ -12,8 +12,10 @@
 namespace idemctl {
 
 extern const char* const kStartFlagsUsage;
-/// `own` plus the start flags' names (for Command::options).
-std::vector<std::string_view> withStartFlags(std::vector<std::string_view> own);
+/// `own` plus the start flags (for Command::flags).
+Flags withStartFlags(Flags own);
+/// --lock-timeout alone, for the commands that take no other start flag.
+Flag lockTimeoutFlag();
 
 /// --lock-timeout (every command that waits for the store's locks at start): "" when absent or
 /// valid (then in `out`), else what is wrong.
