@@ -67,9 +67,9 @@ class TestLetter : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(window.browseSession()->state(), DbSession::State::Connected, 15000);
   }
 
-  static void openIncident(MainWindow& window) {
+  static void openIncident(MainWindow& window, const QString& id = u"pay_1NvQ8A"_s) {
     QSignalSpy loaded(window.keys()->detail(), &KeyDetailWidget::detailLoaded);
-    QApplication::clipboard()->setText(u"pay_1NvQ8A"_s);
+    QApplication::clipboard()->setText(id);
     QTest::keyClick(&window, Qt::Key_K, Qt::ControlModifier);
     QTest::keyClick(window.searchBox(), Qt::Key_V, Qt::ControlModifier);
     QTest::keyClick(window.searchBox(), Qt::Key_Return);
@@ -184,6 +184,66 @@ class TestLetter : public QObject {
     text = pdfText(exported.last().first().toString());
     QVERIFY2(text.contains(u"Ticket ZD-2002"_s) && !text.contains(u"ZD-1001"_s), qPrintable(text));
     QVERIFY(QApplication::activeModalWidget() == nullptr);
+  }
+
+  // A queue of tickets: customer A's case is still open when the agent pastes customer B's id.
+  // B's letter quoted A's ticket and B's key joined A's case, without a question. Now Ctrl+P
+  // asks (filled with A's ticket, so keeping it is one Enter), the answer opens B's case, and an
+  // empty answer gives a letter without a reference, never A's.
+  void theNextCustomersLetterNeverQuotesTheLastTicket() {
+    QTemporaryDir dir;
+    QSettings settings(dir.filePath(u"s.ini"_s), QSettings::IniFormat);
+    settings.setValue(u"cases/folder"_s, dir.filePath(u"cases"_s));
+    settings.setValue(u"cases/database"_s, dir.filePath(u"cases.sqlite"_s));
+    MainWindow window(settings);
+    window.show();
+    connect(window);
+    QSignalSpy exported(window.keys()->detail()->explainView(), &ExplainView::exported);
+    auto shownPrompt = [&window] {
+      QInputDialog* prompt = nullptr;
+      const bool shown = QTest::qWaitFor(
+          [&] { return (prompt = window.findChild<QInputDialog*>(u"ticketPrompt"_s)) && prompt->isVisible(); }, 10000);
+      return shown ? prompt : nullptr;
+    };
+    // Customer A: no case open, the prompt opens ZD-3001 for A's key.
+    QVERIFY(window.cases()->newCase(u"ZD-3001"_s) > 0);
+    openIncident(window);
+    QTest::keyClick(&window, Qt::Key_P, Qt::ControlModifier);
+    QVERIFY(exported.wait(20000));
+    QVERIFY2(pdfText(exported.last().first().toString()).contains(u"Ticket ZD-3001"_s), "A's letter");
+
+    // Customer B, ZD-3002, with A's case still open.
+    openIncident(window, u"pay_S0001"_s);
+    QCOMPARE(window.keys()->detail()->detail().ref.tenant, u"acct_1"_s);
+    const auto before = exported.size();
+    QTest::keyClick(&window, Qt::Key_P, Qt::ControlModifier);
+    QInputDialog* prompt = shownPrompt();
+    QVERIFY(prompt);
+    QCOMPARE(exported.size(), before);  // nothing written before the agent answers
+    QCOMPARE(prompt->textValue(), u"ZD-3001"_s);
+    QVERIFY2(prompt->labelText().contains(u"ZD-3001"_s), qPrintable(prompt->labelText()));
+    prompt->setTextValue(u"ZD-3002"_s);
+    prompt->accept();
+    QVERIFY(exported.wait(20000));
+    QString text = pdfText(exported.last().first().toString());
+    QVERIFY2(text.contains(u"Ticket ZD-3002"_s) && !text.contains(u"ZD-3001"_s), qPrintable(text));
+    QCOMPARE(window.caseBook()->currentTicket(), u"ZD-3002"_s);
+    // A's case holds A's key only.
+    const auto cases = window.caseBook()->findCases(u"ZD-3001"_s);
+    QCOMPARE(cases.size(), std::size_t{1});
+    QCOMPARE(cases.front().keys.size(), std::size_t{1});
+    QCOMPARE(cases.front().keys.front().key, QString::fromLatin1(test::kIncidentKey));
+
+    // Back to A with B's case open, and an empty answer: a letter with no ticket at all.
+    openIncident(window);
+    QTest::keyClick(&window, Qt::Key_P, Qt::ControlModifier);
+    prompt = shownPrompt();
+    QVERIFY(prompt);
+    prompt->setTextValue({});
+    prompt->accept();
+    QVERIFY(exported.wait(20000));
+    text = pdfText(exported.last().first().toString());
+    QVERIFY2(!text.contains(u"Ticket"_s), qPrintable(text));
   }
 
   // Typed settings: what the dialog saves reads back the same; a hand-edited INI's unquoted

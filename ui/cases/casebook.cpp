@@ -133,7 +133,7 @@ void CaseBook::recordLookup(const QString& searched, const QString& tenant, cons
   if (!isOpen()) return;
   exec(u"INSERT INTO lookups (at, searched, tenant, endpoint, idem_key, generation, resource) VALUES (?,?,?,?,?,?,?)"_s,
        {now(), searched, tenant, endpoint, key, generation, resource});
-  if (m_current) addKey(m_current, tenant, endpoint, key, resource);
+  if (m_current && currentCaseIsEmpty()) addKey(m_current, tenant, endpoint, key, resource);
   emit changed();
 }
 
@@ -175,6 +175,23 @@ QString CaseBook::currentTicket() const {
   q.prepare(u"SELECT ticket FROM cases WHERE id = ?"_s);
   q.addBindValue(m_current);
   return q.exec() && q.next() ? q.value(0).toString() : QString();
+}
+
+QString CaseBook::ticketFor(const QString& tenant, const QString& endpoint, const QString& key) const {
+  if (!m_current || !isOpen()) return {};
+  QSqlQuery q(m_db);
+  q.prepare(u"SELECT c.ticket FROM cases c JOIN case_keys k ON k.case_id = c.id "
+            "WHERE c.id = ? AND k.tenant = ? AND k.endpoint = ? AND k.idem_key = ?"_s);
+  for (const QVariant& v : {QVariant(m_current), QVariant(tenant), QVariant(endpoint), QVariant(key)}) q.addBindValue(v);
+  return q.exec() && q.next() ? q.value(0).toString() : QString();
+}
+
+bool CaseBook::currentCaseIsEmpty() const {
+  if (!m_current || !isOpen()) return false;
+  QSqlQuery q(m_db);
+  q.prepare(u"SELECT 1 FROM case_keys WHERE case_id = ? LIMIT 1"_s);
+  q.addBindValue(m_current);
+  return q.exec() && !q.next();
 }
 
 bool CaseBook::setNotes(qint64 caseId, const QString& notes) {

@@ -79,7 +79,9 @@ class CaseBook final : public QObject {
   [[nodiscard]] QString path() const { return m_path; }
   [[nodiscard]] int schemaVersion() const;
 
-  /// A search that landed on a key; added to the current case too, when one is open.
+  /// A search that landed on a key. It joins the current case only while that case has no key
+  /// yet: the next customer's key, looked up with the last ticket's case still open, must not
+  /// land in it (its letter would quote the other customer's ticket).
   void recordLookup(const QString& searched, const QString& tenant, const QString& endpoint, const QString& key,
                     int generation, const QString& resource);
   [[nodiscard]] std::vector<Lookup> recentLookups(int limit = 50) const;
@@ -90,6 +92,11 @@ class CaseBook final : public QObject {
   [[nodiscard]] qint64 currentCase() const { return m_current; }
   /// The current case's ticket; empty when no case is current.
   [[nodiscard]] QString currentTicket() const;
+  /// The ticket a letter about this key quotes: the current case's when the key is in it, else
+  /// empty (a letter never quotes a case the key is not part of).
+  [[nodiscard]] QString ticketFor(const QString& tenant, const QString& endpoint, const QString& key) const;
+  /// True when the current case holds no key yet.
+  [[nodiscard]] bool currentCaseIsEmpty() const;
   bool setNotes(qint64 caseId, const QString& notes);
   bool addKey(qint64 caseId, const QString& tenant, const QString& endpoint, const QString& key,
               const QString& resource);

@@ -136,7 +136,11 @@ void MainWindow::buildCases() {
   });
   // The customer's letter: the agent's letter settings, the open case's ticket.
   ExplainView* explain = m_keys->detail()->explainView();
-  explain->setLetterSource([this] { return LetterSettings::load(m_settings).options(m_caseBook->currentTicket()); });
+  // The ticket is the one of the case the open key is in: never another customer's case.
+  explain->setLetterSource([this] {
+    const KeyRef& ref = m_keys->detail()->detail().ref;
+    return LetterSettings::load(m_settings).options(m_caseBook->ticketFor(ref.tenant, ref.endpoint, ref.key));
+  });
   connect(m_caseBook, &CaseBook::changed, explain, &ExplainView::refreshLetter);
   connect(m_cases, &CasesView::searchRequested, this, [this](const QString& text) {
     setWorkspace(KeysPage);
@@ -144,6 +148,16 @@ void MainWindow::buildCases() {
     m_keys->search(text);
   });
 }
+
+namespace {
+// The open key as the case book files it, with the resource id of its latest generation.
+LetterKey letterKey(const KeyDetail& d) {
+  QString resource;
+  if (!d.generations().empty() && d.generations().back().resourceRef)
+    resource = QString::fromStdString(*d.generations().back().resourceRef);
+  return {d.ref.tenant, d.ref.endpoint, d.ref.key, resource};
+}
+}  // namespace
 
 void MainWindow::buildTopBar() {
   auto* bar = addToolBar(tr("Connection and search"));
@@ -208,7 +222,7 @@ void MainWindow::buildTopBar() {
     // The letter quotes the case's ticket: asked for only when there is a letter to write and no
     // case is open; a refused export says why without asking for anything.
     if (m_keys->exportBlockedReason().isEmpty() && m_keys->detail()->detail().ref.isValid())
-      withCaseTicket(m_caseBook, m_cases, this, exportLetter);
+      withCaseTicket(m_caseBook, m_cases, this, letterKey(m_keys->detail()->detail()), exportLetter);
     else
       exportLetter({});
   };
