@@ -5,6 +5,7 @@
 #include <QAction>
 #include <QClipboard>
 #include <QDir>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -163,6 +164,11 @@ class TestCaseFeedback : public QObject {
     QVERIFY(loaded.wait(10000));
     QTRY_VERIFY(exportAction(window)->isEnabled());
     QTest::keyClick(window.searchBox(), Qt::Key_P, Qt::ControlModifier);
+    // Another customer's key than the open case's: the ticket is asked for (tst_letter has why).
+    QInputDialog* prompt = nullptr;
+    QTRY_VERIFY((prompt = window.findChild<QInputDialog*>(u"ticketPrompt"_s)) != nullptr && prompt->isVisible());
+    prompt->setTextValue(u"ZD-4002"_s);
+    prompt->accept();
     QVERIFY(exported.wait(20000));
     QVERIFY2(QFileInfo(exported.first().first().toString()).fileName().startsWith(u"idem-pay_S0001-"_s),
              qPrintable(exported.first().first().toString()));
