@@ -253,7 +253,7 @@ int runDemo(const idemctl::Args& args) {
 int demoMain(const idemctl::Args& args) {
   try {
     return runDemo(args);
-  } catch (const idem::endpoint::StartError& e) {
+  } catch (const idem::server::StartError& e) {
     std::cerr << "idemctl demo: the endpoint did not start: " << e.what() << '\n';
     return e.exitCode();
   } catch (const idem::pg::Unavailable& e) {

@@ -61,14 +61,14 @@ std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& opt
     options.maxBodyBytes = static_cast<std::size_t>(bytes);
   }
 
-  // Limits and deadlines for slow or oversized requests (core/endpoint/README.md, "Limits and slow clients").
+  // Limits and deadlines for slow or oversized requests (core/server/README.md, "Limits and slow clients").
   struct SizeFlag {
     const char* name;
     int min, max;
     std::size_t& target;
   };
   // The header block's cap is what the parser can store: Beast keeps each field under 64 KiB.
-  for (const SizeFlag& f : {SizeFlag{"max-header-bytes", 1024, static_cast<int>(idem::endpoint::kMaxHeaderBytes),
+  for (const SizeFlag& f : {SizeFlag{"max-header-bytes", 1024, static_cast<int>(idem::server::kMaxHeaderBytes),
                                      options.maxHeaderBytes},
                             SizeFlag{"max-headers", 8, 10000, options.maxHeaderCount}}) {
     int value = 0;
@@ -170,7 +170,7 @@ int runServer(const Args& args, idem::endpoint::ServerOptions options, std::stri
   std::unique_ptr<ep::Server> server;
   try {
     server = std::make_unique<ep::Server>(std::move(options));
-  } catch (const ep::StartError& e) {
+  } catch (const idem::server::StartError& e) {
     std::cerr << "idemctl " << command << ": " << e.what() << '\n';
     return e.exitCode();
   } catch (const std::runtime_error& e) {  // a handler that could not start (an unresolvable upstream)

@@ -6,15 +6,15 @@
 #include <optional>
 #include <thread>
 
-#include "core/endpoint/accesslog.h"
 #include "core/endpoint/durabilityreport.h"
 #include "core/endpoint/faults.h"
 #include "core/endpoint/ledger.h"
-#include "core/endpoint/problems.h"
 #include "core/endpoint/resources.h"
 #include "core/http/keyheader.h"
 #include "core/policy/route.h"
 #include "core/policy/tenantsource.h"
+#include "core/server/accesslog.h"
+#include "core/server/problems.h"
 #include "core/text/json_text.h"
 
 namespace idem::endpoint {
@@ -34,7 +34,8 @@ enforce::Response jsonResponse(int status, const json& body) {
 
 /// A body text::parseClientJson refused (not JSON, too deep): sets the 400 and returns true.
 /// `afterwards` tells the client what became of the request.
-bool refuseBody(const text::ClientJson& body, const std::string& docs, std::string_view afterwards, Handled& h) {
+bool refuseBody(const text::ClientJson& body, const std::string& docs, std::string_view afterwards,
+                server::Handled& h) {
   if (body.error == text::ClientJson::Error::None) return false;
   const bool tooDeep = body.error == text::ClientJson::Error::TooDeep;
   std::string detail = body.reason + ".";
@@ -69,15 +70,24 @@ long long nowSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::optional<std::string> queryValue(const ServiceRequest& r, const std::string& name) {
+std::optional<std::string> queryValue(const server::Request& r, const std::string& name) {
   auto it = r.query.find(name);
   if (it == r.query.end()) return std::nullopt;
   return it->second;
 }
 
+// A 404 that names what this API serves.
+enforce::Response noSuchRoute(const server::Request& req, const std::string& docs) {
+  return server::problem(404, "not-found", "No such route",
+                         "There is no route " + req.method + " " + req.path +
+                             ". The endpoint serves POST /v1/payments, /v1/refunds, /v1/orders, GET /v1/payments, "
+                             "GET /idempotency, /metrics and /healthz.",
+                         docs);
+}
+
 enforce::Response storeUnavailable(const std::string& docs) {
-  auto r = problem(503, "store-unavailable", "Idempotency store unavailable",
-                   "The store cannot be reached right now. Retry later.", docs);
+  auto r = server::problem(503, "store-unavailable", "Idempotency store unavailable",
+                           "The store cannot be reached right now. Retry later.", docs);
   r.headers.emplace_back("Retry-After", "2");
   return r;
 }
@@ -90,8 +100,8 @@ Service::Service(std::string conninfo, policy::Policy policy, int policyVersion,
       m_options(options),
       m_pool(std::move(conninfo), options.poolSize),
       m_store(m_pool),
-      m_trace(m_pool, trace::TraceWriter::Options{options.traceFlushInterval, 1000, 100000, true,
-                                                  options.traceFoldAfter}),
+      m_trace(m_pool,
+              trace::TraceWriter::Options{options.traceFlushInterval, 1000, 100000, true, options.traceFoldAfter}),
       m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {
   if (!options.preparedStatements) m_pool.setPreparedStatements(false);
   m_enforcer.setReplayCache(options.replayCache);
@@ -149,25 +159,24 @@ std::optional<enforce::Response> Service::tenantProblem(const http::Headers& hea
     return enforce::makeProblem(enforce::Problem::TenantMissing, docs,
                                 "This route needs the " + name + " header; nothing was executed or stored.");
   }
-  const bool visible =
-      std::all_of(value->begin(), value->end(), [](char c) { return c > 0x20 && c < 0x7f; });
+  const bool visible = std::all_of(value->begin(), value->end(), [](char c) { return c > 0x20 && c < 0x7f; });
   if (value->empty() || value->size() > 128 || !visible)
     return enforce::makeProblem(enforce::Problem::TenantMalformed, docs,
                                 name + " must be 1 to 128 visible ASCII characters; nothing was executed or stored.");
   return std::nullopt;
 }
 
-Handled Service::handle(const ServiceRequest& req) {
+server::Handled Service::handle(const server::Request& req) {
   const InFlight counted(*this);
 
-  Handled h;
+  server::Handled h;
   bool routed = true;
   const std::string& docs = m_policy.docsUrl;
   // A POST's path is matched in canonical form (core/policy/route.h), as the enforcer matches
   // it: every spelling of an enforced route reaches its handler under one key scope. GETs keep
   // the path as sent: resource ids are case-sensitive.
-  const ServiceRequest* routedReq = &req;
-  std::optional<ServiceRequest> canonicalReq;
+  const server::Request* routedReq = &req;
+  std::optional<server::Request> canonicalReq;
   if (req.method == "POST") {
     if (auto canonical = policy::canonicalPath(req.path); canonical && *canonical != req.path) {
       canonicalReq = req;
@@ -217,22 +226,22 @@ Handled Service::handle(const ServiceRequest& req) {
     if (!routed) {
       const bool known = path == kEchoRoute || kindForRoute(path) || req.path == "/idempotency" ||
                          req.path == "/metrics" || req.path == "/healthz";
-      h.response = problemForStatus(known ? 405 : 404, req.method, req.path, docs);
+      h.response = known ? server::problemForStatus(405, req.method, req.path, docs) : noSuchRoute(req, docs);
       h.outcome = known ? "method_not_allowed" : "not_found";
     }
   } catch (const std::exception& e) {
-    logInternalError(req.requestId, req.method + " " + req.path, e.what());
-    h.response = internalError(req.requestId, "The endpoint failed while handling the request.", docs);
+    server::logInternalError(req.requestId, req.method + " " + req.path, e.what());
+    h.response = server::internalError(req.requestId, "The endpoint failed while handling the request.", docs);
     h.outcome = "error";
   }
   h.response.headers.emplace_back("Request-Id", req.requestId);
   return h;
 }
 
-Handled Service::postResource(const ServiceRequest& req) {
+server::Handled Service::postResource(const server::Request& req) {
   const ResourceKind& kind = *kindForRoute(req.path);
   const std::string& docs = m_policy.docsUrl;
-  Handled h;
+  server::Handled h;
   h.tenant = tenantOf(req.headers);
   if (const policy::Tier* tier = m_policy.tierFor(req.method, req.path)) h.tier = tier->name;
   if (auto raw = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader))
@@ -241,15 +250,15 @@ Handled Service::postResource(const ServiceRequest& req) {
   // Everything that can be refused without executing is refused before the claim: nothing is
   // stored, and a corrected retry with the same key runs normally.
   if (!isJsonContentType(req.headers)) {
-    h.response =
-        problem(415, "unsupported-media-type", "Unsupported media type",
-                "Send the body as JSON with Content-Type: application/json. Nothing was executed or stored.", docs);
+    h.response = server::problem(
+        415, "unsupported-media-type", "Unsupported media type",
+        "Send the body as JSON with Content-Type: application/json. Nothing was executed or stored.", docs);
     h.outcome = "unsupported_media_type";
     return h;
   }
   const FaultParse faults = parseFaults(req.headers, m_options.allowFaultInjection);
   if (faults.error) {
-    h.response = problem(400, "fault-injection", "Fault injection refused", *faults.error, docs);
+    h.response = server::problem(400, "fault-injection", "Fault injection refused", *faults.error, docs);
     h.outcome = "fault_rejected";
     return h;
   }
@@ -257,8 +266,9 @@ Handled Service::postResource(const ServiceRequest& req) {
   if (refuseBody(parsed, docs, " Nothing was executed or stored.", h)) return h;
   const json& body = parsed.value;
   if (auto error = validateBody(kind, body)) {
-    h.response = problem(400, "body-invalid", "Request body is invalid",
-                         *error + ". Nothing was executed or stored; fix the body and retry with the same key.", docs);
+    h.response =
+        server::problem(400, "body-invalid", "Request body is invalid",
+                        *error + ". Nothing was executed or stored; fix the body and retry with the same key.", docs);
     h.outcome = "body_invalid";
     return h;
   }
@@ -280,10 +290,10 @@ Handled Service::postResource(const ServiceRequest& req) {
   // Execution starts here: the key (if any) is processing until complete() or release().
   if (faults.faults.delay.count() > 0) std::this_thread::sleep_for(faults.faults.delay);
   if (faults.faults.failBefore) {
-    auto r = problem(503, "simulated-failure-before", "Simulated failure before execution",
-                     "Sim-Fail: before — the request failed before execution started; nothing was executed or "
-                     "stored. Retry with the same key.",
-                     docs);
+    auto r = server::problem(503, "simulated-failure-before", "Simulated failure before execution",
+                             "Sim-Fail: before — the request failed before execution started; nothing was executed or "
+                             "stored. Retry with the same key.",
+                             docs);
     r.headers.emplace_back("Retry-After", "1");
     h.response = ticket ? m_enforcer.release(*ticket, std::move(r), "simulated failure before execution (Sim-Fail)")
                         : std::move(r);
@@ -307,11 +317,12 @@ Handled Service::postResource(const ServiceRequest& req) {
 
   enforce::Response response;
   if (failAfter) {
-    response = problem(500, "simulated-failure-after", "Simulated failure after execution started",
-                       "Sim-Fail: after — execution started and then failed: " + ex.id +
-                           " may or may not have reached the channel (its ledger row says failed). This response "
-                           "is stored; a retry with the same key replays it.",
-                       docs);
+    response =
+        server::problem(500, "simulated-failure-after", "Simulated failure after execution started",
+                        "Sim-Fail: after — execution started and then failed: " + ex.id +
+                            " may or may not have reached the channel (its ledger row says failed). This response "
+                            "is stored; a retry with the same key replays it.",
+                        docs);
   } else {
     response = jsonResponse(kind.successStatus, ex.resource);
     response.headers.emplace_back("Location", std::string(kind.route) + "/" + ex.id);
@@ -342,8 +353,8 @@ Handled Service::postResource(const ServiceRequest& req) {
     h.response = m_enforcer.complete(*ticket, std::move(response), options);
   } catch (const pg::QueryError& e) {
     // The transaction rolled back: neither the ledger row nor the key's completion exist.
-    logInternalError(req.requestId, "recording the execution", e.what());
-    auto r = internalError(req.requestId, "Recording the execution failed, so nothing was executed.", docs);
+    server::logInternalError(req.requestId, "recording the execution", e.what());
+    auto r = server::internalError(req.requestId, "Recording the execution failed, so nothing was executed.", docs);
     h.response = m_enforcer.release(*ticket, std::move(r), "ledger insert failed");
     h.outcome = "error";
     h.resource.clear();
@@ -368,12 +379,12 @@ Handled Service::postResource(const ServiceRequest& req) {
   return h;
 }
 
-Handled Service::echo(const ServiceRequest& req) const {
-  Handled h;
+server::Handled Service::echo(const server::Request& req) const {
+  server::Handled h;
   h.outcome = "unenforced";
   if (!isJsonContentType(req.headers)) {
-    h.response = problem(415, "unsupported-media-type", "Unsupported media type",
-                         "Send the body as JSON with Content-Type: application/json.", m_policy.docsUrl);
+    h.response = server::problem(415, "unsupported-media-type", "Unsupported media type",
+                                 "Send the body as JSON with Content-Type: application/json.", m_policy.docsUrl);
     h.outcome = "unsupported_media_type";
     return h;
   }
@@ -383,9 +394,9 @@ Handled Service::echo(const ServiceRequest& req) const {
   return h;
 }
 
-Handled Service::listResources(const ServiceRequest& req) {
+server::Handled Service::listResources(const server::Request& req) {
   const ResourceKind& kind = *kindForCollection(req.path);
-  Handled h;
+  server::Handled h;
   h.outcome = "read";
   h.tenant = tenantOf(req.headers);  // vetted for every route in handle()
   int limit = 100;
@@ -394,8 +405,8 @@ Handled Service::listResources(const ServiceRequest& req) {
     const std::string_view text = *l;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc{} || ptr != text.data() + text.size() || v < 1 || v > 1000) {
-      h.response = problem(400, "bad-query", "Invalid query parameter", "limit must be an integer from 1 to 1000.",
-                           m_policy.docsUrl);
+      h.response = server::problem(400, "bad-query", "Invalid query parameter",
+                                   "limit must be an integer from 1 to 1000.", m_policy.docsUrl);
       h.outcome = "bad_query";
       return h;
     }
@@ -405,8 +416,8 @@ Handled Service::listResources(const ServiceRequest& req) {
   if (key) {
     const http::KeyParse parsed = http::parseIdempotencyKey(*key);
     if (!parsed.key) {
-      h.response = problem(400, "bad-query", "Invalid query parameter",
-                           "idempotency_key is not a valid Idempotency-Key: " + parsed.rule, m_policy.docsUrl);
+      h.response = server::problem(400, "bad-query", "Invalid query parameter",
+                                   "idempotency_key is not a valid Idempotency-Key: " + parsed.rule, m_policy.docsUrl);
       h.outcome = "bad_query";
       return h;
     }
@@ -423,11 +434,11 @@ Handled Service::listResources(const ServiceRequest& req) {
   return h;
 }
 
-Handled Service::getResource(const ServiceRequest& req) {
+server::Handled Service::getResource(const server::Request& req) {
   const auto slash = req.path.rfind('/');
   const ResourceKind& kind = *kindForCollection(req.path.substr(0, slash));
   const std::string id = req.path.substr(slash + 1);
-  Handled h;
+  server::Handled h;
   h.outcome = "read";
   h.tenant = tenantOf(req.headers);  // vetted for every route in handle()
   try {
@@ -437,10 +448,11 @@ Handled Service::getResource(const ServiceRequest& req) {
     if (row) {
       h.response = jsonResponse(200, *row);
     } else {
-      h.response = problem(404, "not-found", "No such resource",
-                           "No " + std::string(kind.object) + " " + id + " for this " +
-                               (m_policy.tenantHeader.empty() ? std::string("server") : m_policy.tenantHeader) + ".",
-                           m_policy.docsUrl);
+      h.response =
+          server::problem(404, "not-found", "No such resource",
+                          "No " + std::string(kind.object) + " " + id + " for this " +
+                              (m_policy.tenantHeader.empty() ? std::string("server") : m_policy.tenantHeader) + ".",
+                          m_policy.docsUrl);
       h.outcome = "not_found";
     }
   } catch (const pg::Unavailable&) {
@@ -450,8 +462,8 @@ Handled Service::getResource(const ServiceRequest& req) {
   return h;
 }
 
-Handled Service::publishedPolicy(const ServiceRequest& req) const {
-  Handled h;
+server::Handled Service::publishedPolicy(const server::Request& req) const {
+  server::Handled h;
   h.outcome = "read";
   const auto accept = http::findHeader(req.headers, "Accept");
   const bool wantsJson =
@@ -467,8 +479,8 @@ Handled Service::publishedPolicy(const ServiceRequest& req) const {
   return h;
 }
 
-Handled Service::health(const std::string& requestId) {
-  Handled h;
+server::Handled Service::health(const std::string& requestId) {
+  server::Handled h;
   h.outcome = "health";
   // Whether the store takes writes, not only whether it answers: after a failover a server in
   // recovery, or one set default_transaction_read_only, answers every read and refuses every
@@ -493,10 +505,10 @@ Handled Service::health(const std::string& requestId) {
     body["durability"] = durabilityJson(durability, m_policy, m_enforcer.durability());
     if (auto warnings = durabilityWarnings(durability, m_policy); !warnings.empty()) body["warnings"] = warnings;
   } catch (const pg::Unavailable& e) {
-    logInternalError(requestId, "health check", e.what());
+    server::logInternalError(requestId, "health check", e.what());
     store = "unreachable";
   } catch (const pg::QueryError& e) {
-    logInternalError(requestId, "health check", e.what());
+    server::logInternalError(requestId, "health check", e.what());
     store = "error";
   }
   if (store.empty()) {
@@ -513,8 +525,8 @@ Handled Service::health(const std::string& requestId) {
   return h;
 }
 
-Handled Service::metricsPage() {
-  Handled h;
+server::Handled Service::metricsPage() {
+  server::Handled h;
   h.outcome = "read";
   h.response.status = 200;
   h.response.headers.emplace_back("Content-Type", "text/plain; version=0.0.4; charset=utf-8");

@@ -7,10 +7,10 @@
 #include <string>
 #include <thread>
 
-#include "core/endpoint/handler.h"
 #include "core/endpoint/metrics.h"
 #include "core/enforce/enforcer.h"
 #include "core/policy/policy.h"
+#include "core/server/handler.h"
 #include "core/store/keystore.h"
 #include "core/store/pool.h"
 #include "core/trace/tracewriter.h"
@@ -21,12 +21,12 @@ struct ServiceOptions {
   bool allowFaultInjection = false;
   int poolSize = 16;
   std::chrono::milliseconds traceFlushInterval{100};
-  std::size_t traceFoldAfter = 3;  // see ServerOptions
-  bool preparedStatements = true;  // see ServerOptions
+  std::size_t traceFoldAfter = 3;             // see ServerOptions
+  bool preparedStatements = true;             // see ServerOptions
   enforce::ReplayCacheOptions replayCache{};  // see ServerOptions
 };
 
-class Service : public Handler {
+class Service : public server::Handler {
  public:
   /// `policy.docsUrl` should already point at this server's /idempotency page.
   Service(std::string conninfo, policy::Policy policy, int policyVersion, ServiceOptions options);
@@ -35,7 +35,7 @@ class Service : public Handler {
   ~Service() override;
 
   /// Answers one request. Thread-safe; never throws for store trouble (answers 503).
-  [[nodiscard]] Handled handle(const ServiceRequest& request) override;
+  [[nodiscard]] server::Handled handle(const server::Request& request) override;
 
   [[nodiscard]] Metrics& metrics() override { return m_metrics; }
   [[nodiscard]] Gauges gauges() const;
@@ -47,9 +47,9 @@ class Service : public Handler {
   /// What `serve` and `proxy` share besides routes: the enforcer over this service's store,
   /// the published policy page, the health check, the metrics page, tenant vetting.
   [[nodiscard]] enforce::Enforcer& enforcer() { return m_enforcer; }
-  [[nodiscard]] Handled publishedPolicy(const ServiceRequest& request) const;
-  [[nodiscard]] Handled health(const std::string& requestId);
-  [[nodiscard]] Handled metricsPage();
+  [[nodiscard]] server::Handled publishedPolicy(const server::Request& request) const;
+  [[nodiscard]] server::Handled health(const std::string& requestId);
+  [[nodiscard]] server::Handled metricsPage();
   /// The tenant header's value; nullopt when absent (tenantProblem() has vetted it).
   [[nodiscard]] std::optional<std::string> tenantHeaderValue(const http::Headers& headers) const;
   /// 400 when the tenant header is repeated or malformed, or missing on a route that reads or
@@ -68,10 +68,10 @@ class Service : public Handler {
   };
 
  private:
-  Handled postResource(const ServiceRequest& request);
-  Handled echo(const ServiceRequest& request) const;
-  Handled listResources(const ServiceRequest& request);
-  Handled getResource(const ServiceRequest& request);
+  server::Handled postResource(const server::Request& request);
+  server::Handled echo(const server::Request& request) const;
+  server::Handled listResources(const server::Request& request);
+  server::Handled getResource(const server::Request& request);
   /// The tenant a request's data belongs to: the header's, or the policy's default.
   [[nodiscard]] std::string tenantOf(const http::Headers& headers) const;
 

@@ -2,8 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
-#include "core/endpoint/accesslog.h"
-#include "core/endpoint/problems.h"
+#include "core/server/accesslog.h"
+#include "core/server/problems.h"
 #include "core/http/keyheader.h"
 #include "core/policy/route.h"
 #include "core/proxy/answerrules.h"
@@ -13,17 +13,17 @@
 
 namespace idem::proxy {
 
-using endpoint::Handled;
-using endpoint::ServiceRequest;
+using server::Handled;
+using server::Request;
 
 // One request's way through the proxy; shared by the steps on the loop and on the handler threads.
 struct Forwarder::Flow {
-  Flow(ServiceRequest r, const endpoint::Dispatch& where, endpoint::Done d, endpoint::Service& service)
+  Flow(Request r, const server::Dispatch& where, server::Done d, endpoint::Service& service)
       : req(std::move(r)), loop(where.loop), handlers(where.handlers), done(std::move(d)), counted(std::in_place, service) {}
-  ServiceRequest req;
+  Request req;
   boost::asio::any_io_executor loop;
   boost::asio::thread_pool& handlers;
-  endpoint::Done done;
+  server::Done done;
   Handled h;
   std::optional<enforce::Ticket> ticket;
   std::optional<endpoint::Service::InFlight> counted;  // until the client's answer is handed over
@@ -71,10 +71,10 @@ std::string Forwarder::metricsText() const {
 
 enforce::Response Forwarder::problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
                                      const std::string& requestId) const {
-  return endpoint::problem(status, slug, title, detail, m_service.policy().docsUrl, requestId);
+  return server::problem(status, slug, title, detail, m_service.policy().docsUrl, requestId);
 }
 
-bool Forwarder::start(ServiceRequest& request, const endpoint::Dispatch& where, endpoint::Done& done) {
+bool Forwarder::start(Request& request, const server::Dispatch& where, server::Done& done) {
   auto f = std::make_shared<Flow>(std::move(request), where, std::move(done), m_service);
   if (passesThrough(*f)) {
     f->h.outcome = "forwarded";
@@ -86,7 +86,7 @@ bool Forwarder::start(ServiceRequest& request, const endpoint::Dispatch& where, 
 }
 
 bool Forwarder::passesThrough(Flow& f) const {
-  const ServiceRequest& req = f.req;
+  const Request& req = f.req;
   const policy::Policy& policy = m_service.policy();
   if ((req.method == "GET" || req.method == "HEAD") && req.path == "/idempotency") return false;
   if (policy.match(req.method, req.path).tier != nullptr) return false;
@@ -100,7 +100,7 @@ bool Forwarder::passesThrough(Flow& f) const {
 }
 
 void Forwarder::decide(const FlowPtr& f) {
-  const ServiceRequest& req = f->req;
+  const Request& req = f->req;
   Handled& h = f->h;
   try {
     const policy::Policy& policy = m_service.policy();
@@ -129,7 +129,7 @@ void Forwarder::decide(const FlowPtr& f) {
       enforce::Decision d = m_service.enforcer().begin(er);
       h.tier = d.tier;
       h.outcome = d.outcome;
-      if (!d.detail.empty()) endpoint::logInternalError(req.requestId, "deciding on the key", d.detail);
+      if (!d.detail.empty()) server::logInternalError(req.requestId, "deciding on the key", d.detail);
       if (d.kind == enforce::Decision::Kind::Respond) {
         h.response = std::move(d.response);
       } else if (d.ticket) {
@@ -148,9 +148,9 @@ void Forwarder::decide(const FlowPtr& f) {
 }
 
 void Forwarder::failed(const FlowPtr& f, const std::exception& e) {
-  const ServiceRequest& req = f->req;
-  endpoint::logInternalError(req.requestId, req.method + " " + req.path, e.what());
-  f->h.response = endpoint::internalError(req.requestId, "The proxy failed while handling the request.",
+  const Request& req = f->req;
+  server::logInternalError(req.requestId, req.method + " " + req.path, e.what());
+  f->h.response = server::internalError(req.requestId, "The proxy failed while handling the request.",
                                           m_service.policy().docsUrl);
   f->h.outcome = "error";
 }
@@ -164,7 +164,7 @@ void Forwarder::respond(const FlowPtr& f) {
   if (done) done(std::move(f->h));
 }
 
-UpstreamRequest Forwarder::upstreamRequest(const ServiceRequest& req, bool enforced) const {
+UpstreamRequest Forwarder::upstreamRequest(const Request& req, bool enforced) const {
   ForwardedFor who{req.remote, req.requestId, std::nullopt, m_trustedHops.contains(req.remote)};
   // The key goes on exactly as the client sent it: the service sees what it would see without
   // the proxy and can pass it on to its own provider unchanged ("order-1", not "\"order-1\"").
@@ -188,7 +188,7 @@ bool Forwarder::takeSlot(const FlowPtr& f, const std::string& route) {
   if (f->ticket) {
     boost::asio::post(f->handlers, [this, f, busy = std::move(busy)]() mutable { finishEnforced(f, std::move(busy)); });
   } else {
-    endpoint::logInternalError(f->req.requestId, "forwarding to the upstream", busy.detail);
+    server::logInternalError(f->req.requestId, "forwarding to the upstream", busy.detail);
     f->h.response = notSent(busy, f->req.requestId, "Retry later.");
     f->h.outcome = "upstream_unavailable";
     respond(f);
@@ -209,13 +209,13 @@ void Forwarder::forwardPlain(const FlowPtr& f) {
 
 void Forwarder::plainAnswered(const FlowPtr& f, Sent sent) {
   f->giveSlot();
-  const ServiceRequest& req = f->req;
+  const Request& req = f->req;
   Handled& h = f->h;
   if (sent.failure == Failure::None) {
     h.response = fromUpstream(sent.answer, req.method == "HEAD");
     return respond(f);
   }
-  endpoint::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
+  server::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
   if (sent.failure == Failure::NotSent) {
     h.response = notSent(sent, req.requestId, "Retry later.");
     h.outcome = "upstream_unavailable";
@@ -271,7 +271,7 @@ void Forwarder::enforcedAnswered(const FlowPtr& f, Sent sent) {
 }
 
 void Forwarder::finishEnforced(const FlowPtr& f, Sent sent) {
-  const ServiceRequest& req = f->req;
+  const Request& req = f->req;
   Handled& h = f->h;
   enforce::Enforcer& enforcer = m_service.enforcer();
   enforce::Ticket& ticket = *f->ticket;
@@ -294,7 +294,7 @@ void Forwarder::finishEnforced(const FlowPtr& f, Sent sent) {
         break;
       }
       case Failure::NotSent:
-        endpoint::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
+        server::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
         h.response = enforcer.release(ticket, notSent(sent, req.requestId, "The key is free again: retry with the same key."),
                                       "upstream not reached: " + sent.detail);
         h.outcome = "released";
@@ -322,7 +322,7 @@ enforce::Response Forwarder::settle(enforce::Ticket& ticket, Sent sent) {
     return enforcer.complete(ticket, fromUpstream(sent.answer, false), options);
   }
   const std::string& requestId = ticket.requestId();
-  endpoint::logInternalError(requestId, "awaiting the upstream's answer", sent.detail);
+  server::logInternalError(requestId, "awaiting the upstream's answer", sent.detail);
   const bool neverAnswered = sent.failure == Failure::NoAnswer;
   auto r = problem(
       neverAnswered ? 504 : 502, "upstream-outcome-unknown", "Outcome unknown",
