@@ -103,8 +103,8 @@ int runProxy(const idemctl::Args& args) {
   if (budget.limit > 0)
     options.maxConnections = static_cast<int>(std::min<std::size_t>(options.maxConnections, budget.clientConnections));
   proxy.trustedHops = options.trustedPeers;  // the gateway's forwarding headers are its word too
-  options.frontHandler = [proxy](ep::Service& service) -> std::unique_ptr<idem::server::Handler> {
-    return std::make_unique<idem::proxy::Forwarder>(service, proxy);
+  options.frontHandler = [proxy](ep::Host& host) -> std::unique_ptr<idem::server::Handler> {
+    return std::make_unique<idem::proxy::Forwarder>(host, proxy);
   };
 
   const std::string upstreamUrl = args.get("upstream");

@@ -6,6 +6,7 @@
 #include "app/idemctl/start_flags.h"
 #include "core/endpoint/client.h"
 #include "core/endpoint/server.h"
+#include "core/faultrig/faultrig.h"
 #include "resources/embedded_resources.h"
 
 namespace {
@@ -21,6 +22,7 @@ int runServe(const idemctl::Args& args) {
   ep::ServerOptions options;
   options.conninfo = idemctl::conninfo(args);
   options.allowFaultInjection = args.has("allow-fault-injection");
+  if (options.allowFaultInjection) options.rawRoute = idem::faultrig::makeFaultRig;  // the /faults/... routes
 
   try {
     if (args.has("policy")) {

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "core/endpoint/admin.h"
-#include "core/endpoint/faultrig.h"
+#include "core/endpoint/service.h"
 #include "core/endpoint/tenantgate.h"
 #include "core/store/migrations.h"
 #include "core/store/policystore.h"
@@ -39,28 +39,29 @@ Server::Server(ServerOptions options)
   // 2. The sockets: bound now so the ports (0 = any) are known before the first request.
   m_transport->listen();
 
-  // 3. The service, with problem links pointing at this server's published policy.
+  // 3. The host, with problem links pointing at this server's published policy, and what
+  // answers through it: the proxy's forwarder, or serve's demo API (never both).
   policy::Policy published = m_options.policy;
   published.docsUrl = url() + "/idempotency";
-  m_service = std::make_unique<Service>(
-      m_options.conninfo, std::move(published), m_policyVersion,
-      ServiceOptions{m_options.allowFaultInjection, m_options.poolSize, m_options.traceFlushInterval,
-                     m_options.traceFoldAfter, m_options.preparedStatements, m_options.replayCache});
-  if (m_options.frontHandler) m_front = m_options.frontHandler(*m_service);
-  server::Handler* front = m_front ? m_front.get() : static_cast<server::Handler*>(m_service.get());
-  m_service->metrics().attachTransport(&m_transport->stats());
+  m_host =
+      std::make_unique<Host>(m_options.conninfo, std::move(published), m_policyVersion,
+                             HostOptions{m_options.poolSize, m_options.traceFlushInterval, m_options.traceFoldAfter,
+                                         m_options.preparedStatements, m_options.replayCache});
+  m_front = m_options.frontHandler ? m_options.frontHandler(*m_host)
+                                   : std::make_unique<Service>(*m_host, m_options.allowFaultInjection);
+  server::Handler* front = m_front.get();
+  m_host->metrics().attachTransport(&m_transport->stats());
   if (!m_options.trustedPeers.empty()) {
     std::string error;
     auto peers = TrustedPeers::parse(m_options.trustedPeers, error);
     if (!peers) throw StartError("--trusted-peers: " + error, 2);
-    m_tenantGate = std::make_unique<TenantGate>(*front, m_service->policy(), std::move(*peers));
+    m_tenantGate = std::make_unique<TenantGate>(*front, m_host->policy(), std::move(*peers));
     front = m_tenantGate.get();
   }
-  if (m_options.allowFaultInjection && !m_front)
-    m_rawRoute = std::make_unique<FaultRig>(m_service->pool(), m_service->policy().docsUrl);
-  if (m_options.adminPort >= 0) m_admin = std::make_unique<AdminHandler>(*m_service, m_front.get());
+  if (m_options.rawRoute) m_rawRoute = m_options.rawRoute(m_host->pool(), m_host->policy().docsUrl);
+  if (m_options.adminPort >= 0) m_admin = std::make_unique<AdminHandler>(*m_host, m_front.get());
   m_transport->attach(
-      server::Handlers{*front, m_admin.get(), m_rawRoute.get(), m_service->policy().docsUrl, m_options.poolSize});
+      server::Handlers{*front, m_admin.get(), m_rawRoute.get(), m_host->policy().docsUrl, m_options.poolSize});
 }
 
 Server::~Server() {
@@ -79,8 +80,8 @@ std::string Server::adminUrl() const { return m_transport->adminUrl(); }
 void Server::run() {
   m_transport->run();
   // The loop ran out of work: the acceptors are closed and every connection answered and closed.
-  if (m_front) m_front->finish();
-  m_service->flushTrace();
+  m_front->finish();
+  m_host->flushTrace();
 }
 
 void Server::start() {

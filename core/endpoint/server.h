@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/endpoint/service.h"
+#include "core/endpoint/host.h"
 #include "core/policy/policy.h"
 #include "core/server/rawroute.h"
 #include "core/server/transport.h"
@@ -35,9 +35,12 @@ struct ServerOptions : server::TransportOptions {
   /// Replays answered from memory (core/enforce/replaycache.h): a done key's answer is served
   /// without the store for at most 1 s after the store last replayed it, never past its expiry.
   enforce::ReplayCacheOptions replayCache{std::chrono::seconds(1)};
-  /// Makes what answers the listener from the service (the proxy's forwarder); empty: the
-  /// service's own routes answer.
-  std::function<std::unique_ptr<server::Handler>(Service&)> frontHandler;
+  /// Makes a raw route tried before the service on the main listener (serve's fault rig,
+  /// core/faultrig), from the host's store pool and the published policy's URL; empty: none.
+  std::function<std::unique_ptr<server::RawRoute>(store::Pool& pool, const std::string& docsUrl)> rawRoute;
+  /// Makes what answers the main listener through the host (the proxy's forwarder); empty:
+  /// serve's demo API (service.h).
+  std::function<std::unique_ptr<server::Handler>(Host&)> frontHandler;
   /// The longest wait at start for the policy lock; past it the start fails naming its holder.
   std::chrono::milliseconds lockTimeout{10'000};
   /// The policy's tenant header is accepted only from these peers (CIDR ranges, or "any");
@@ -79,18 +82,19 @@ class Server {
   /// Joins the background thread of start().
   void wait();
 
-  [[nodiscard]] Service& service() { return *m_service; }
+  /// The enforcement host: the policy, the store pool, the trace.
+  [[nodiscard]] Host& host() { return *m_host; }
 
  private:
   ServerOptions m_options;
   std::unique_ptr<server::Transport> m_transport;  // last to go: connections refer to the handlers' options
   int m_policyInForce = 0;
   int m_policyVersion = 0;
-  std::unique_ptr<Service> m_service;
-  std::unique_ptr<server::Handler> m_front;       // before m_service goes: it uses the service
+  std::unique_ptr<Host> m_host;
+  std::unique_ptr<server::Handler> m_front;       // the demo API or the frontHandler's: goes before the host
   std::unique_ptr<server::Handler> m_tenantGate;  // with trustedPeers: in front of the handler
   std::unique_ptr<server::Handler> m_admin;
-  std::unique_ptr<server::RawRoute> m_rawRoute;  // the fault rig, with allowFaultInjection
+  std::unique_ptr<server::RawRoute> m_rawRoute;  // from options.rawRoute
   std::thread m_thread;
 };
 

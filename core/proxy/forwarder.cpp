@@ -18,15 +18,15 @@ using server::Request;
 
 // One request's way through the proxy; shared by the steps on the loop and on the handler threads.
 struct Forwarder::Flow {
-  Flow(Request r, const server::Dispatch& where, server::Done d, endpoint::Service& service)
-      : req(std::move(r)), loop(where.loop), handlers(where.handlers), done(std::move(d)), counted(std::in_place, service) {}
+  Flow(Request r, const server::Dispatch& where, server::Done d, endpoint::Host& host)
+      : req(std::move(r)), loop(where.loop), handlers(where.handlers), done(std::move(d)), counted(std::in_place, host) {}
   Request req;
   boost::asio::any_io_executor loop;
   boost::asio::thread_pool& handlers;
   server::Done done;
   Handled h;
   std::optional<enforce::Ticket> ticket;
-  std::optional<endpoint::Service::InFlight> counted;  // until the client's answer is handed over
+  std::optional<endpoint::Host::InFlight> counted;  // until the client's answer is handed over
   std::string slot;  // the route slot held while the exchange (or its late wait) lasts
   RouteSlots* slots = nullptr;
   void giveSlot() {
@@ -35,8 +35,8 @@ struct Forwarder::Flow {
   }
 };
 
-Forwarder::Forwarder(endpoint::Service& service, ProxyOptions options)
-    : m_service(service),
+Forwarder::Forwarder(endpoint::Host& host, ProxyOptions options)
+    : m_host(host),
       m_options(std::move(options)),
       m_upstream(m_options.upstream, m_options.client),
       m_late(m_options.lateAnswerWait, m_options.maxLateAnswers),
@@ -71,11 +71,11 @@ std::string Forwarder::metricsText() const {
 
 enforce::Response Forwarder::problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
                                      const std::string& requestId) const {
-  return server::problem(status, slug, title, detail, m_service.policy().docsUrl, requestId);
+  return server::problem(status, slug, title, detail, m_host.policy().docsUrl, requestId);
 }
 
 bool Forwarder::start(Request& request, const server::Dispatch& where, server::Done& done) {
-  auto f = std::make_shared<Flow>(std::move(request), where, std::move(done), m_service);
+  auto f = std::make_shared<Flow>(std::move(request), where, std::move(done), m_host);
   if (passesThrough(*f)) {
     f->h.outcome = "forwarded";
     forwardPlain(f);
@@ -87,13 +87,13 @@ bool Forwarder::start(Request& request, const server::Dispatch& where, server::D
 
 bool Forwarder::passesThrough(Flow& f) const {
   const Request& req = f.req;
-  const policy::Policy& policy = m_service.policy();
+  const policy::Policy& policy = m_host.policy();
   if ((req.method == "GET" || req.method == "HEAD") && req.path == "/idempotency") return false;
   if (policy.match(req.method, req.path).tier != nullptr) return false;
-  if (m_service.tenantProblem(req.headers, false)) return false;  // refused on the handler thread, with its words
+  if (m_host.tenantProblem(req.headers, false)) return false;  // refused on the handler thread, with its words
   const auto raw = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader);
   if (raw && !policy::isSafeMethod(req.method)) return false;  // the enforcer refuses a key it cannot honour
-  f.h.tenant = m_service.tenantHeaderValue(req.headers).value_or(policy.defaultTenant);
+  f.h.tenant = m_host.tenantHeaderValue(req.headers).value_or(policy.defaultTenant);
   if (raw)
     if (auto parsed = http::parseIdempotencyKey(*raw); parsed.key) f.h.key = *parsed.key;
   return true;
@@ -103,10 +103,10 @@ void Forwarder::decide(const FlowPtr& f) {
   const Request& req = f->req;
   Handled& h = f->h;
   try {
-    const policy::Policy& policy = m_service.policy();
+    const policy::Policy& policy = m_host.policy();
     if ((req.method == "GET" || req.method == "HEAD") && req.path == "/idempotency") {
-      h = m_service.publishedPolicy(req);  // the policy the proxy enforces, published where clients are
-    } else if (auto bad = m_service.tenantProblem(req.headers, policy.match(req.method, req.path).tier != nullptr)) {
+      h = m_host.publishedPolicy(req);  // the policy the proxy enforces, published where clients are
+    } else if (auto bad = m_host.tenantProblem(req.headers, policy.match(req.method, req.path).tier != nullptr)) {
       // A repeated or malformed tenant header is refused on every route, forwarded ones too: the
       // upstream must not be left to guess which copy the gateway set.
       h.response = std::move(*bad);
@@ -121,12 +121,12 @@ void Forwarder::decide(const FlowPtr& f) {
                            req.requestId);
       h.outcome = "bad_request";
     } else {
-      const auto tenant = m_service.tenantHeaderValue(req.headers);
+      const auto tenant = m_host.tenantHeaderValue(req.headers);
       h.tenant = tenant.value_or(policy.defaultTenant);
       if (auto raw = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader))
         if (auto parsed = http::parseIdempotencyKey(*raw); parsed.key) h.key = *parsed.key;
       const enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId, tenant};
-      enforce::Decision d = m_service.enforcer().begin(er);
+      enforce::Decision d = m_host.enforcer().begin(er);
       h.tier = d.tier;
       h.outcome = d.outcome;
       if (!d.detail.empty()) server::logInternalError(req.requestId, "deciding on the key", d.detail);
@@ -151,7 +151,7 @@ void Forwarder::failed(const FlowPtr& f, const std::exception& e) {
   const Request& req = f->req;
   server::logInternalError(req.requestId, req.method + " " + req.path, e.what());
   f->h.response = server::internalError(req.requestId, "The proxy failed while handling the request.",
-                                          m_service.policy().docsUrl);
+                                          m_host.policy().docsUrl);
   f->h.outcome = "error";
 }
 
@@ -259,7 +259,7 @@ void Forwarder::enforcedAnswered(const FlowPtr& f, Sent sent) {
                            "is never executed a second time.",
                        f->req.requestId);
       r.headers.emplace_back("Retry-After", "5");
-      m_service.enforcer().addKeyHeaders(r, ticket.scope().key, ticket.expiresAtMs());
+      m_host.enforcer().addKeyHeaders(r, ticket.scope().key, ticket.expiresAtMs());
       f->h.response = std::move(r);
       f->h.outcome = "awaiting_upstream";
       return respond(f);
@@ -273,7 +273,7 @@ void Forwarder::enforcedAnswered(const FlowPtr& f, Sent sent) {
 void Forwarder::finishEnforced(const FlowPtr& f, Sent sent) {
   const Request& req = f->req;
   Handled& h = f->h;
-  enforce::Enforcer& enforcer = m_service.enforcer();
+  enforce::Enforcer& enforcer = m_host.enforcer();
   enforce::Ticket& ticket = *f->ticket;
   try {
     distrustUnverifiable(sent);
@@ -312,7 +312,7 @@ void Forwarder::finishEnforced(const FlowPtr& f, Sent sent) {
 }
 
 enforce::Response Forwarder::settle(enforce::Ticket& ticket, Sent sent) {
-  enforce::Enforcer& enforcer = m_service.enforcer();
+  enforce::Enforcer& enforcer = m_host.enforcer();
   distrustUnverifiable(sent);
   if (sent.failure == Failure::None) {
     if (refusedBeforeWork(sent.answer))

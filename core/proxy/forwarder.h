@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/server/handler.h"
-#include "core/endpoint/service.h"
+#include "core/endpoint/host.h"
 #include "core/endpoint/tenantgate.h"
 #include "core/proxy/lateanswers.h"
 #include "core/proxy/routeslots.h"
@@ -41,11 +41,11 @@ struct ProxyOptions {
 class Forwarder : public server::Handler {
  public:
   /// Throws std::runtime_error when the upstream's host cannot be resolved.
-  Forwarder(endpoint::Service& service, ProxyOptions options);
+  Forwarder(endpoint::Host& host, ProxyOptions options);
   ~Forwarder() override;
 
   bool start(server::Request& request, const server::Dispatch& where, server::Done& done) override;
-  [[nodiscard]] server::Metrics& metrics() override { return m_service.metrics(); }
+  [[nodiscard]] server::Metrics& metrics() override { return m_host.metrics(); }
   void stopping() override { m_late.stop(); }
   [[nodiscard]] std::string metricsText() const override;
 
@@ -74,7 +74,7 @@ class Forwarder : public server::Handler {
   enforce::Response problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
                             const std::string& requestId) const;
 
-  endpoint::Service& m_service;
+  endpoint::Host& m_host;
   ProxyOptions m_options;
   Upstream m_upstream;
   LateAnswers m_late;

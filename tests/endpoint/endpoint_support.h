@@ -7,6 +7,7 @@
 
 #include "core/endpoint/client.h"
 #include "core/endpoint/server.h"
+#include "core/faultrig/faultrig.h"
 #include "tests/support/testdb.h"
 
 namespace idem::test {
@@ -36,6 +37,7 @@ struct LiveServer {
     o.conninfo = db.conninfo();
     o.policy = policy::parsePolicy(policyText, "endpoint-test-policy.json");
     o.allowFaultInjection = allowFaults;
+    if (allowFaults) o.rawRoute = faultrig::makeFaultRig;
     o.threads = 32;
     o.traceFlushInterval = std::chrono::milliseconds(20);
     server = std::make_unique<endpoint::Server>(std::move(o));

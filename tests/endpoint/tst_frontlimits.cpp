@@ -206,7 +206,7 @@ class TestFrontLimits : public QObject {
     o.conninfo = m_db->conninfo();
     o.policy = policy::parsePolicy(test::kEndpointPolicy, "endpoint-test-policy.json");
     o.threads = 2;
-    o.frontHandler = [](endpoint::Service&) { return std::make_unique<OversizedAnswer>(); };
+    o.frontHandler = [](endpoint::Host&) { return std::make_unique<OversizedAnswer>(); };
     endpoint::Server server(std::move(o));
     server.start();
     const std::string r = exchange(server.port(), "GET /huge HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");

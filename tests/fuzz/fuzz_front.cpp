@@ -208,7 +208,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   o.maxBodyBytes = kMaxBody;
   o.maxBufferedBodyBytes = 4 * kMaxBody;
   o.headerTimeout = o.bodyTimeout = o.idleTimeout = o.writeTimeout = std::chrono::seconds(2);
-  o.frontHandler = [](endpoint::Service&) {
+  o.frontHandler = [](endpoint::Host&) {
     auto h = std::make_unique<RecordingHandler>();
     g_handler = h.get();
     return h;

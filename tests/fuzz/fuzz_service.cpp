@@ -28,7 +28,8 @@ using nlohmann::json;
 
 namespace {
 
-std::unique_ptr<endpoint::Service> g_service;
+std::unique_ptr<endpoint::Host> g_host;
+std::unique_ptr<endpoint::Service> g_service;  // answers through g_host
 
 std::string_view nextLine(std::string_view& rest) {
   const auto end = rest.find('\n');
@@ -101,8 +102,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   auto policy = idem::policy::parsePolicy(*idem::resources::find("policy/demo-policy.json"), "demo-policy.json");
   const int version = idem::store::recordPolicy(conn, policy);
   // Fault injection stays off: its delays would only slow the run down.
-  g_service = std::make_unique<endpoint::Service>(conninfo, std::move(policy), version,
-                                                  endpoint::ServiceOptions{false, 2});
+  g_host = std::make_unique<endpoint::Host>(conninfo, std::move(policy), version, endpoint::HostOptions{2});
+  g_service = std::make_unique<endpoint::Service>(*g_host, false);
   return 0;
 }
 

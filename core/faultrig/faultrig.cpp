@@ -1,15 +1,15 @@
-#include "core/endpoint/faultrig.h"
+#include "core/faultrig/faultrig.h"
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <iostream>
 
-#include "core/endpoint/faultlog.h"
-#include "core/endpoint/faultprofile.h"
+#include "core/faultrig/faultlog.h"
+#include "core/faultrig/faultprofile.h"
 #include "core/server/problems.h"
 
-namespace idem::endpoint {
+namespace idem::faultrig {
 namespace {
 
 long long wallUs() {
@@ -80,4 +80,8 @@ bool FaultRig::serve(const server::Request& sr, server::RawExchange& exchange, c
   return false;
 }
 
-}  // namespace idem::endpoint
+std::unique_ptr<server::RawRoute> makeFaultRig(store::Pool& pool, const std::string& docsUrl) {
+  return std::make_unique<FaultRig>(pool, docsUrl);
+}
+
+}  // namespace idem::faultrig
