@@ -8,7 +8,7 @@
 #include <iostream>
 #include <thread>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "core/policy/duration.h"
 
 namespace idemctl {
@@ -31,7 +31,7 @@ std::vector<std::string_view> withServerFlags(std::vector<std::string_view> own)
 
 std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& options) {
   const std::string listen = args.get("listen", "127.0.0.1:0");
-  if (!idem::endpoint::splitHostPort(listen, options.host, options.port))
+  if (!idem::client::splitHostPort(listen, options.host, options.port))
     return "--listen: \"" + listen + "\" is not HOST:PORT (e.g. 127.0.0.1:8080, or port 0 for any free port)";
   if (args.has("threads") && !parseInt(args.get("threads"), 2, 4096, options.threads))
     return "--threads must be an integer from 2 to 4096";

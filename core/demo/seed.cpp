@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "core/fingerprint/fingerprint.h"
 #include "core/store/keystore.h"
 #include "core/trace/outcome.h"
@@ -15,8 +15,8 @@
 namespace idem::demo {
 namespace {
 
-using endpoint::Client;
-using endpoint::ClientResponse;
+using client::Client;
+using client::ClientResponse;
 
 constexpr const char* kPayments = "POST /v1/payments";
 constexpr long long kMinute = 60;

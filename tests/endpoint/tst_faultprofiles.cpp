@@ -98,7 +98,7 @@ class TestFaultProfiles : public QObject {
   // No answer until the client gives up; when it does is recorded as the attempt's end.
   void hangHoldsUntilTheClientGivesUp() {
     test::LiveServer s("ep_faultprof_hang");
-    endpoint::Client c("127.0.0.1", s.server->port(), std::chrono::milliseconds(300));
+    client::Client c("127.0.0.1", s.server->port(), std::chrono::milliseconds(300));
     const auto r = c.post("/faults/hang/op-h/v1/payments", headersFor("fk-h", "tst/hang"), test::kPayment);
     QCOMPARE(r.status, 0);
     QTRY_COMPARE_WITH_TIMEOUT(attempts(s, "user_agent = 'tst/hang' AND outcome = 'hang'"), 1LL, 10000);

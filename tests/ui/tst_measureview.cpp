@@ -14,7 +14,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "core/faultrig/faultlog.h"
 #include "core/measure/recorded.h"
 #include "core/sim/config_parse.h"
@@ -246,7 +246,7 @@ class TestMeasureView : public QObject {
     test::TestDatabase db("ui_measure_serve");
     {
       test::ServeProcess serve({"--db", db.conninfo(), "--allow-fault-injection"});
-      endpoint::Client client("127.0.0.1", serve.port());
+      client::Client client("127.0.0.1", serve.port());
       for (int op = 0; op < 3; ++op)
         for (int attempt = 0; attempt < 3; ++attempt) {
           const auto r = client.post("/faults/503-retry-after-1/op-view-" + std::to_string(op) + "/v1/payments",
