@@ -128,7 +128,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public RawEx
     readHeader();
   }
 
-  ~Connection() {
+  ~Connection() override {
     {
       std::lock_guard lock(m_context.mutex);
       m_context.connections.erase(this);
