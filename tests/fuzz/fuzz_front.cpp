@@ -42,6 +42,7 @@
 
 using idem::fuzz::check;
 namespace endpoint = idem::endpoint;
+namespace server = idem::server;
 namespace bhttp = boost::beast::http;
 
 namespace {

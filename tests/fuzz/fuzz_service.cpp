@@ -24,6 +24,7 @@
 
 using idem::fuzz::check;
 namespace endpoint = idem::endpoint;
+namespace server = idem::server;
 using nlohmann::json;
 
 namespace {
