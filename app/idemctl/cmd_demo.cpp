@@ -20,6 +20,7 @@
 #include "core/demo/seed.h"
 #include "core/demo/traffic.h"
 #include "core/endpoint/server.h"
+#include "core/faultrig/faultrig.h"
 #include "core/store/migrations.h"
 #include "resources/embedded_resources.h"
 
@@ -118,6 +119,7 @@ int runDemo(const idemctl::Args& args) {
   options.port = port;
   options.threads = 32;
   options.allowFaultInjection = true;
+  options.rawRoute = idem::faultrig::makeFaultRig;  // the /faults/... routes, as serve has them
   // The seed moves keys back in time by SQL behind the endpoint's back (an operator's edit):
   // replays from memory would honour that only after --replay-cache's max age.
   options.replayCache.maxAge = std::chrono::milliseconds(0);
@@ -253,7 +255,7 @@ int runDemo(const idemctl::Args& args) {
 int demoMain(const idemctl::Args& args) {
   try {
     return runDemo(args);
-  } catch (const idem::endpoint::StartError& e) {
+  } catch (const idem::server::StartError& e) {
     std::cerr << "idemctl demo: the endpoint did not start: " << e.what() << '\n';
     return e.exitCode();
   } catch (const idem::pg::Unavailable& e) {

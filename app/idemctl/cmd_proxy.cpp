@@ -6,7 +6,7 @@
 #include "app/idemctl/command.h"
 #include "app/idemctl/server_flags.h"
 #include "app/idemctl/start_flags.h"
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "core/endpoint/server.h"
 #include "core/policy/duration.h"
 #include "core/proxy/descriptorbudget.h"
@@ -94,7 +94,7 @@ int runProxy(const idemctl::Args& args) {
   if (auto bad = idemctl::readServerFlags(args, options); !bad.empty()) return usage(bad);
   if (auto bad = idemctl::readStartFlags(args, options, "proxy", true); !bad.empty()) return usage(bad);
   const std::string admin = args.get("admin-listen", "127.0.0.1:0");
-  if (!ep::splitHostPort(admin, options.adminHost, options.adminPort))
+  if (!idem::client::splitHostPort(admin, options.adminHost, options.adminPort))
     return usage("--admin-listen: \"" + admin + "\" is not HOST:PORT");
 
   idem::proxy::ProxyOptions proxy;
@@ -129,8 +129,8 @@ int runProxy(const idemctl::Args& args) {
   if (budget.limit > 0)
     options.maxConnections = static_cast<int>(std::min<std::size_t>(options.maxConnections, budget.clientConnections));
   proxy.trustedHops = options.trustedPeers;  // the gateway's forwarding headers are its word too
-  options.frontHandler = [proxy](ep::Service& service) -> std::unique_ptr<ep::Handler> {
-    return std::make_unique<idem::proxy::Forwarder>(service, proxy);
+  options.frontHandler = [proxy](ep::Host& host) -> std::unique_ptr<idem::server::Handler> {
+    return std::make_unique<idem::proxy::Forwarder>(host, proxy);
   };
 
   const std::string upstreamUrl = args.get("upstream");

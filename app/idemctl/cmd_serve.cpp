@@ -4,8 +4,9 @@
 #include "app/idemctl/command.h"
 #include "app/idemctl/server_flags.h"
 #include "app/idemctl/start_flags.h"
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "core/endpoint/server.h"
+#include "core/faultrig/faultrig.h"
 #include "resources/embedded_resources.h"
 
 namespace {
@@ -21,6 +22,7 @@ int runServe(const idemctl::Args& args) {
   ep::ServerOptions options;
   options.conninfo = idemctl::conninfo(args);
   options.allowFaultInjection = args.has("allow-fault-injection");
+  if (options.allowFaultInjection) options.rawRoute = idem::faultrig::makeFaultRig;  // the /faults/... routes
 
   try {
     if (args.has("policy")) {
@@ -36,7 +38,7 @@ int runServe(const idemctl::Args& args) {
   if (auto bad = idemctl::readStartFlags(args, options, "serve", false); !bad.empty()) return usage(bad);
   // An admin listener (/healthz, /metrics) with its own threads and connection budget: off
   // unless asked for, since serve's own port answers both too.
-  if (args.has("admin-listen") && !ep::splitHostPort(args.get("admin-listen"), options.adminHost, options.adminPort))
+  if (args.has("admin-listen") && !idem::client::splitHostPort(args.get("admin-listen"), options.adminHost, options.adminPort))
     return usage("--admin-listen: \"" + args.get("admin-listen") + "\" is not HOST:PORT");
   const bool faults = args.has("allow-fault-injection");
   return idemctl::runServer(args, std::move(options), "serve", kUsageText, [faults](ep::Server& server) {

@@ -88,8 +88,8 @@ DemoProxy::DemoProxy(const std::string& conninfo, const std::string& dataDir, id
   options.threads = 16;
   options.poolSize = 4;
   options.adminPort = 0;
-  options.frontHandler = [proxy](idem::endpoint::Service& service) -> std::unique_ptr<idem::endpoint::Handler> {
-    return std::make_unique<idem::proxy::Forwarder>(service, proxy);
+  options.frontHandler = [proxy](idem::endpoint::Host& host) -> std::unique_ptr<idem::server::Handler> {
+    return std::make_unique<idem::proxy::Forwarder>(host, proxy);
   };
   m_proxy = std::make_unique<idem::endpoint::Server>(std::move(options));
   m_proxy->start();

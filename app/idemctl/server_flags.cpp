@@ -8,7 +8,7 @@
 #include <iostream>
 #include <thread>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "core/policy/duration.h"
 
 namespace idemctl {
@@ -73,7 +73,7 @@ Flags withServerFlags(Flags own) {
 
 std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& options) {
   const std::string listen = args.get("listen", "127.0.0.1:0");
-  if (!idem::endpoint::splitHostPort(listen, options.host, options.port))
+  if (!idem::client::splitHostPort(listen, options.host, options.port))
     return "--listen: \"" + listen + "\" is not HOST:PORT (e.g. 127.0.0.1:8080, or port 0 for any free port)";
   if (args.has("threads") && !parseInt(args.get("threads"), 2, 4096, options.threads))
     return "--threads must be an integer from 2 to 4096";
@@ -103,14 +103,14 @@ std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& opt
     options.maxBodyBytes = static_cast<std::size_t>(bytes);
   }
 
-  // Limits and deadlines for slow or oversized requests (core/endpoint/README.md, "Limits and slow clients").
+  // Limits and deadlines for slow or oversized requests (core/server/README.md, "Limits and slow clients").
   struct SizeFlag {
     const char* name;
     int min, max;
     std::size_t& target;
   };
   // The header block's cap is what the parser can store: Beast keeps each field under 64 KiB.
-  for (const SizeFlag& f : {SizeFlag{"max-header-bytes", 1024, static_cast<int>(idem::endpoint::kMaxHeaderBytes),
+  for (const SizeFlag& f : {SizeFlag{"max-header-bytes", 1024, static_cast<int>(idem::server::kMaxHeaderBytes),
                                      options.maxHeaderBytes},
                             SizeFlag{"max-headers", 8, 10000, options.maxHeaderCount}}) {
     int value = 0;
@@ -212,7 +212,7 @@ int runServer(const Args& args, idem::endpoint::ServerOptions options, std::stri
   std::unique_ptr<ep::Server> server;
   try {
     server = std::make_unique<ep::Server>(std::move(options));
-  } catch (const ep::StartError& e) {
+  } catch (const idem::server::StartError& e) {
     std::cerr << "idemctl " << command << ": " << e.what() << '\n';
     return e.exitCode();
   } catch (const std::runtime_error& e) {  // a handler that could not start (an unresolvable upstream)

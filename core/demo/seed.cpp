@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "core/fingerprint/fingerprint.h"
 #include "core/store/keystore.h"
 #include "core/trace/outcome.h"
@@ -15,8 +15,8 @@
 namespace idem::demo {
 namespace {
 
-using endpoint::Client;
-using endpoint::ClientResponse;
+using client::Client;
+using client::ClientResponse;
 
 constexpr const char* kPayments = "POST /v1/payments";
 constexpr long long kMinute = 60;
@@ -199,7 +199,7 @@ void Seeder::failures() {
 void Seeder::stuckKey() {
   // A worker that claimed a payment and died: claimed through the store directly, never
   // completed, and its lease moved 12 minutes into the past.
-  const auto& policy = m_server.service().policy();
+  const auto& policy = m_server.host().policy();
   const policy::Tier* tier = policy.tierFor("POST", "/v1/payments");
   const std::string body = payment(64000, "usd", "cus_acme_311");
   store::Pool pool(m_conninfo, 1);
@@ -222,13 +222,13 @@ void Seeder::stuckKey() {
 }
 
 void Seeder::incident() {
-  const policy::Tier* tier = m_server.service().policy().tierFor("POST", "/v1/payments");
+  const policy::Tier* tier = m_server.host().policy().tierFor("POST", "/v1/payments");
   const std::string tenant = "acct_acme", key = "checkout-8812-pay";
   const std::string body = payment(249900, "usd", "cus_acme_1042");
   expect(post("/v1/payments", tenant, key, body), 201, "incident original");
   expect(post("/v1/payments", tenant, key, body), 201, "incident retry 1");
   expect(post("/v1/payments", tenant, key, body), 201, "incident retry 2");
-  if (!m_server.service().flushTrace()) throw std::runtime_error("demo seed: trace not written");
+  if (!m_server.host().flushTrace()) throw std::runtime_error("demo seed: trace not written");
   // The original ran 24h33m ago (TTL 24h): the key expired 33 minutes ago. The two retries
   // came after a 30s and a 2m30s timeout and were replayed.
   pg::Connection conn(m_conninfo);
@@ -259,13 +259,13 @@ SeedReport Seeder::run() {
   conflictsAndMismatches();
   failures();
   stuckKey();
-  if (!m_server.service().flushTrace()) throw std::runtime_error("demo seed: trace not written");
+  if (!m_server.host().flushTrace()) throw std::runtime_error("demo seed: trace not written");
   {
     pg::Connection conn(m_conninfo);
     for (const auto& s : m_seeded) backdateKey(conn, s.tenant, s.endpoint, s.key, s.shiftSeconds);
   }
   incident();
-  m_server.service().flushTrace();
+  m_server.host().flushTrace();
   return m_report;
 }
 

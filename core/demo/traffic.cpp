@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 
 namespace idem::demo {
 
@@ -32,7 +32,7 @@ void LiveTraffic::run() {
     std::string tenant, key, body;
   };
   std::deque<Sent> recent;
-  endpoint::Client client(m_host, m_port, std::chrono::seconds(10));
+  client::Client client(m_host, m_port, std::chrono::seconds(10));
   long long n = 0;
   for (;;) {
     {

@@ -1,17 +1,17 @@
 #include "core/endpoint/admin.h"
 
-#include "core/endpoint/problems.h"
+#include "core/server/problems.h"
 
 namespace idem::endpoint {
 
-Handled AdminHandler::handle(const ServiceRequest& req) {
-  Handled h;
+server::Handled AdminHandler::handle(const server::Request& req) {
+  server::Handled h;
   const bool known = req.path == "/healthz" || req.path == "/metrics";
   if (known && (req.method == "GET" || req.method == "HEAD")) {
-    h = req.path == "/healthz" ? m_service.health(req.requestId) : m_service.metricsPage();
+    h = req.path == "/healthz" ? m_host.health(req.requestId) : m_host.metricsPage();
     if (req.path == "/metrics" && m_front) h.response.body += m_front->metricsText();
   } else {
-    h.response = problemForStatus(known ? 405 : 404, req.method, req.path, m_service.policy().docsUrl);
+    h.response = server::problemForStatus(known ? 405 : 404, req.method, req.path, m_host.policy().docsUrl);
     h.outcome = known ? "method_not_allowed" : "not_found";
   }
   h.response.headers.emplace_back("Request-Id", req.requestId);

@@ -1,21 +1,21 @@
 #pragma once
 // The admin listener's answers: /healthz and /metrics of a service, nothing else. A proxy's
 // main port forwards every path to its upstream, so operators get these on a port of their own.
-#include "core/endpoint/handler.h"
-#include "core/endpoint/service.h"
+#include "core/endpoint/host.h"
+#include "core/server/handler.h"
 
 namespace idem::endpoint {
 
-class AdminHandler : public Handler {
+class AdminHandler : public server::Handler {
  public:
   /// `front`: the listener's other handler, whose metricsText() joins /metrics (may be null).
-  AdminHandler(Service& service, const Handler* front) : m_service(service), m_front(front) {}
-  [[nodiscard]] Handled handle(const ServiceRequest& request) override;
-  [[nodiscard]] Metrics& metrics() override { return m_service.metrics(); }
+  AdminHandler(Host& host, const server::Handler* front) : m_host(host), m_front(front) {}
+  [[nodiscard]] server::Handled handle(const server::Request& request) override;
+  [[nodiscard]] Metrics& metrics() override { return m_host.metrics(); }
 
  private:
-  Service& m_service;
-  const Handler* m_front;
+  Host& m_host;
+  const server::Handler* m_front;
 };
 
 }  // namespace idem::endpoint

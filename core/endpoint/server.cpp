@@ -1,214 +1,20 @@
 #include "core/endpoint/server.h"
 
-#include <sys/resource.h>
-#include <sys/socket.h>
-
-#include <algorithm>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/thread_pool.hpp>
-#include <cerrno>
 #include <iostream>
-#include <thread>
-#include <vector>
 
 #include "core/endpoint/admin.h"
-#include "core/endpoint/connection.h"
-#include "core/endpoint/problems.h"
+#include "core/endpoint/service.h"
 #include "core/endpoint/tenantgate.h"
 #include "core/store/migrations.h"
 #include "core/store/policystore.h"
 #include "core/store/tenantscope.h"
 
 namespace idem::endpoint {
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
-
-namespace {
-// Connections beyond the file descriptors the process may open would fail in accept() (and
-// starve the store's own connections); the limit is kept below what the process may hold, after
-// the descriptors set aside for the admin listener.
-int connectionCeiling(int wanted, int poolSize, int setAside) {
-  rlimit r{};
-  if (getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return wanted;
-  const auto reserve = static_cast<rlim_t>(poolSize) + 64 + static_cast<rlim_t>(setAside);  // store, trace, logs
-  if (r.rlim_cur <= reserve + 16) return 16;
-  return std::min<int>(wanted, static_cast<int>(std::min<rlim_t>(r.rlim_cur - reserve, 1 << 30)));
-}
-
-// accept() failing for want of descriptors (or kernel memory) fails again at once while the
-// connection waits in the backlog: retried on a timer, not in a loop that spins a core.
-bool outOfDescriptors(const boost::system::error_code& ec) {
-  return ec == net::error::no_descriptors || ec.value() == ENFILE || ec == net::error::no_buffer_space ||
-         ec == net::error::no_memory;
-}
-constexpr std::chrono::milliseconds kAcceptPause{100};
-
-// A short answer for a connection refused at accept, written without waiting.
-std::string refusalBytes(const enforce::Response& p, const char* reason) {
-  std::string out = "HTTP/1.1 " + std::to_string(p.status) + " " + reason + "\r\n";
-  for (const auto& [name, value] : p.headers) out.append(name).append(": ").append(value).append("\r\n");
-  return out + "Connection: close\r\nContent-Length: " + std::to_string(p.body.size()) + "\r\n\r\n" + p.body;
-}
-}  // namespace
-
-// The event loop, the listening sockets and what each one's connections share.
-class Server::Impl {
- public:
-  // A couple of event-loop threads do all socket work (more would only contend on the loop);
-  // the handler threads run the requests, which block on the store.
-  explicit Impl(int threads) : io(loopThreads(threads)), handlers(static_cast<std::size_t>(threads)) {}
-  static int loopThreads(int threads) {
-    return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, std::max(2, threads));
-  }
-  struct Listener {
-    explicit Listener(net::io_context& io) : acceptor(io), pause(io) {}
-    tcp::acceptor acceptor;
-    net::steady_timer pause;  // accepting waits on it at the descriptor limit
-    std::unique_ptr<ConnectionContext> context;
-    std::string serverFull, clientFull;  // the answers of a refused connection
-  };
-  net::io_context io;
-  net::thread_pool handlers;
-  /// The admin listener's handlers: /healthz and /metrics never queue behind application work.
-  std::unique_ptr<net::thread_pool> adminHandlers;
-  TransportStats stats;
-  std::unique_ptr<BodyBudget> bodyBudget;
-  std::vector<std::unique_ptr<Listener>> listeners;  // the service's first, then the admin's
-
-  /// Gives a listener what its connections share, and its budget.
-  void equip(Listener& l, std::unique_ptr<ConnectionContext> context, int maxConnections, int maxPerClient) {
-    context->maxConnections = maxConnections;
-    context->maxPerClient = std::clamp(maxPerClient, 1, maxConnections);
-    context->bodyBudget = bodyBudget.get();
-    context->stats = &stats;
-    const std::string& docs = context->docs;
-    auto full = problemForStatus(503, "-", "", docs);
-    full.headers.emplace_back("Retry-After", "1");
-    l.serverFull = refusalBytes(full, "Service Unavailable");
-    auto perClient = problem(429, "too-many-connections", "Too many connections from one client",
-                             "This client address holds as many open connections as the server allows one client "
-                             "(--max-connections-per-client); reuse or close one. Nothing was executed or stored.",
-                             docs);
-    perClient.headers.emplace_back("Retry-After", "1");
-    l.clientFull = refusalBytes(perClient, "Too Many Requests");
-    l.context = std::move(context);
-  }
-
-  /// Binds host:port (0: any free port) and returns the port; throws what cannotListen makes.
-  template <typename Fail>
-  int listen(const std::string& host, int port, Fail cannotListen) {
-    auto& l = *listeners.emplace_back(std::make_unique<Listener>(io));
-    try {
-      tcp::resolver resolver(io);
-      const auto found =
-          resolver.resolve(host, std::to_string(port), tcp::resolver::passive | tcp::resolver::numeric_service);
-      if (found.empty()) throw cannotListen(host, port);
-      const tcp::endpoint at = *found.begin();
-      l.acceptor.open(at.protocol());
-      l.acceptor.set_option(tcp::acceptor::reuse_address(true));
-      l.acceptor.bind(at);
-      l.acceptor.listen(1024);
-      return l.acceptor.local_endpoint().port();
-    } catch (const boost::system::system_error&) {
-      throw cannotListen(host, port);
-    }
-  }
-
-  void accept(Listener& l) {
-    l.acceptor.async_accept(net::make_strand(io), [this, &l](boost::system::error_code ec, tcp::socket socket) {
-      if (ec == net::error::operation_aborted || !l.acceptor.is_open()) return;
-      if (!ec) admit(l, std::move(socket));
-      if (outOfDescriptors(ec)) return pauseAccepting(l);
-      accept(l);  // a failed accept (a reset peer) must not end the loop
-    });
-  }
-
-  void pauseAccepting(Listener& l) {
-    ++stats.acceptPauses;
-    l.pause.expires_after(kAcceptPause);
-    l.pause.async_wait([this, &l](boost::system::error_code ec) {
-      if (!ec && l.acceptor.is_open()) accept(l);
-    });
-  }
-
-  void admit(Listener& l, tcp::socket socket) {
-    boost::system::error_code ec;
-    const auto peer = socket.remote_endpoint(ec);
-    if (ec) return;  // gone already
-    std::string address = peer.address().to_string();
-    switch (l.context->admit(address)) {
-      case ConnectionContext::Admission::Admitted:
-        break;
-      case ConnectionContext::Admission::ServerFull:
-        ++stats.refusedServerFull;
-        return refuseAtOnce(socket, l.serverFull);
-      case ConnectionContext::Admission::ClientFull:
-        ++stats.refusedClientFull;
-        return refuseAtOnce(socket, l.clientFull);
-    }
-    // Without it a response written as head + body waits for the client's delayed ACK.
-    socket.set_option(tcp::no_delay(true), ec);
-    serveConnection(std::move(socket), *l.context, std::move(address));
-  }
-
-  // Over a limit: a short answer written without waiting, then close.
-  static void refuseAtOnce(tcp::socket& socket, const std::string& answer) {
-    boost::system::error_code ignored;
-    socket.non_blocking(true, ignored);
-    ::send(socket.native_handle(), answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-    socket.shutdown(tcp::socket::shutdown_both, ignored);
-    socket.close(ignored);
-  }
-
-  /// One event-loop thread. Nothing thrown by a completion handler may end the process: the
-  /// connection whose handler threw is dropped with it (its socket closes), and the loop goes on.
-  void runLoop() {
-    for (;;) {
-      try {
-        io.run();
-        return;
-      } catch (const std::exception& e) {
-        ++stats.loopExceptions;
-        std::cerr << "idem endpoint: caught on the event loop, one connection closed: " << e.what() << '\n';
-      } catch (...) {
-        ++stats.loopExceptions;
-        std::cerr << "idem endpoint: caught on the event loop, one connection closed\n";
-      }
-    }
-  }
-
-  void shutdown() {
-    for (auto& l : listeners) {
-      l->context->stopping = true;
-      l->context->handler.stopping();  // e.g. the proxy's late answers, which keep the loop busy
-      boost::system::error_code ignored;
-      l->acceptor.close(ignored);
-      l->pause.cancel();
-      closeIdleConnections(*l->context);
-    }
-  }
-};
 
 Server::Server(ServerOptions options)
-    : m_options(std::move(options)), m_impl(std::make_unique<Impl>(std::max(2, m_options.threads))) {
-  // 0. Limits the transport can honour.
-  if (m_options.maxHeaderBytes > kMaxHeaderBytes)
-    throw StartError("--max-header-bytes may be at most " + std::to_string(kMaxHeaderBytes) +
-                         " (the HTTP parser keeps each header field under 64 KiB)",
-                     2);
-  if (m_options.maxBufferedBodyBytes == 0)
-    m_options.maxBufferedBodyBytes = std::max<std::size_t>(64u << 20, 8 * m_options.maxBodyBytes);
-  if (m_options.maxBufferedBodyBytes < m_options.maxBodyBytes)
-    throw StartError("--max-buffered-body (" + std::to_string(m_options.maxBufferedBodyBytes) +
-                         ") must be at least --max-body (" + std::to_string(m_options.maxBodyBytes) +
-                         "): no request could be read",
-                     2);
-  m_impl->bodyBudget = std::make_unique<BodyBudget>(m_options.maxBufferedBodyBytes);
-  m_impl->stats.bodyBudget = m_impl->bodyBudget.get();
+    // 0. Limits the transport can honour (it normalises the body budget).
+    : m_options(std::move(options)), m_transport(std::make_unique<server::Transport>(m_options)) {
+  static_cast<server::TransportOptions&>(m_options) = m_transport->options();
 
   // 1. The store: reachable, migrated to this build's schema; record the policy in force.
   try {
@@ -231,47 +37,31 @@ Server::Server(ServerOptions options)
   }
 
   // 2. The sockets: bound now so the ports (0 = any) are known before the first request.
-  const auto cannotListen = [](const std::string& host, int port) {
-    return StartError("cannot listen on " + host + ":" + std::to_string(port) +
-                          " (address in use or not local); pick another address or port 0 for any free port",
-                      2);
-  };
-  m_port = m_impl->listen(m_options.host, m_options.port, cannotListen);
-  if (m_options.adminPort >= 0) m_adminPort = m_impl->listen(m_options.adminHost, m_options.adminPort, cannotListen);
+  m_transport->listen();
 
-  // 3. The service, with problem links pointing at this server's published policy.
+  // 3. The host, with problem links pointing at this server's published policy, and what
+  // answers through it: the proxy's forwarder, or serve's demo API (never both).
   policy::Policy published = m_options.policy;
   published.docsUrl = url() + "/idempotency";
-  m_service = std::make_unique<Service>(
-      m_options.conninfo, std::move(published), m_policyVersion,
-      ServiceOptions{m_options.allowFaultInjection, m_options.poolSize, m_options.traceFlushInterval,
-                     m_options.traceFoldAfter, m_options.preparedStatements, m_options.replayCache});
-  if (m_options.frontHandler) m_front = m_options.frontHandler(*m_service);
-  const bool admin = m_options.adminPort >= 0;
-  const int maxConnections =
-      connectionCeiling(m_options.maxConnections, m_options.poolSize, admin ? kAdminConnections : 0);
-  const int perClient = m_options.maxConnectionsPerClient > 0 ? m_options.maxConnectionsPerClient : maxConnections / 2;
-  const std::string& docs = m_service->policy().docsUrl;
-  Handler* front = m_front ? m_front.get() : static_cast<Handler*>(m_service.get());
-  front->metrics().attachTransport(&m_impl->stats);
-  m_service->metrics().attachTransport(&m_impl->stats);
+  m_host =
+      std::make_unique<Host>(m_options.conninfo, std::move(published), m_policyVersion,
+                             HostOptions{m_options.poolSize, m_options.traceFlushInterval, m_options.traceFoldAfter,
+                                         m_options.preparedStatements, m_options.replayCache});
+  m_front = m_options.frontHandler ? m_options.frontHandler(*m_host)
+                                   : std::make_unique<Service>(*m_host, m_options.allowFaultInjection);
+  server::Handler* front = m_front.get();
+  m_host->metrics().attachTransport(&m_transport->stats());
   if (!m_options.trustedPeers.empty()) {
     std::string error;
     auto peers = TrustedPeers::parse(m_options.trustedPeers, error);
     if (!peers) throw StartError("--trusted-peers: " + error, 2);
-    m_tenantGate = std::make_unique<TenantGate>(*front, m_service->policy(), std::move(*peers));
+    m_tenantGate = std::make_unique<TenantGate>(*front, m_host->policy(), std::move(*peers));
     front = m_tenantGate.get();
   }
-  auto context = std::make_unique<ConnectionContext>(m_options, *front, m_impl->handlers, docs);
-  if (m_options.allowFaultInjection && !m_front) context->faultPool = &m_service->pool();
-  m_impl->equip(*m_impl->listeners[0], std::move(context), maxConnections, perClient);
-  if (admin) {
-    m_admin = std::make_unique<AdminHandler>(*m_service, m_front.get());
-    m_impl->adminHandlers = std::make_unique<net::thread_pool>(kAdminThreads);
-    m_impl->equip(*m_impl->listeners[1],
-                  std::make_unique<ConnectionContext>(m_options, *m_admin, *m_impl->adminHandlers, docs),
-                  kAdminConnections, kAdminConnectionsPerClient);
-  }
+  if (m_options.rawRoute) m_rawRoute = m_options.rawRoute(m_host->pool(), m_host->policy().docsUrl);
+  if (m_options.adminPort >= 0) m_admin = std::make_unique<AdminHandler>(*m_host, m_front.get());
+  m_transport->attach(
+      server::Handlers{*front, m_admin.get(), m_rawRoute.get(), m_host->policy().docsUrl, m_options.poolSize});
 }
 
 Server::~Server() {
@@ -283,36 +73,22 @@ Server::~Server() {
   }
 }
 
-std::string Server::url() const { return "http://" + m_options.host + ":" + std::to_string(m_port); }
+std::string Server::url() const { return m_transport->url(); }
 
-std::string Server::adminUrl() const {
-  return m_adminPort ? "http://" + m_options.adminHost + ":" + std::to_string(m_adminPort) : std::string();
-}
+std::string Server::adminUrl() const { return m_transport->adminUrl(); }
 
 void Server::run() {
-  if (!m_stopRequested.load()) {
-    for (auto& l : m_impl->listeners) m_impl->accept(*l);
-    const int threads = Impl::loopThreads(m_options.threads);
-    std::vector<std::thread> loop;
-    for (int i = 1; i < threads; ++i) loop.emplace_back([this] { m_impl->runLoop(); });
-    m_impl->runLoop();
-    for (auto& t : loop) t.join();
-  }
-  m_impl->handlers.join();
-  if (m_impl->adminHandlers) m_impl->adminHandlers->join();
+  m_transport->run();
   // The loop ran out of work: the acceptors are closed and every connection answered and closed.
-  if (m_front) m_front->finish();
-  m_service->flushTrace();
+  m_front->finish();
+  m_host->flushTrace();
 }
 
 void Server::start() {
   m_thread = std::thread([this] { run(); });
 }
 
-void Server::stop() {
-  if (m_stopRequested.exchange(true)) return;
-  net::post(m_impl->io, [impl = m_impl.get()] { impl->shutdown(); });
-}
+void Server::stop() { m_transport->stop(); }
 
 void Server::wait() {
   if (m_thread.joinable()) m_thread.join();

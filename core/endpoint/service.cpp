@@ -6,15 +6,14 @@
 #include <optional>
 #include <thread>
 
-#include "core/endpoint/accesslog.h"
-#include "core/endpoint/durabilityreport.h"
 #include "core/endpoint/faults.h"
+#include "core/endpoint/jsonresponse.h"
 #include "core/endpoint/ledger.h"
-#include "core/endpoint/problems.h"
 #include "core/endpoint/resources.h"
 #include "core/http/keyheader.h"
 #include "core/policy/route.h"
-#include "core/policy/tenantsource.h"
+#include "core/server/accesslog.h"
+#include "core/server/problems.h"
 #include "core/text/json_text.h"
 
 namespace idem::endpoint {
@@ -24,17 +23,10 @@ using nlohmann::json;
 
 constexpr std::string_view kEchoRoute = "/v1/echo";
 
-enforce::Response jsonResponse(int status, const json& body) {
-  enforce::Response r;
-  r.status = status;
-  r.headers.emplace_back("Content-Type", "application/json");
-  r.body = text::dumpJson(body);  // an echo or a list may carry client bytes
-  return r;
-}
-
 /// A body text::parseClientJson refused (not JSON, too deep): sets the 400 and returns true.
 /// `afterwards` tells the client what became of the request.
-bool refuseBody(const text::ClientJson& body, const std::string& docs, std::string_view afterwards, Handled& h) {
+bool refuseBody(const text::ClientJson& body, const std::string& docs, std::string_view afterwards,
+                server::Handled& h) {
   if (body.error == text::ClientJson::Error::None) return false;
   const bool tooDeep = body.error == text::ClientJson::Error::TooDeep;
   std::string detail = body.reason + ".";
@@ -69,105 +61,43 @@ long long nowSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::optional<std::string> queryValue(const ServiceRequest& r, const std::string& name) {
+std::optional<std::string> queryValue(const server::Request& r, const std::string& name) {
   auto it = r.query.find(name);
   if (it == r.query.end()) return std::nullopt;
   return it->second;
 }
 
+// A 404 that names what this API serves.
+enforce::Response noSuchRoute(const server::Request& req, const std::string& docs) {
+  return server::problem(404, "not-found", "No such route",
+                         "There is no route " + req.method + " " + req.path +
+                             ". The endpoint serves POST /v1/payments, /v1/refunds, /v1/orders, GET /v1/payments, "
+                             "GET /idempotency, /metrics and /healthz.",
+                         docs);
+}
+
 enforce::Response storeUnavailable(const std::string& docs) {
-  auto r = problem(503, "store-unavailable", "Idempotency store unavailable",
-                   "The store cannot be reached right now. Retry later.", docs);
+  auto r = server::problem(503, "store-unavailable", "Idempotency store unavailable",
+                           "The store cannot be reached right now. Retry later.", docs);
   r.headers.emplace_back("Retry-After", "2");
   return r;
 }
 
 }  // namespace
 
-Service::Service(std::string conninfo, policy::Policy policy, int policyVersion, ServiceOptions options)
-    : m_policy(std::move(policy)),
-      m_policyVersion(policyVersion),
-      m_options(options),
-      m_pool(std::move(conninfo), options.poolSize),
-      m_store(m_pool),
-      m_trace(m_pool, trace::TraceWriter::Options{options.traceFlushInterval, 1000, 100000, true,
-                                                  options.traceFoldAfter}),
-      m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {
-  if (!options.preparedStatements) m_pool.setPreparedStatements(false);
-  m_enforcer.setReplayCache(options.replayCache);
-  // In the background: a start must not wait for the store (it may be down; requests then get 503).
-  m_poolWarmer = std::jthread([this](const std::stop_token& stop) { m_pool.warmUp(m_options.poolSize, stop); });
-}
+Service::Service(Host& host, bool allowFaultInjection) : m_host(host), m_allowFaultInjection(allowFaultInjection) {}
 
-Service::~Service() = default;
+server::Handled Service::handle(const server::Request& req) {
+  const Host::InFlight counted(m_host);
 
-Gauges Service::gauges() const {
-  Gauges g;
-  g.pool = m_pool.stats();
-  g.traceQueued = m_trace.queued();
-  g.traceWritten = m_trace.written();
-  g.traceDropped = m_trace.dropped();
-  g.traceRefused = m_trace.refused();
-  g.traceRepaired = m_trace.repaired();
-  g.claims = m_store.claims();
-  g.claimStatements = m_store.claimRoundTrips();
-  g.readUnseenFirst = m_store.readsUnseenKeysFirst();
-  g.leasesRenewed = m_enforcer.leases().renewals();
-  g.leaseRenewalFailures = m_enforcer.leases().failures();
-  g.completionBacklog = static_cast<long long>(m_enforcer.backlog().size());
-  g.completionsStoredLate = m_enforcer.backlog().storedLate();
-  g.inFlight = m_inFlight.load();
-  g.replayCache = m_enforcer.replays().stats();
-  return g;
-}
-
-std::optional<std::string> Service::tenantHeaderValue(const http::Headers& headers) const {
-  if (m_policy.tenantHeader.empty()) return std::nullopt;
-  auto t = http::findHeader(headers, m_policy.tenantHeader);
-  if (!t) return std::nullopt;
-  // The credential never becomes the tenant: its digest does (stored, logged, traced).
-  if (m_policy.tenantFromAuthorization) return policy::credentialTenant(*t);
-  return std::string(*t);
-}
-
-std::string Service::tenantOf(const http::Headers& headers) const {
-  return tenantHeaderValue(headers).value_or(m_policy.defaultTenant);
-}
-
-std::optional<enforce::Response> Service::tenantProblem(const http::Headers& headers, bool needed) const {
-  if (m_policy.tenantHeader.empty()) return std::nullopt;
-  const std::string& name = m_policy.tenantHeader;
-  const std::string& docs = m_policy.docsUrl;
-  // The gateway sets the tenant; a second copy means a client sent one too, and which of the
-  // two a layer reads first is not ours to guess.
-  if (http::countHeader(headers, name) > 1)
-    return enforce::makeProblem(enforce::Problem::TenantMalformed, docs,
-                                "Send exactly one " + name + " header; nothing was executed or stored.");
-  const auto value = tenantHeaderValue(headers);
-  if (!value) {
-    if (!needed || !m_policy.tenantRequired) return std::nullopt;
-    return enforce::makeProblem(enforce::Problem::TenantMissing, docs,
-                                "This route needs the " + name + " header; nothing was executed or stored.");
-  }
-  const bool visible =
-      std::all_of(value->begin(), value->end(), [](char c) { return c > 0x20 && c < 0x7f; });
-  if (value->empty() || value->size() > 128 || !visible)
-    return enforce::makeProblem(enforce::Problem::TenantMalformed, docs,
-                                name + " must be 1 to 128 visible ASCII characters; nothing was executed or stored.");
-  return std::nullopt;
-}
-
-Handled Service::handle(const ServiceRequest& req) {
-  const InFlight counted(*this);
-
-  Handled h;
+  server::Handled h;
   bool routed = true;
-  const std::string& docs = m_policy.docsUrl;
+  const std::string& docs = m_host.policy().docsUrl;
   // A POST's path is matched in canonical form (core/policy/route.h), as the enforcer matches
   // it: every spelling of an enforced route reaches its handler under one key scope. GETs keep
   // the path as sent: resource ids are case-sensitive.
-  const ServiceRequest* routedReq = &req;
-  std::optional<ServiceRequest> canonicalReq;
+  const server::Request* routedReq = &req;
+  std::optional<server::Request> canonicalReq;
   if (req.method == "POST") {
     if (auto canonical = policy::canonicalPath(req.path); canonical && *canonical != req.path) {
       canonicalReq = req;
@@ -184,17 +114,17 @@ Handled Service::handle(const ServiceRequest& req) {
                              return slash != std::string::npos && slash > 0 && kindForCollection(path.substr(0, slash));
                            }()));
   try {
-    if (auto bad = tenantProblem(req.headers, tenantData)) {
+    if (auto bad = m_host.tenantProblem(req.headers, tenantData)) {
       h.response = std::move(*bad);
       h.outcome = "tenant_rejected";
       routed = true;
     } else if (req.method == "GET" || req.method == "HEAD") {
       if (req.path == "/idempotency") {
-        h = publishedPolicy(req);
+        h = m_host.publishedPolicy(req);
       } else if (req.path == "/metrics") {
-        h = metricsPage();
+        h = m_host.metricsPage();
       } else if (req.path == "/healthz") {
-        h = health(req.requestId);
+        h = m_host.health(req.requestId);
       } else if (kindForCollection(req.path)) {
         h = listResources(req);
       } else if (auto slash = req.path.rfind('/');
@@ -217,39 +147,39 @@ Handled Service::handle(const ServiceRequest& req) {
     if (!routed) {
       const bool known = path == kEchoRoute || kindForRoute(path) || req.path == "/idempotency" ||
                          req.path == "/metrics" || req.path == "/healthz";
-      h.response = problemForStatus(known ? 405 : 404, req.method, req.path, docs);
+      h.response = known ? server::problemForStatus(405, req.method, req.path, docs) : noSuchRoute(req, docs);
       h.outcome = known ? "method_not_allowed" : "not_found";
     }
   } catch (const std::exception& e) {
-    logInternalError(req.requestId, req.method + " " + req.path, e.what());
-    h.response = internalError(req.requestId, "The endpoint failed while handling the request.", docs);
+    server::logInternalError(req.requestId, req.method + " " + req.path, e.what());
+    h.response = server::internalError(req.requestId, "The endpoint failed while handling the request.", docs);
     h.outcome = "error";
   }
   h.response.headers.emplace_back("Request-Id", req.requestId);
   return h;
 }
 
-Handled Service::postResource(const ServiceRequest& req) {
+server::Handled Service::postResource(const server::Request& req) {
   const ResourceKind& kind = *kindForRoute(req.path);
-  const std::string& docs = m_policy.docsUrl;
-  Handled h;
-  h.tenant = tenantOf(req.headers);
-  if (const policy::Tier* tier = m_policy.tierFor(req.method, req.path)) h.tier = tier->name;
+  const std::string& docs = m_host.policy().docsUrl;
+  server::Handled h;
+  h.tenant = m_host.tenantOf(req.headers);
+  if (const policy::Tier* tier = m_host.policy().tierFor(req.method, req.path)) h.tier = tier->name;
   if (auto raw = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader))
     if (auto parsed = http::parseIdempotencyKey(*raw); parsed.key) h.key = *parsed.key;
 
   // Everything that can be refused without executing is refused before the claim: nothing is
   // stored, and a corrected retry with the same key runs normally.
   if (!isJsonContentType(req.headers)) {
-    h.response =
-        problem(415, "unsupported-media-type", "Unsupported media type",
-                "Send the body as JSON with Content-Type: application/json. Nothing was executed or stored.", docs);
+    h.response = server::problem(
+        415, "unsupported-media-type", "Unsupported media type",
+        "Send the body as JSON with Content-Type: application/json. Nothing was executed or stored.", docs);
     h.outcome = "unsupported_media_type";
     return h;
   }
-  const FaultParse faults = parseFaults(req.headers, m_options.allowFaultInjection);
+  const FaultParse faults = parseFaults(req.headers, m_allowFaultInjection);
   if (faults.error) {
-    h.response = problem(400, "fault-injection", "Fault injection refused", *faults.error, docs);
+    h.response = server::problem(400, "fault-injection", "Fault injection refused", *faults.error, docs);
     h.outcome = "fault_rejected";
     return h;
   }
@@ -257,16 +187,17 @@ Handled Service::postResource(const ServiceRequest& req) {
   if (refuseBody(parsed, docs, " Nothing was executed or stored.", h)) return h;
   const json& body = parsed.value;
   if (auto error = validateBody(kind, body)) {
-    h.response = problem(400, "body-invalid", "Request body is invalid",
-                         *error + ". Nothing was executed or stored; fix the body and retry with the same key.", docs);
+    h.response =
+        server::problem(400, "body-invalid", "Request body is invalid",
+                        *error + ". Nothing was executed or stored; fix the body and retry with the same key.", docs);
     h.outcome = "body_invalid";
     return h;
   }
 
   // The tenant comes from the header the gateway sets (vetted in handle()), never parsed by
   // the enforcer itself.
-  enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId, tenantHeaderValue(req.headers)};
-  enforce::Decision d = m_enforcer.begin(er);
+  enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId, m_host.tenantHeaderValue(req.headers)};
+  enforce::Decision d = m_host.enforcer().begin(er);
   if (!d.tier.empty()) h.tier = d.tier;
   h.outcome = d.outcome;
   if (d.kind == enforce::Decision::Kind::Respond) {
@@ -280,12 +211,12 @@ Handled Service::postResource(const ServiceRequest& req) {
   // Execution starts here: the key (if any) is processing until complete() or release().
   if (faults.faults.delay.count() > 0) std::this_thread::sleep_for(faults.faults.delay);
   if (faults.faults.failBefore) {
-    auto r = problem(503, "simulated-failure-before", "Simulated failure before execution",
-                     "Sim-Fail: before — the request failed before execution started; nothing was executed or "
-                     "stored. Retry with the same key.",
-                     docs);
+    auto r = server::problem(503, "simulated-failure-before", "Simulated failure before execution",
+                             "Sim-Fail: before — the request failed before execution started; nothing was executed or "
+                             "stored. Retry with the same key.",
+                             docs);
     r.headers.emplace_back("Retry-After", "1");
-    h.response = ticket ? m_enforcer.release(*ticket, std::move(r), "simulated failure before execution (Sim-Fail)")
+    h.response = ticket ? m_host.enforcer().release(*ticket, std::move(r), "simulated failure before execution (Sim-Fail)")
                         : std::move(r);
     h.outcome = trace::sqlName(trace::Outcome::Released);
     return h;
@@ -307,11 +238,12 @@ Handled Service::postResource(const ServiceRequest& req) {
 
   enforce::Response response;
   if (failAfter) {
-    response = problem(500, "simulated-failure-after", "Simulated failure after execution started",
-                       "Sim-Fail: after — execution started and then failed: " + ex.id +
-                           " may or may not have reached the channel (its ledger row says failed). This response "
-                           "is stored; a retry with the same key replays it.",
-                       docs);
+    response =
+        server::problem(500, "simulated-failure-after", "Simulated failure after execution started",
+                        "Sim-Fail: after — execution started and then failed: " + ex.id +
+                            " may or may not have reached the channel (its ledger row says failed). This response "
+                            "is stored; a retry with the same key replays it.",
+                        docs);
   } else {
     response = jsonResponse(kind.successStatus, ex.resource);
     response.headers.emplace_back("Location", std::string(kind.route) + "/" + ex.id);
@@ -319,7 +251,7 @@ Handled Service::postResource(const ServiceRequest& req) {
 
   if (!ticket) {
     try {
-      auto lease = m_pool.acquire();
+      auto lease = m_host.pool().acquire();
       const auto insert = insertStatement(row);
       lease.conn().exec(insert.sql, insert.params);
     } catch (const pg::Error& e) {
@@ -339,12 +271,12 @@ Handled Service::postResource(const ServiceRequest& req) {
   options.resourceRef = ex.id;
   options.sameTransaction.push_back(insertStatement(row));
   try {
-    h.response = m_enforcer.complete(*ticket, std::move(response), options);
+    h.response = m_host.enforcer().complete(*ticket, std::move(response), options);
   } catch (const pg::QueryError& e) {
     // The transaction rolled back: neither the ledger row nor the key's completion exist.
-    logInternalError(req.requestId, "recording the execution", e.what());
-    auto r = internalError(req.requestId, "Recording the execution failed, so nothing was executed.", docs);
-    h.response = m_enforcer.release(*ticket, std::move(r), "ledger insert failed");
+    server::logInternalError(req.requestId, "recording the execution", e.what());
+    auto r = server::internalError(req.requestId, "Recording the execution failed, so nothing was executed.", docs);
+    h.response = m_host.enforcer().release(*ticket, std::move(r), "ledger insert failed");
     h.outcome = "error";
     h.resource.clear();
     return h;
@@ -368,34 +300,34 @@ Handled Service::postResource(const ServiceRequest& req) {
   return h;
 }
 
-Handled Service::echo(const ServiceRequest& req) const {
-  Handled h;
+server::Handled Service::echo(const server::Request& req) const {
+  server::Handled h;
   h.outcome = "unenforced";
   if (!isJsonContentType(req.headers)) {
-    h.response = problem(415, "unsupported-media-type", "Unsupported media type",
-                         "Send the body as JSON with Content-Type: application/json.", m_policy.docsUrl);
+    h.response = server::problem(415, "unsupported-media-type", "Unsupported media type",
+                                 "Send the body as JSON with Content-Type: application/json.", m_host.policy().docsUrl);
     h.outcome = "unsupported_media_type";
     return h;
   }
   text::ClientJson parsed = text::parseClientJson(req.body);
-  if (refuseBody(parsed, m_policy.docsUrl, "", h)) return h;
+  if (refuseBody(parsed, m_host.policy().docsUrl, "", h)) return h;
   h.response = jsonResponse(200, json{{"object", "echo"}, {"echo", std::move(parsed.value)}});
   return h;
 }
 
-Handled Service::listResources(const ServiceRequest& req) {
+server::Handled Service::listResources(const server::Request& req) {
   const ResourceKind& kind = *kindForCollection(req.path);
-  Handled h;
+  server::Handled h;
   h.outcome = "read";
-  h.tenant = tenantOf(req.headers);  // vetted for every route in handle()
+  h.tenant = m_host.tenantOf(req.headers);  // vetted for every route in handle()
   int limit = 100;
   if (auto l = queryValue(req, "limit")) {
     int v = 0;
     const std::string_view text = *l;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc{} || ptr != text.data() + text.size() || v < 1 || v > 1000) {
-      h.response = problem(400, "bad-query", "Invalid query parameter", "limit must be an integer from 1 to 1000.",
-                           m_policy.docsUrl);
+      h.response = server::problem(400, "bad-query", "Invalid query parameter",
+                                   "limit must be an integer from 1 to 1000.", m_host.policy().docsUrl);
       h.outcome = "bad_query";
       return h;
     }
@@ -405,121 +337,49 @@ Handled Service::listResources(const ServiceRequest& req) {
   if (key) {
     const http::KeyParse parsed = http::parseIdempotencyKey(*key);
     if (!parsed.key) {
-      h.response = problem(400, "bad-query", "Invalid query parameter",
-                           "idempotency_key is not a valid Idempotency-Key: " + parsed.rule, m_policy.docsUrl);
+      h.response = server::problem(400, "bad-query", "Invalid query parameter",
+                                   "idempotency_key is not a valid Idempotency-Key: " + parsed.rule, m_host.policy().docsUrl);
       h.outcome = "bad_query";
       return h;
     }
     key = h.key = *parsed.key;
   }
   try {
-    auto data = m_pool.withRetry(
+    auto data = m_host.pool().withRetry(
         [&](pg::Connection& c) { return listLedger(c, std::string(kind.object), h.tenant, key, limit); });
     h.response = jsonResponse(200, json{{"object", "list"}, {"data", std::move(data)}});
   } catch (const pg::Unavailable&) {
-    h.response = storeUnavailable(m_policy.docsUrl);
+    h.response = storeUnavailable(m_host.policy().docsUrl);
     h.outcome = "unavailable";
   }
   return h;
 }
 
-Handled Service::getResource(const ServiceRequest& req) {
+server::Handled Service::getResource(const server::Request& req) {
   const auto slash = req.path.rfind('/');
   const ResourceKind& kind = *kindForCollection(req.path.substr(0, slash));
   const std::string id = req.path.substr(slash + 1);
-  Handled h;
+  server::Handled h;
   h.outcome = "read";
-  h.tenant = tenantOf(req.headers);  // vetted for every route in handle()
+  h.tenant = m_host.tenantOf(req.headers);  // vetted for every route in handle()
   try {
     std::optional<json> row;
     if (plausibleResourceId(id))
-      row = m_pool.withRetry([&](pg::Connection& c) { return findLedger(c, std::string(kind.object), h.tenant, id); });
+      row = m_host.pool().withRetry([&](pg::Connection& c) { return findLedger(c, std::string(kind.object), h.tenant, id); });
     if (row) {
       h.response = jsonResponse(200, *row);
     } else {
-      h.response = problem(404, "not-found", "No such resource",
-                           "No " + std::string(kind.object) + " " + id + " for this " +
-                               (m_policy.tenantHeader.empty() ? std::string("server") : m_policy.tenantHeader) + ".",
-                           m_policy.docsUrl);
+      h.response =
+          server::problem(404, "not-found", "No such resource",
+                          "No " + std::string(kind.object) + " " + id + " for this " +
+                              (m_host.policy().tenantHeader.empty() ? std::string("server") : m_host.policy().tenantHeader) + ".",
+                          m_host.policy().docsUrl);
       h.outcome = "not_found";
     }
   } catch (const pg::Unavailable&) {
-    h.response = storeUnavailable(m_policy.docsUrl);
+    h.response = storeUnavailable(m_host.policy().docsUrl);
     h.outcome = "unavailable";
   }
-  return h;
-}
-
-Handled Service::publishedPolicy(const ServiceRequest& req) const {
-  Handled h;
-  h.outcome = "read";
-  const auto accept = http::findHeader(req.headers, "Accept");
-  const bool wantsJson =
-      accept && accept->find("json") != std::string_view::npos && accept->find("text/html") == std::string_view::npos;
-  if (wantsJson) {
-    h.response = jsonResponse(200, policy::publishedJson(m_policy));
-  } else {
-    h.response.status = 200;
-    h.response.headers.emplace_back("Content-Type", "text/html; charset=utf-8");
-    h.response.body = policy::publishedHtml(m_policy);
-  }
-  h.response.headers.emplace_back("Vary", "Accept");
-  return h;
-}
-
-Handled Service::health(const std::string& requestId) {
-  Handled h;
-  h.outcome = "health";
-  // Whether the store takes writes, not only whether it answers: after a failover a server in
-  // recovery, or one set default_transaction_read_only, answers every read and refuses every
-  // claim. transaction_read_only is on in both cases.
-  constexpr const char* kProbe =
-      "SELECT coalesce(max(version), 0) AS v, pg_is_in_recovery() AS recovery, "
-      "current_setting('transaction_read_only') = 'on' AS read_only FROM idem.schema_migrations";
-  std::string store;  // empty: healthy
-  json body;
-  try {
-    auto r = m_pool.withRetry([&](pg::Connection& c) { return c.exec(kProbe); });
-    const bool writable = !r.boolean(0, "recovery") && !r.boolean(0, "read_only");
-    body = json{{"status", writable ? "ok" : "unavailable"},
-                {"store", writable ? "ok" : "read_only"},
-                {"writable", writable},
-                {"schema_version", r.integer(0, "v")},
-                {"policy_version", m_policyVersion},
-                {"in_flight", m_inFlight.load()}};
-    if (!writable) store = "read_only";
-    // What an acknowledged key survives, and each tier's durability setting against it.
-    const store::Durability durability = m_enforcer.durability().watch().refresh();
-    body["durability"] = durabilityJson(durability, m_policy, m_enforcer.durability());
-    if (auto warnings = durabilityWarnings(durability, m_policy); !warnings.empty()) body["warnings"] = warnings;
-  } catch (const pg::Unavailable& e) {
-    logInternalError(requestId, "health check", e.what());
-    store = "unreachable";
-  } catch (const pg::QueryError& e) {
-    logInternalError(requestId, "health check", e.what());
-    store = "error";
-  }
-  if (store.empty()) {
-    h.response = jsonResponse(200, body);
-    return h;
-  }
-  if (body.is_null())
-    body = json{{"status", "unavailable"}, {"store", store}, {"writable", false}, {"policy_version", m_policyVersion}};
-  // Keyed requests cannot be served meanwhile; what failed is in the log under the request id.
-  body["request_id"] = requestId;
-  h.response = jsonResponse(503, body);
-  h.response.headers.emplace_back("Retry-After", "2");
-  h.outcome = "unavailable";
-  return h;
-}
-
-Handled Service::metricsPage() {
-  Handled h;
-  h.outcome = "read";
-  h.response.status = 200;
-  h.response.headers.emplace_back("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-  h.response.body = m_metrics.render(gauges()) +
-                    durabilityMetrics(m_enforcer.durability().watch().current(), m_policy, m_enforcer.durability());
   return h;
 }
 

@@ -1,90 +1,29 @@
 #pragma once
-// The endpoint's behaviour without HTTP plumbing: routes, validation, enforcement, execution
-// with its ledger row, fault injection. server.h and connection.h adapt Boost.Beast to it.
-#include <atomic>
-#include <map>
-#include <memory>
-#include <string>
-#include <thread>
-
-#include "core/endpoint/handler.h"
-#include "core/endpoint/metrics.h"
-#include "core/enforce/enforcer.h"
-#include "core/policy/policy.h"
-#include "core/store/keystore.h"
-#include "core/store/pool.h"
-#include "core/trace/tracewriter.h"
+// serve's demo API without HTTP plumbing: routes, validation, enforcement through the host,
+// execution with its ledger row, fault injection by header (faults.h). The transport
+// (core/server) hands it each request; the host (host.h) holds the store and the enforcer.
+#include "core/endpoint/host.h"
+#include "core/server/handler.h"
 
 namespace idem::endpoint {
 
-struct ServiceOptions {
-  bool allowFaultInjection = false;
-  int poolSize = 16;
-  std::chrono::milliseconds traceFlushInterval{100};
-  std::size_t traceFoldAfter = 3;  // see ServerOptions
-  bool preparedStatements = true;  // see ServerOptions
-  enforce::ReplayCacheOptions replayCache{};  // see ServerOptions
-};
-
-class Service : public Handler {
+class Service : public server::Handler {
  public:
-  /// `policy.docsUrl` should already point at this server's /idempotency page.
-  Service(std::string conninfo, policy::Policy policy, int policyVersion, ServiceOptions options);
-  Service(const Service&) = delete;
-  Service& operator=(const Service&) = delete;
-  ~Service() override;
+  /// allowFaultInjection: Sim-Delay-Ms and Sim-Fail are honoured (else answered 400).
+  Service(Host& host, bool allowFaultInjection);
 
   /// Answers one request. Thread-safe; never throws for store trouble (answers 503).
-  [[nodiscard]] Handled handle(const ServiceRequest& request) override;
-
-  [[nodiscard]] Metrics& metrics() override { return m_metrics; }
-  [[nodiscard]] Gauges gauges() const;
-  [[nodiscard]] const policy::Policy& policy() const { return m_policy; }
-  [[nodiscard]] store::Pool& pool() { return m_pool; }
-  /// Writes the queued trace events (shutdown, tests, the demo's backdating).
-  bool flushTrace() { return m_trace.flush(); }
-
-  /// What `serve` and `proxy` share besides routes: the enforcer over this service's store,
-  /// the published policy page, the health check, the metrics page, tenant vetting.
-  [[nodiscard]] enforce::Enforcer& enforcer() { return m_enforcer; }
-  [[nodiscard]] Handled publishedPolicy(const ServiceRequest& request) const;
-  [[nodiscard]] Handled health(const std::string& requestId);
-  [[nodiscard]] Handled metricsPage();
-  /// The tenant header's value; nullopt when absent (tenantProblem() has vetted it).
-  [[nodiscard]] std::optional<std::string> tenantHeaderValue(const http::Headers& headers) const;
-  /// 400 when the tenant header is repeated or malformed, or missing on a route that reads or
-  /// writes a tenant's data (`needed`) while the policy requires one.
-  [[nodiscard]] std::optional<enforce::Response> tenantProblem(const http::Headers& headers, bool needed) const;
-  /// Counts a request as in flight (/healthz, /metrics) while it lives.
-  class InFlight {
-   public:
-    explicit InFlight(Service& s) : m_n(s.m_inFlight) { ++m_n; }
-    InFlight(const InFlight&) = delete;
-    InFlight& operator=(const InFlight&) = delete;
-    ~InFlight() { --m_n; }
-
-   private:
-    std::atomic<int>& m_n;
-  };
+  [[nodiscard]] server::Handled handle(const server::Request& request) override;
+  [[nodiscard]] Metrics& metrics() override { return m_host.metrics(); }
 
  private:
-  Handled postResource(const ServiceRequest& request);
-  Handled echo(const ServiceRequest& request) const;
-  Handled listResources(const ServiceRequest& request);
-  Handled getResource(const ServiceRequest& request);
-  /// The tenant a request's data belongs to: the header's, or the policy's default.
-  [[nodiscard]] std::string tenantOf(const http::Headers& headers) const;
+  server::Handled postResource(const server::Request& request);
+  server::Handled echo(const server::Request& request) const;
+  server::Handled listResources(const server::Request& request);
+  server::Handled getResource(const server::Request& request);
 
-  policy::Policy m_policy;  // before the enforcer, which keeps a reference
-  int m_policyVersion;
-  ServiceOptions m_options;
-  store::Pool m_pool;
-  store::KeyStore m_store;
-  trace::TraceWriter m_trace;
-  enforce::Enforcer m_enforcer;
-  Metrics m_metrics;
-  std::atomic<int> m_inFlight{0};
-  std::jthread m_poolWarmer;  // last: stopped and joined before the pool goes
+  Host& m_host;
+  const bool m_allowFaultInjection;
 };
 
 }  // namespace idem::endpoint

@@ -2,8 +2,8 @@
 
 #include <boost/asio/ip/address.hpp>
 
-#include "core/endpoint/problems.h"
 #include "core/http/headers.h"
+#include "core/server/problems.h"
 
 namespace idem::endpoint {
 namespace {
@@ -74,32 +74,32 @@ bool isLoopbackHost(const std::string& host) {
   return !ec && a.is_loopback();
 }
 
-TenantGate::TenantGate(Handler& inner, const policy::Policy& policy, TrustedPeers peers)
+TenantGate::TenantGate(server::Handler& inner, const policy::Policy& policy, TrustedPeers peers)
     : m_inner(inner), m_policy(policy), m_peers(std::move(peers)) {}
 
-std::optional<Handled> TenantGate::refusal(const ServiceRequest& request) const {
+std::optional<server::Handled> TenantGate::refusal(const server::Request& request) const {
   // Only a gateway's header needs a trusted sender; a credential digest is the client's own.
   if (m_policy.tenantHeader.empty() || m_policy.tenantFromAuthorization || m_peers.empty() ||
       m_peers.contains(request.remote) || !http::findHeader(request.headers, m_policy.tenantHeader))
     return std::nullopt;
-  Handled h;
+  server::Handled h;
   h.outcome = "tenant_rejected";
-  h.response = problem(403, "tenant-untrusted-peer", "Tenant header from an untrusted peer",
-                       "The " + m_policy.tenantHeader +
-                           " header is accepted only from the gateway (--trusted-peers); this peer is not one. "
-                           "Nothing was executed, forwarded or stored.",
-                       m_policy.docsUrl, request.requestId);
+  h.response = server::problem(403, "tenant-untrusted-peer", "Tenant header from an untrusted peer",
+                               "The " + m_policy.tenantHeader +
+                                   " header is accepted only from the gateway (--trusted-peers); this peer is not one. "
+                                   "Nothing was executed, forwarded or stored.",
+                               m_policy.docsUrl, request.requestId);
   return h;
 }
 
-Handled TenantGate::handle(const ServiceRequest& request) {
+server::Handled TenantGate::handle(const server::Request& request) {
   if (auto refused = refusal(request)) return std::move(*refused);
   return m_inner.handle(request);
 }
 
-bool TenantGate::start(ServiceRequest& request, const Dispatch& where, Done& done) {
+bool TenantGate::start(server::Request& request, const server::Dispatch& where, server::Done& done) {
   if (auto refused = refusal(request)) {
-    Done answer = std::move(done);
+    server::Done answer = std::move(done);
     answer(std::move(*refused));
     return true;
   }

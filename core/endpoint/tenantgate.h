@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/endpoint/handler.h"
 #include "core/policy/policy.h"
+#include "core/server/handler.h"
 
 namespace idem::endpoint {
 
@@ -32,22 +32,22 @@ class TrustedPeers {
 /// True for 127.0.0.0/8, ::1 and "localhost": a listener only this machine reaches.
 [[nodiscard]] bool isLoopbackHost(const std::string& host);
 
-class TenantGate : public Handler {
+class TenantGate : public server::Handler {
  public:
-  TenantGate(Handler& inner, const policy::Policy& policy, TrustedPeers peers);
-  [[nodiscard]] Handled handle(const ServiceRequest& request) override;
+  TenantGate(server::Handler& inner, const policy::Policy& policy, TrustedPeers peers);
+  [[nodiscard]] server::Handled handle(const server::Request& request) override;
   /// The refusal is answered on the loop; anything else goes to the inner handler's start().
-  bool start(ServiceRequest& request, const Dispatch& where, Done& done) override;
+  bool start(server::Request& request, const server::Dispatch& where, server::Done& done) override;
   void stopping() override { m_inner.stopping(); }
-  [[nodiscard]] Metrics& metrics() override { return m_inner.metrics(); }
+  [[nodiscard]] server::Metrics& metrics() override { return m_inner.metrics(); }
   void finish() override { m_inner.finish(); }
   [[nodiscard]] std::string metricsText() const override { return m_inner.metricsText(); }
 
  private:
   /// The 403 for a tenant header from an untrusted peer; nullopt when the request may go on.
-  [[nodiscard]] std::optional<Handled> refusal(const ServiceRequest& request) const;
+  [[nodiscard]] std::optional<server::Handled> refusal(const server::Request& request) const;
 
-  Handler& m_inner;
+  server::Handler& m_inner;
   const policy::Policy& m_policy;
   TrustedPeers m_peers;
 };

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "core/enforce/requestid.h"
+#include "core/http/requestid.h"
 #include "core/fingerprint/fingerprint.h"
 #include "core/http/keyheader.h"
 #include "core/policy/route.h"
@@ -213,7 +213,7 @@ Decision Enforcer::begin(const Request& req) {
   claim.lease = tier->lease;
   claim.rejectExpired = tier->onExpired == policy::OnExpired::Reject;
   claim.archiveRetention = tier->archiveRetention;
-  claim.requestId = req.requestId.empty() ? newRequestId() : req.requestId;
+  claim.requestId = req.requestId.empty() ? http::newRequestId() : req.requestId;
 
   const auto waitUntil = started + tier->onConflict.waitFor;
   auto poll = std::chrono::milliseconds(25);

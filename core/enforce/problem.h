@@ -4,14 +4,11 @@
 #include <string_view>
 
 #include "core/http/headers.h"
+#include "core/http/response.h"
 
 namespace idem::enforce {
 
-struct Response {
-  int status = 200;
-  http::Headers headers;
-  std::string body;
-};
+using Response = http::Response;
 
 /// What went wrong, each with a stable anchor in the published policy page.
 enum class Problem {

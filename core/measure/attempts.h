@@ -1,6 +1,6 @@
 #pragma once
 // What `idemctl measure` reads: the attempts a real client made against the endpoint's fault
-// profiles (recorded by core/endpoint/faultlog.h), reduced per client (User-Agent) and fault to
+// profiles (recorded by core/faultrig/faultlog.h), reduced per client (User-Agent) and fault to
 // the figures the issue asks for, and the simulator policy they fit (fit.h).
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -1,6 +1,6 @@
 #include "core/measure/recorded.h"
 
-#include "core/endpoint/faultlog.h"
+#include "core/faultrig/faultlog.h"
 #include "core/sim/duration.h"
 
 namespace idem::measure {
@@ -23,7 +23,7 @@ std::optional<long long> resolveSince(pg::Connection& conn, const std::string& s
 
 std::vector<Attempt> readRecordedAttempts(pg::Connection& conn, long long sinceUs) {
   std::vector<Attempt> out;
-  for (auto& a : endpoint::readFaultAttempts(conn, sinceUs))
+  for (auto& a : faultrig::readFaultAttempts(conn, sinceUs))
     out.push_back({a.arrivedUs, a.endedUs, std::move(a.profile), std::move(a.operation), std::move(a.key),
                    std::move(a.userAgent), std::move(a.retryAfter)});
   return out;
@@ -31,7 +31,7 @@ std::vector<Attempt> readRecordedAttempts(pg::Connection& conn, long long sinceU
 
 Measurement measureRecorded(pg::Connection& conn, long long sinceUs) {
   Measurement m;
-  if (!endpoint::faultAttemptsTableExists(conn)) {
+  if (!faultrig::faultAttemptsTableExists(conn)) {
     m.tableMissing = true;
     return m;
   }

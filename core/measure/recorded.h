@@ -1,6 +1,6 @@
 #pragma once
 // Where the figures come from: the attempts the endpoint recorded on its fault routes
-// (idem_demo.fault_attempts, read through core/endpoint/faultlog.h), from an optional "since".
+// (idem_demo.fault_attempts, read through core/faultrig/faultlog.h), from an optional "since".
 // `idemctl measure` and the console's Measure view both read through here, so the same store
 // and the same window give the same figures in both.
 #include <optional>

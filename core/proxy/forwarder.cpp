@@ -2,8 +2,8 @@
 
 #include <boost/asio/post.hpp>
 
-#include "core/endpoint/accesslog.h"
-#include "core/endpoint/problems.h"
+#include "core/server/accesslog.h"
+#include "core/server/problems.h"
 #include "core/http/keyheader.h"
 #include "core/policy/route.h"
 #include "core/proxy/answerrules.h"
@@ -13,20 +13,20 @@
 
 namespace idem::proxy {
 
-using endpoint::Handled;
-using endpoint::ServiceRequest;
+using server::Handled;
+using server::Request;
 
 // One request's way through the proxy; shared by the steps on the loop and on the handler threads.
 struct Forwarder::Flow {
-  Flow(ServiceRequest r, const endpoint::Dispatch& where, endpoint::Done d, endpoint::Service& service)
-      : req(std::move(r)), loop(where.loop), handlers(where.handlers), done(std::move(d)), counted(std::in_place, service) {}
-  ServiceRequest req;
+  Flow(Request r, const server::Dispatch& where, server::Done d, endpoint::Host& host)
+      : req(std::move(r)), loop(where.loop), handlers(where.handlers), done(std::move(d)), counted(std::in_place, host) {}
+  Request req;
   boost::asio::any_io_executor loop;
   boost::asio::thread_pool& handlers;
-  endpoint::Done done;
+  server::Done done;
   Handled h;
   std::optional<enforce::Ticket> ticket;
-  std::optional<endpoint::Service::InFlight> counted;  // until the client's answer is handed over
+  std::optional<endpoint::Host::InFlight> counted;  // until the client's answer is handed over
   std::string slot;  // the route slot held while the exchange (or its late wait) lasts
   RouteSlots* slots = nullptr;
   void giveSlot() {
@@ -35,8 +35,8 @@ struct Forwarder::Flow {
   }
 };
 
-Forwarder::Forwarder(endpoint::Service& service, ProxyOptions options)
-    : m_service(service),
+Forwarder::Forwarder(endpoint::Host& host, ProxyOptions options)
+    : m_host(host),
       m_options(std::move(options)),
       m_upstream(m_options.upstream, m_options.client),
       m_late(m_options.lateAnswerWait, m_options.maxLateAnswers),
@@ -71,11 +71,11 @@ std::string Forwarder::metricsText() const {
 
 enforce::Response Forwarder::problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
                                      const std::string& requestId) const {
-  return endpoint::problem(status, slug, title, detail, m_service.policy().docsUrl, requestId);
+  return server::problem(status, slug, title, detail, m_host.policy().docsUrl, requestId);
 }
 
-bool Forwarder::start(ServiceRequest& request, const endpoint::Dispatch& where, endpoint::Done& done) {
-  auto f = std::make_shared<Flow>(std::move(request), where, std::move(done), m_service);
+bool Forwarder::start(Request& request, const server::Dispatch& where, server::Done& done) {
+  auto f = std::make_shared<Flow>(std::move(request), where, std::move(done), m_host);
   if (passesThrough(*f)) {
     f->h.outcome = "forwarded";
     forwardPlain(f);
@@ -86,27 +86,27 @@ bool Forwarder::start(ServiceRequest& request, const endpoint::Dispatch& where, 
 }
 
 bool Forwarder::passesThrough(Flow& f) const {
-  const ServiceRequest& req = f.req;
-  const policy::Policy& policy = m_service.policy();
+  const Request& req = f.req;
+  const policy::Policy& policy = m_host.policy();
   if ((req.method == "GET" || req.method == "HEAD") && req.path == "/idempotency") return false;
   if (policy.match(req.method, req.path).tier != nullptr) return false;
-  if (m_service.tenantProblem(req.headers, false)) return false;  // refused on the handler thread, with its words
+  if (m_host.tenantProblem(req.headers, false)) return false;  // refused on the handler thread, with its words
   const auto raw = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader);
   if (raw && !policy::isSafeMethod(req.method)) return false;  // the enforcer refuses a key it cannot honour
-  f.h.tenant = m_service.tenantHeaderValue(req.headers).value_or(policy.defaultTenant);
+  f.h.tenant = m_host.tenantHeaderValue(req.headers).value_or(policy.defaultTenant);
   if (raw)
     if (auto parsed = http::parseIdempotencyKey(*raw); parsed.key) f.h.key = *parsed.key;
   return true;
 }
 
 void Forwarder::decide(const FlowPtr& f) {
-  const ServiceRequest& req = f->req;
+  const Request& req = f->req;
   Handled& h = f->h;
   try {
-    const policy::Policy& policy = m_service.policy();
+    const policy::Policy& policy = m_host.policy();
     if ((req.method == "GET" || req.method == "HEAD") && req.path == "/idempotency") {
-      h = m_service.publishedPolicy(req);  // the policy the proxy enforces, published where clients are
-    } else if (auto bad = m_service.tenantProblem(req.headers, policy.match(req.method, req.path).tier != nullptr)) {
+      h = m_host.publishedPolicy(req);  // the policy the proxy enforces, published where clients are
+    } else if (auto bad = m_host.tenantProblem(req.headers, policy.match(req.method, req.path).tier != nullptr)) {
       // A repeated or malformed tenant header is refused on every route, forwarded ones too: the
       // upstream must not be left to guess which copy the gateway set.
       h.response = std::move(*bad);
@@ -121,15 +121,15 @@ void Forwarder::decide(const FlowPtr& f) {
                            req.requestId);
       h.outcome = "bad_request";
     } else {
-      const auto tenant = m_service.tenantHeaderValue(req.headers);
+      const auto tenant = m_host.tenantHeaderValue(req.headers);
       h.tenant = tenant.value_or(policy.defaultTenant);
       if (auto raw = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader))
         if (auto parsed = http::parseIdempotencyKey(*raw); parsed.key) h.key = *parsed.key;
       const enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId, tenant};
-      enforce::Decision d = m_service.enforcer().begin(er);
+      enforce::Decision d = m_host.enforcer().begin(er);
       h.tier = d.tier;
       h.outcome = d.outcome;
-      if (!d.detail.empty()) endpoint::logInternalError(req.requestId, "deciding on the key", d.detail);
+      if (!d.detail.empty()) server::logInternalError(req.requestId, "deciding on the key", d.detail);
       if (d.kind == enforce::Decision::Kind::Respond) {
         h.response = std::move(d.response);
       } else if (d.ticket) {
@@ -148,10 +148,10 @@ void Forwarder::decide(const FlowPtr& f) {
 }
 
 void Forwarder::failed(const FlowPtr& f, const std::exception& e) {
-  const ServiceRequest& req = f->req;
-  endpoint::logInternalError(req.requestId, req.method + " " + req.path, e.what());
-  f->h.response = endpoint::internalError(req.requestId, "The proxy failed while handling the request.",
-                                          m_service.policy().docsUrl);
+  const Request& req = f->req;
+  server::logInternalError(req.requestId, req.method + " " + req.path, e.what());
+  f->h.response = server::internalError(req.requestId, "The proxy failed while handling the request.",
+                                          m_host.policy().docsUrl);
   f->h.outcome = "error";
 }
 
@@ -164,7 +164,7 @@ void Forwarder::respond(const FlowPtr& f) {
   if (done) done(std::move(f->h));
 }
 
-UpstreamRequest Forwarder::upstreamRequest(const ServiceRequest& req, bool enforced) const {
+UpstreamRequest Forwarder::upstreamRequest(const Request& req, bool enforced) const {
   ForwardedFor who{req.remote, req.requestId, std::nullopt, m_trustedHops.contains(req.remote)};
   // The key goes on exactly as the client sent it: the service sees what it would see without
   // the proxy and can pass it on to its own provider unchanged ("order-1", not "\"order-1\"").
@@ -188,7 +188,7 @@ bool Forwarder::takeSlot(const FlowPtr& f, const std::string& route) {
   if (f->ticket) {
     boost::asio::post(f->handlers, [this, f, busy = std::move(busy)]() mutable { finishEnforced(f, std::move(busy)); });
   } else {
-    endpoint::logInternalError(f->req.requestId, "forwarding to the upstream", busy.detail);
+    server::logInternalError(f->req.requestId, "forwarding to the upstream", busy.detail);
     f->h.response = notSent(busy, f->req.requestId, "Retry later.");
     f->h.outcome = "upstream_unavailable";
     respond(f);
@@ -209,13 +209,13 @@ void Forwarder::forwardPlain(const FlowPtr& f) {
 
 void Forwarder::plainAnswered(const FlowPtr& f, Sent sent) {
   f->giveSlot();
-  const ServiceRequest& req = f->req;
+  const Request& req = f->req;
   Handled& h = f->h;
   if (sent.failure == Failure::None) {
     h.response = fromUpstream(sent.answer, req.method == "HEAD");
     return respond(f);
   }
-  endpoint::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
+  server::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
   if (sent.failure == Failure::NotSent) {
     h.response = notSent(sent, req.requestId, "Retry later.");
     h.outcome = "upstream_unavailable";
@@ -259,7 +259,7 @@ void Forwarder::enforcedAnswered(const FlowPtr& f, Sent sent) {
                            "is never executed a second time.",
                        f->req.requestId);
       r.headers.emplace_back("Retry-After", "5");
-      m_service.enforcer().addKeyHeaders(r, ticket.scope().key, ticket.expiresAtMs());
+      m_host.enforcer().addKeyHeaders(r, ticket.scope().key, ticket.expiresAtMs());
       f->h.response = std::move(r);
       f->h.outcome = "awaiting_upstream";
       return respond(f);
@@ -271,9 +271,9 @@ void Forwarder::enforcedAnswered(const FlowPtr& f, Sent sent) {
 }
 
 void Forwarder::finishEnforced(const FlowPtr& f, Sent sent) {
-  const ServiceRequest& req = f->req;
+  const Request& req = f->req;
   Handled& h = f->h;
-  enforce::Enforcer& enforcer = m_service.enforcer();
+  enforce::Enforcer& enforcer = m_host.enforcer();
   enforce::Ticket& ticket = *f->ticket;
   try {
     distrustUnverifiable(sent);
@@ -294,7 +294,7 @@ void Forwarder::finishEnforced(const FlowPtr& f, Sent sent) {
         break;
       }
       case Failure::NotSent:
-        endpoint::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
+        server::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
         h.response = enforcer.release(ticket, notSent(sent, req.requestId, "The key is free again: retry with the same key."),
                                       "upstream not reached: " + sent.detail);
         h.outcome = "released";
@@ -312,7 +312,7 @@ void Forwarder::finishEnforced(const FlowPtr& f, Sent sent) {
 }
 
 enforce::Response Forwarder::settle(enforce::Ticket& ticket, Sent sent) {
-  enforce::Enforcer& enforcer = m_service.enforcer();
+  enforce::Enforcer& enforcer = m_host.enforcer();
   distrustUnverifiable(sent);
   if (sent.failure == Failure::None) {
     if (refusedBeforeWork(sent.answer))
@@ -322,7 +322,7 @@ enforce::Response Forwarder::settle(enforce::Ticket& ticket, Sent sent) {
     return enforcer.complete(ticket, fromUpstream(sent.answer, false), options);
   }
   const std::string& requestId = ticket.requestId();
-  endpoint::logInternalError(requestId, "awaiting the upstream's answer", sent.detail);
+  server::logInternalError(requestId, "awaiting the upstream's answer", sent.detail);
   const bool neverAnswered = sent.failure == Failure::NoAnswer;
   auto r = problem(
       neverAnswered ? 504 : 502, "upstream-outcome-unknown", "Outcome unknown",

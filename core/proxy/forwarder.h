@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/endpoint/handler.h"
-#include "core/endpoint/service.h"
+#include "core/server/handler.h"
+#include "core/endpoint/host.h"
 #include "core/endpoint/tenantgate.h"
 #include "core/proxy/lateanswers.h"
 #include "core/proxy/routeslots.h"
@@ -38,14 +38,14 @@ struct ProxyOptions {
   std::vector<std::string> trustedHops;
 };
 
-class Forwarder : public endpoint::Handler {
+class Forwarder : public server::Handler {
  public:
   /// Throws std::runtime_error when the upstream's host cannot be resolved.
-  Forwarder(endpoint::Service& service, ProxyOptions options);
+  Forwarder(endpoint::Host& host, ProxyOptions options);
   ~Forwarder() override;
 
-  bool start(endpoint::ServiceRequest& request, const endpoint::Dispatch& where, endpoint::Done& done) override;
-  [[nodiscard]] endpoint::Metrics& metrics() override { return m_service.metrics(); }
+  bool start(server::Request& request, const server::Dispatch& where, server::Done& done) override;
+  [[nodiscard]] server::Metrics& metrics() override { return m_host.metrics(); }
   void stopping() override { m_late.stop(); }
   [[nodiscard]] std::string metricsText() const override;
 
@@ -67,14 +67,14 @@ class Forwarder : public endpoint::Handler {
   bool takeSlot(const FlowPtr& f, const std::string& route);
   std::chrono::milliseconds timeoutFor(const std::string& tier) const;
   void failed(const FlowPtr& f, const std::exception& e);  // a 500 for what threw
-  UpstreamRequest upstreamRequest(const endpoint::ServiceRequest& req, bool enforced) const;
+  UpstreamRequest upstreamRequest(const server::Request& req, bool enforced) const;
   /// Ends a ticket with what became of its exchange (an answer, a break, none in time).
   enforce::Response settle(enforce::Ticket& ticket, Sent sent);
   enforce::Response notSent(const Sent& sent, const std::string& requestId, std::string_view retry) const;
   enforce::Response problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
                             const std::string& requestId) const;
 
-  endpoint::Service& m_service;
+  endpoint::Host& m_host;
   ProxyOptions m_options;
   Upstream m_upstream;
   LateAnswers m_late;

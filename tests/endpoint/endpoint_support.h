@@ -5,8 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "core/endpoint/server.h"
+#include "core/faultrig/faultrig.h"
 #include "tests/support/testdb.h"
 
 namespace idem::test {
@@ -36,6 +37,7 @@ struct LiveServer {
     o.conninfo = db.conninfo();
     o.policy = policy::parsePolicy(policyText, "endpoint-test-policy.json");
     o.allowFaultInjection = allowFaults;
+    if (allowFaults) o.rawRoute = faultrig::makeFaultRig;
     o.threads = 32;
     o.traceFlushInterval = std::chrono::milliseconds(20);
     server = std::make_unique<endpoint::Server>(std::move(o));
@@ -45,8 +47,8 @@ struct LiveServer {
     server.reset();  // stop and join before the database goes
   }
 
-  [[nodiscard]] std::unique_ptr<endpoint::Client> client() const {
-    return std::make_unique<endpoint::Client>("127.0.0.1", server->port());
+  [[nodiscard]] std::unique_ptr<client::Client> client() const {
+    return std::make_unique<client::Client>("127.0.0.1", server->port());
   }
   long long count(const std::string& sql, const std::vector<pg::Param>& params = {}) const {
     auto c = db.connect();
@@ -72,7 +74,7 @@ inline http::Headers jsonHeaders(const std::string& key, const std::string& tena
 
 inline const std::string kPayment = R"({"amount":1000,"currency":"usd","customer":"cus_1"})";
 
-inline nlohmann::json parse(const endpoint::ClientResponse& r) { return nlohmann::json::parse(r.body, nullptr, false); }
+inline nlohmann::json parse(const client::ClientResponse& r) { return nlohmann::json::parse(r.body, nullptr, false); }
 
 /// A counter or gauge without labels from a /metrics body; -1 when absent.
 inline long long metricValue(const std::string& metricsBody, const std::string& name) {

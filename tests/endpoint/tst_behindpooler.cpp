@@ -51,11 +51,11 @@ class TestBehindPooler : public QObject {
   void everyRequestDecidedThroughThePooler() {
     auto server = serverVia(m_bouncer->conninfo(m_db->name()), /*preparedStatements=*/true);
     constexpr int kClients = 16, kKeys = 15;
-    std::vector<std::vector<endpoint::ClientResponse>> answers(kClients);
+    std::vector<std::vector<client::ClientResponse>> answers(kClients);
     std::vector<std::thread> threads;
     for (int t = 0; t < kClients; ++t)
       threads.emplace_back([&, t] {
-        endpoint::Client c("127.0.0.1", server->port());
+        client::Client c("127.0.0.1", server->port());
         for (int pass = 0; pass < 2; ++pass)
           for (int k = 0; k < kKeys; ++k)
             answers[static_cast<std::size_t>(t)].push_back(c.post(
@@ -75,7 +75,7 @@ class TestBehindPooler : public QObject {
     QCOMPARE(conn.exec("SELECT count(*) AS n FROM idem_demo.ledger WHERE idem_key LIKE 'pooled-%'").integer(0, "n"),
              static_cast<long long>(kClients * kKeys));
     // The ledger lookup by key (prepared too) answers through the pooler.
-    endpoint::Client c("127.0.0.1", server->port());
+    client::Client c("127.0.0.1", server->port());
     const auto listed = c.get("/v1/payments?idempotency_key=pooled-3-4", test::jsonHeaders(""));
     QCOMPARE(listed.status, 200);
     QCOMPARE(test::parse(listed)["data"].size(), std::size_t{1});
@@ -87,7 +87,7 @@ class TestBehindPooler : public QObject {
 
   void preparedStatementsOffFromTheStart() {
     auto server = serverVia(m_bouncer->conninfo(m_db->name()), /*preparedStatements=*/false);
-    endpoint::Client c("127.0.0.1", server->port());
+    client::Client c("127.0.0.1", server->port());
     QCOMPARE(gauge(c.get("/metrics").body, "idem_store_prepared_statements"), 0.0);
     QCOMPARE(c.post("/v1/payments", test::jsonHeaders("pooled-off"), test::kPayment).status, 201);
     const auto replay = c.post("/v1/payments", test::jsonHeaders("pooled-off"), test::kPayment);

@@ -79,7 +79,7 @@ class TestClientBytes : public QObject {
     return body;
   }
   void assertAlive() {
-    endpoint::Client c("127.0.0.1", m_serve->port(), std::chrono::seconds(5));
+    client::Client c("127.0.0.1", m_serve->port(), std::chrono::seconds(5));
     QCOMPARE(c.get("/healthz").status, 200);
   }
   int send(const std::string& bytes, std::string* response) {
@@ -185,7 +185,7 @@ class TestClientBytes : public QObject {
 
   void traceLossIsCountedOnMetrics() {
     // Nothing above cost a trace row: the counters an operator alerts on are there, and zero.
-    endpoint::Client c("127.0.0.1", m_serve->port());
+    client::Client c("127.0.0.1", m_serve->port());
     const std::string metrics = c.get("/metrics").body;
     QCOMPARE(test::metricValue(metrics, "idem_trace_events_refused_total"), 0LL);
     QCOMPARE(test::metricValue(metrics, "idem_trace_values_repaired_total"), 0LL);
@@ -226,7 +226,7 @@ class TestClientBytes : public QObject {
   void healthzTellsAStoreThatCannotWrite() {
     test::TestDatabase db("ep_readonly");
     test::ServeProcess serve({"--db", db.conninfo(), "--policy", m_policy});
-    endpoint::Client c("127.0.0.1", serve.port(), std::chrono::seconds(10));
+    client::Client c("127.0.0.1", serve.port(), std::chrono::seconds(10));
     auto ok = c.get("/healthz");
     QCOMPARE(ok.status, 200);
     QCOMPARE(test::parse(ok)["status"], nlohmann::json("ok"));
@@ -243,7 +243,7 @@ class TestClientBytes : public QObject {
           "pid <> pg_backend_pid()");
     };
     failover(true);
-    endpoint::ClientResponse h;
+    client::ClientResponse h;
     for (int i = 0; i < 20 && h.status != 503; ++i) h = c.get("/healthz");  // past the dropped connections
     QCOMPARE(h.status, 503);
     QVERIFY(!h.header("Retry-After").empty());

@@ -18,11 +18,11 @@ class TestConcurrency : public QObject {
     test::LiveServer s("ep_concurrency");
     constexpr int kClients = 200;
     std::barrier start(kClients);
-    std::vector<endpoint::ClientResponse> answers(kClients);
+    std::vector<client::ClientResponse> answers(kClients);
     std::vector<std::thread> threads;
     for (int i = 0; i < kClients; ++i) {
       threads.emplace_back([&, i] {
-        endpoint::Client c("127.0.0.1", s.server->port());
+        client::Client c("127.0.0.1", s.server->port());
         start.arrive_and_wait();
         // A short execution keeps the key processing while the burst arrives.
         auto h = test::jsonHeaders("burst-1");

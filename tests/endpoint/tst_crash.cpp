@@ -22,7 +22,7 @@ std::string writePolicy() {
   return path;
 }
 
-long long metric(endpoint::Client& c, const std::string& name) { return test::metricValue(c.get("/metrics").body, name); }
+long long metric(client::Client& c, const std::string& name) { return test::metricValue(c.get("/metrics").body, name); }
 }  // namespace
 
 class TestCrash : public QObject {
@@ -35,7 +35,7 @@ class TestCrash : public QObject {
     const std::vector<std::string> args{"--db", db.conninfo(), "--policy", policy, "--allow-fault-injection"};
     auto first = std::make_unique<test::ServeProcess>(args);
     auto doomed = std::async(std::launch::async, [port = first->port()] {
-      endpoint::Client c("127.0.0.1", port, std::chrono::seconds(10));
+      client::Client c("127.0.0.1", port, std::chrono::seconds(10));
       auto h = test::jsonHeaders("crash-1");
       h.emplace_back("Sim-Delay-Ms", "10000");
       return c.post("/v1/payments", h, test::kPayment);
@@ -45,13 +45,13 @@ class TestCrash : public QObject {
     QVERIFY(doomed.get().status == 0);  // the client saw the connection die, no answer
 
     test::ServeProcess second(args);
-    endpoint::Client c("127.0.0.1", second.port());
+    client::Client c("127.0.0.1", second.port());
     // The dead execution's lease (2s) is still running: a consistent 409 with Retry-After.
     auto during = c.post("/v1/payments", test::jsonHeaders("crash-1"), test::kPayment);
     QCOMPARE(during.status, 409);
     QVERIFY(std::stoi(during.header("Retry-After")) >= 1);
     // Retry as a client would until the lease runs out: then exactly one takeover execution.
-    endpoint::ClientResponse r;
+    client::ClientResponse r;
     for (int i = 0; i < 50; ++i) {
       r = c.post("/v1/payments", test::jsonHeaders("crash-1"), test::kPayment);
       if (r.status != 409) break;
@@ -76,7 +76,7 @@ class TestCrash : public QObject {
     test::TestDatabase db("ep_sigterm");
     test::ServeProcess serve({"--db", db.conninfo(), "--allow-fault-injection"});
     auto inFlight = std::async(std::launch::async, [port = serve.port()] {
-      endpoint::Client c("127.0.0.1", port);
+      client::Client c("127.0.0.1", port);
       auto h = test::jsonHeaders("term-1");
       h.emplace_back("Sim-Delay-Ms", "1000");
       return c.post("/v1/payments", h, test::kPayment);
@@ -97,7 +97,7 @@ class TestCrash : public QObject {
     std::vector<std::string> bodies;
     {
       test::ServeProcess first(args);
-      endpoint::Client c("127.0.0.1", first.port());
+      client::Client c("127.0.0.1", first.port());
       for (int i = 0; i < kKeys; ++i) {
         auto r = c.post("/v1/payments", test::jsonHeaders(key(i)), test::kPayment);
         QCOMPARE(r.status, 201);
@@ -110,7 +110,7 @@ class TestCrash : public QObject {
     // The restarted server never saw these keys: it claims them first (two statements for a
     // replay) until the lesson's window is over, then reads them first (one statement).
     test::ServeProcess second(args);
-    endpoint::Client c("127.0.0.1", second.port());
+    client::Client c("127.0.0.1", second.port());
     auto replay = [&](int i) {
       auto r = c.post("/v1/payments", test::jsonHeaders(key(i)), test::kPayment);
       return r.status == 201 && r.header("Idempotent-Replayed") == "true" && r.body == bodies[i];

@@ -8,7 +8,7 @@
 #include "tests/endpoint/endpoint_support.h"
 
 using namespace idem;
-using endpoint::ClientResponse;
+using client::ClientResponse;
 using test::jsonHeaders;
 using test::kPayment;
 using test::parse;

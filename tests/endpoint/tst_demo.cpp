@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "core/store/pg.h"
 #include "tests/support/testdb.h"
 
@@ -124,7 +124,7 @@ class TestDemo : public QObject {
                1LL);
     }
     // The endpoint answers, and live traffic is flowing.
-    endpoint::Client client("127.0.0.1", port);
+    client::Client client("127.0.0.1", port);
     auto r = client.post(
         "/v1/payments",
         {{"Content-Type", "application/json"}, {"Idempotency-Key", "demo-test-1"}, {"Account-Id", "acct_test"}},
@@ -155,7 +155,7 @@ class TestDemo : public QObject {
     const std::string serviceUrl = demo.after("sample service (Flask) on ");
     QVERIFY2(proxyUrl.starts_with("http://127.0.0.1:") && serviceUrl.starts_with("http://127.0.0.1:"),
              demo.text.c_str());
-    endpoint::Client proxy("127.0.0.1", std::stoi(proxyUrl.substr(17)));
+    client::Client proxy("127.0.0.1", std::stoi(proxyUrl.substr(17)));
     const http::Headers h{
         {"Content-Type", "application/json"}, {"Idempotency-Key", "through-proxy-1"}, {"Account-Id", "acct_test"}};
     const std::string body = R"({"amount":1000,"currency":"usd","customer":"cus_1"})";
@@ -166,7 +166,7 @@ class TestDemo : public QObject {
     QCOMPARE(again.status, 201);
     QCOMPARE(again.header("Idempotent-Replayed"), std::string("true"));
     QCOMPARE(again.body, first.body);
-    endpoint::Client service("127.0.0.1", std::stoi(serviceUrl.substr(17)));
+    client::Client service("127.0.0.1", std::stoi(serviceUrl.substr(17)));
     const auto count = nlohmann::json::parse(service.get("/executions").body);
     int charged = 0;
     for (const auto& [who, n] : count["by_key"].items())

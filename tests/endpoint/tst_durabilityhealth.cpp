@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "tests/endpoint/endpoint_support.h"
 #include "tests/endpoint/serve_process.h"
 #include "tests/support/testdb.h"
@@ -36,7 +36,7 @@ class TestDurabilityHealth : public QObject {
     std::ofstream(policyPath) << kPolicy;
     auto removePolicy = qScopeGuard([&] { std::remove(policyPath.c_str()); });
     test::ServeProcess serve({"--db", db.conninfo(), "--policy", policyPath});
-    endpoint::Client c("127.0.0.1", serve.port(), std::chrono::seconds(10));
+    client::Client c("127.0.0.1", serve.port(), std::chrono::seconds(10));
 
     auto refused = c.post("/v1/payments", {{"Content-Type", "application/json"}, {"Idempotency-Key", "k-1"}},
                           test::kPayment);

@@ -167,9 +167,9 @@ class TestEnforcePaths : public QObject {
     QCOMPARE(keyRows("k-ro-1"), 0LL);
     QCOMPARE(ledgerRows("k-ro-1"), 0LL);
     // Writable again: the same key runs once.
-    endpoint::ClientResponse after;
+    client::ClientResponse after;
     for (int i = 0; i < 20 && after.status != 201; ++i) {
-      after = endpoint::Client("127.0.0.1", m_serve->port()).post("/v1/payments", test::jsonHeaders("k-ro-1"), kPayment);
+      after = client::Client("127.0.0.1", m_serve->port()).post("/v1/payments", test::jsonHeaders("k-ro-1"), kPayment);
       if (after.status != 201) QThread::msleep(100);
     }
     QCOMPARE(after.status, 201);

@@ -3,7 +3,7 @@
 // `idemctl measure`, which reads them back per client and fault and fits a policy.
 #include <QtTest>
 
-#include "core/endpoint/faultlog.h"
+#include "core/faultrig/faultlog.h"
 #include "tests/endpoint/endpoint_support.h"
 
 using namespace idem;
@@ -27,7 +27,7 @@ void record(pg::Connection& conn, const std::string& agent, const std::string& p
   const long long base = 1'700'000'000'000'000LL;
   for (int i = 0; i < ops; ++i) {
     for (std::size_t n = 0; n < offsets.size(); ++n) {
-      endpoint::FaultAttempt a;
+      faultrig::FaultAttempt a;
       a.arrivedUs = base + i * 100'000'000LL + static_cast<long long>(offsets[n] * 1e6);
       a.endedUs = a.arrivedUs + 1000;
       a.profile = profile;
@@ -37,7 +37,7 @@ void record(pg::Connection& conn, const std::string& agent, const std::string& p
       a.method = "POST";
       a.path = "/v1/payments";
       a.outcome = profile.substr(0, 3);
-      endpoint::insertFaultAttempt(conn, a);
+      faultrig::insertFaultAttempt(conn, a);
     }
   }
 }
@@ -98,7 +98,7 @@ class TestFaultProfiles : public QObject {
   // No answer until the client gives up; when it does is recorded as the attempt's end.
   void hangHoldsUntilTheClientGivesUp() {
     test::LiveServer s("ep_faultprof_hang");
-    endpoint::Client c("127.0.0.1", s.server->port(), std::chrono::milliseconds(300));
+    client::Client c("127.0.0.1", s.server->port(), std::chrono::milliseconds(300));
     const auto r = c.post("/faults/hang/op-h/v1/payments", headersFor("fk-h", "tst/hang"), test::kPayment);
     QCOMPARE(r.status, 0);
     QTRY_COMPARE_WITH_TIMEOUT(attempts(s, "user_agent = 'tst/hang' AND outcome = 'hang'"), 1LL, 10000);

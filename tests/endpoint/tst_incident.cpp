@@ -45,7 +45,7 @@ class TestIncident : public QObject {
     QCOMPARE(s.count("SELECT count(DISTINCT generation) AS n FROM idem_demo.ledger WHERE idem_key = "
                      "'order-4711-charge'"),
              2LL);
-    QVERIFY(s.server->service().flushTrace());  // executions and replays reach the trace in batches
+    QVERIFY(s.server->host().flushTrace());  // executions and replays reach the trace in batches
     QCOMPARE(s.count("SELECT count(*) AS n FROM idem.events WHERE idem_key = 'order-4711-charge' AND outcome = "
                      "'executed_after_expiry'"),
              1LL);

@@ -24,7 +24,7 @@ class TestOutage : public QObject {
     o.poolSize = 4;
     endpoint::Server server(std::move(o));
     server.start();
-    endpoint::Client c("127.0.0.1", server.port());
+    client::Client c("127.0.0.1", server.port());
 
     auto before = c.post("/v1/payments", test::jsonHeaders("k-before"), test::kPayment);
     QCOMPARE(before.status, 201);

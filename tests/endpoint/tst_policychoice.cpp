@@ -63,7 +63,7 @@ class TestPolicyChoice : public QObject {
     const long long chosen = scalar(store, "SELECT max(version) AS n FROM idem.policies");
 
     test::ServeProcess serve({"--db", service.conninfo, "--policy", policy});
-    endpoint::Client c("127.0.0.1", serve.port());
+    client::Client c("127.0.0.1", serve.port());
     const std::string ack = R"({"event":"evt_1"})";
     QCOMPARE(c.post("/v1/webhooks/ack", test::jsonHeaders("wh-1"), ack).status, 200);
     QThread::msleep(1300);

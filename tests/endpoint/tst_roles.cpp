@@ -53,7 +53,7 @@ class TestRoles : public QObject {
       QFAIL(e.what());  // its reason is on stderr
     }
     test::ServeProcess& serve = *started;
-    endpoint::Client c("127.0.0.1", serve.port());
+    client::Client c("127.0.0.1", serve.port());
 
     // A new key, its replay.
     auto first = c.post("/v1/payments", test::jsonHeaders("role-pay"), test::kPayment);

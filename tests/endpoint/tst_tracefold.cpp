@@ -26,7 +26,7 @@ Counts storm(std::size_t foldAfter) {
   o.traceFoldAfter = foldAfter;
   endpoint::Server server(std::move(o));
   server.start();
-  endpoint::Client client("127.0.0.1", server.port());
+  client::Client client("127.0.0.1", server.port());
   const auto first = client.post("/v1/payments", test::jsonHeaders("k-storm"), test::kPayment);
   if (first.status != 201) return {};
   for (int i = 0; i < kReplays; ++i) {

@@ -42,6 +42,7 @@
 
 using idem::fuzz::check;
 namespace endpoint = idem::endpoint;
+namespace server = idem::server;
 namespace bhttp = boost::beast::http;
 
 namespace {
@@ -57,28 +58,28 @@ struct Seen {
 };
 
 // Records what reached it and answers 200 with a small JSON body.
-class RecordingHandler : public endpoint::Handler {
+class RecordingHandler : public server::Handler {
  public:
-  endpoint::Handled handle(const endpoint::ServiceRequest& r) override {
+  server::Handled handle(const server::Request& r) override {
     {
       std::lock_guard lock(m_mutex);
       m_seen.push_back({r.method, r.headers, r.body});
     }
-    endpoint::Handled h;
+    server::Handled h;
     h.response.status = 200;
     h.response.headers.emplace_back("Content-Type", "application/json");
     h.response.body = R"({"ok":true})";
     h.outcome = "fuzz";
     return h;
   }
-  endpoint::Metrics& metrics() override { return m_metrics; }
+  server::Metrics& metrics() override { return m_metrics; }
   std::vector<Seen> take() {
     std::lock_guard lock(m_mutex);
     return std::exchange(m_seen, {});
   }
 
  private:
-  endpoint::Metrics m_metrics;
+  server::Metrics m_metrics;
   std::mutex m_mutex;
   std::vector<Seen> m_seen;
 };
@@ -208,7 +209,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   o.maxBodyBytes = kMaxBody;
   o.maxBufferedBodyBytes = 4 * kMaxBody;
   o.headerTimeout = o.bodyTimeout = o.idleTimeout = o.writeTimeout = std::chrono::seconds(2);
-  o.frontHandler = [](endpoint::Service&) {
+  o.frontHandler = [](endpoint::Host&) {
     auto h = std::make_unique<RecordingHandler>();
     g_handler = h.get();
     return h;

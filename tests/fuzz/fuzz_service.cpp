@@ -24,11 +24,13 @@
 
 using idem::fuzz::check;
 namespace endpoint = idem::endpoint;
+namespace server = idem::server;
 using nlohmann::json;
 
 namespace {
 
-std::unique_ptr<endpoint::Service> g_service;
+std::unique_ptr<endpoint::Host> g_host;
+std::unique_ptr<endpoint::Service> g_service;  // answers through g_host
 
 std::string_view nextLine(std::string_view& rest) {
   const auto end = rest.find('\n');
@@ -38,8 +40,8 @@ std::string_view nextLine(std::string_view& rest) {
   return line;
 }
 
-endpoint::ServiceRequest decode(std::string_view input) {
-  endpoint::ServiceRequest r;
+server::Request decode(std::string_view input) {
+  server::Request r;
   std::string_view rest = input;
   const std::string_view requestLine = nextLine(rest);
   const auto space = requestLine.find(' ');
@@ -70,13 +72,13 @@ endpoint::ServiceRequest decode(std::string_view input) {
   return r;
 }
 
-std::string headerValue(const endpoint::Handled& h, std::string_view name) {
+std::string headerValue(const server::Handled& h, std::string_view name) {
   for (const auto& [n, v] : h.response.headers)
     if (idem::http::equalsIgnoreCase(n, name)) return v;
   return {};
 }
 
-void checkWellFormed(const endpoint::ServiceRequest& request, const endpoint::Handled& h) {
+void checkWellFormed(const server::Request& request, const server::Handled& h) {
   const int status = h.response.status;
   check(status >= 100 && status <= 599, "a status is 100..599", std::to_string(status));
   check(headerValue(h, "Request-Id") == request.requestId, "every answer carries its Request-Id");
@@ -101,22 +103,22 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   auto policy = idem::policy::parsePolicy(*idem::resources::find("policy/demo-policy.json"), "demo-policy.json");
   const int version = idem::store::recordPolicy(conn, policy);
   // Fault injection stays off: its delays would only slow the run down.
-  g_service = std::make_unique<endpoint::Service>(conninfo, std::move(policy), version,
-                                                  endpoint::ServiceOptions{false, 2});
+  g_host = std::make_unique<endpoint::Host>(conninfo, std::move(policy), version, endpoint::HostOptions{2});
+  g_service = std::make_unique<endpoint::Service>(*g_host, false);
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static unsigned long long counter = 0;
-  endpoint::ServiceRequest request = decode(std::string_view(reinterpret_cast<const char*>(data), size));
+  server::Request request = decode(std::string_view(reinterpret_cast<const char*>(data), size));
   request.requestId = "fuzz-" + std::to_string(++counter);
-  const endpoint::Handled first = g_service->handle(request);
+  const server::Handled first = g_service->handle(request);
   checkWellFormed(request, first);
 
   // Never twice: an executed, successful keyed request sent again is answered from the store.
   if (first.generation > 0 && first.response.status / 100 == 2) {
     request.requestId = "fuzz-" + std::to_string(++counter);
-    const endpoint::Handled again = g_service->handle(request);
+    const server::Handled again = g_service->handle(request);
     checkWellFormed(request, again);
     check(again.response.status == first.response.status && again.response.body == first.response.body,
           "the same keyed request sent again gets the stored answer",

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "tests/endpoint/serve_process.h"
 #include "tests/proxy/raw_upstream.h"
 #include "tests/support/testdb.h"
@@ -115,8 +115,8 @@ struct ProxyRig {
   }
 
   [[nodiscard]] int adminPort() const { return adminPortOf(*proxy); }
-  [[nodiscard]] std::unique_ptr<endpoint::Client> client() const {
-    return std::make_unique<endpoint::Client>("127.0.0.1", proxy->port());
+  [[nodiscard]] std::unique_ptr<client::Client> client() const {
+    return std::make_unique<client::Client>("127.0.0.1", proxy->port());
   }
   /// Trace rows with this key and outcome (the trace is flushed every 100 ms).
   long long events(const std::string& key, const std::string& outcome) const {

@@ -9,7 +9,7 @@
 #include <QtTest>
 #include <future>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "tests/proxy/raw_upstream.h"
 
 using namespace idem;
@@ -40,10 +40,10 @@ class TestDescriptors : public QObject {
   void noKeyTheUpstreamNeverReceivedIsStored() {
     test::RawUpstreamRig rig("px_fds", kPolicy, {"--threads", "300"}, {"/usr/bin/prlimit", "--nofile=1024:1024"});
     constexpr int kRequests = 400;
-    std::vector<std::future<endpoint::ClientResponse>> sent;
+    std::vector<std::future<client::ClientResponse>> sent;
     for (int i = 0; i < kRequests; ++i)
       sent.push_back(std::async(std::launch::async, [port = rig.proxy->port(), i] {
-        endpoint::Client c("127.0.0.1", port, std::chrono::seconds(60));
+        client::Client c("127.0.0.1", port, std::chrono::seconds(60));
         return c.post("/v1/slow",
                       {{"Content-Type", "application/json"},
                        {"Idempotency-Key", "fd-" + std::to_string(i)},

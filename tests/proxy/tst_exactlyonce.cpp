@@ -24,7 +24,7 @@ class TestExactlyOnce : public QObject {
     std::vector<std::thread> clients;
     for (int i = 0; i < kClients; ++i) {
       clients.emplace_back([&, i] {
-        endpoint::Client c("127.0.0.1", rig.proxy->port(), std::chrono::seconds(30));
+        client::Client c("127.0.0.1", rig.proxy->port(), std::chrono::seconds(30));
         http::Headers h = charge("storm-1");
         if (i == 0) h.emplace_back("X-Test-Sleep-Ms", "300");
         const auto r = c.post("/v1/charges", h, kCharge);

@@ -206,7 +206,7 @@ class TestForwarding : public QObject {
   void adminEndpointsOnTheAdminListenerOnly() {
     test::ProxyRig rig("px_admin");
     QVERIFY(rig.adminPort() > 0);
-    endpoint::Client admin("127.0.0.1", rig.adminPort());
+    client::Client admin("127.0.0.1", rig.adminPort());
     const auto health = admin.get("/healthz");
     QCOMPARE(health.status, 200);
     QCOMPARE(json::parse(health.body).value("status", ""), std::string("ok"));
@@ -233,9 +233,9 @@ class TestForwarding : public QObject {
     test::ServeProcess proxy({"--db", rig.db.conninfo(), "--policy", (rig.dir / "policy.json").string(), "--upstream",
                               "http://127.0.0.1:" + std::to_string(service.port()), "--single-tenant"},
                              {}, "proxy");
-    endpoint::Client c("127.0.0.1", proxy.port());
+    client::Client c("127.0.0.1", proxy.port());
     for (int i = 0; i < 20; ++i) QCOMPARE(c.get("/healthz").status, 200);  // serve's own /healthz
-    endpoint::Client admin("127.0.0.1", test::adminPortOf(proxy));
+    client::Client admin("127.0.0.1", test::adminPortOf(proxy));
     const std::string metrics = admin.get("/metrics").body;
     QCOMPARE(test::metricSample(metrics, "idem_upstream_connections_opened_total"), 1LL);
     QCOMPARE(test::metricSample(metrics, "idem_upstream_connections_reused_total"), 19LL);
@@ -245,7 +245,7 @@ class TestForwarding : public QObject {
   void sigtermFinishesInFlightRequests() {
     test::ProxyRig rig("px_term");
     auto inFlight = std::async(std::launch::async, [port = rig.proxy->port()] {
-      endpoint::Client c("127.0.0.1", port, std::chrono::seconds(20));
+      client::Client c("127.0.0.1", port, std::chrono::seconds(20));
       return c.post("/v1/charges", charge("term-1", {{"X-Test-Sleep-Ms", "1500"}}), kCharge);
     });
     QTRY_COMPARE_WITH_TIMEOUT(rig.upstream.executions("term-1"), 1, 5000);

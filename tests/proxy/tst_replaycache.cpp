@@ -17,11 +17,11 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 long long metric(const test::ProxyRig& rig, const std::string& name) {
-  endpoint::Client admin("127.0.0.1", rig.adminPort());
+  client::Client admin("127.0.0.1", rig.adminPort());
   return test::metricSample(admin.get("/metrics").body, name);
 }
 
-bool replayed(const endpoint::ClientResponse& r) { return r.header("Idempotent-Replayed") == "true"; }
+bool replayed(const client::ClientResponse& r) { return r.header("Idempotent-Replayed") == "true"; }
 
 long long dbNowMs(pg::Connection& c) {
   return c.exec("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms").integer(0, "ms");

@@ -25,7 +25,7 @@ class TestProxyRoles : public QObject {
     QCOMPARE(c->post("/v1/charges", charge("role-1"), kCharge).header("Idempotent-Replayed"), std::string("true"));
 
     auto doomed = std::async(std::launch::async, [port = rig.proxy->port()] {
-      endpoint::Client k("127.0.0.1", port, std::chrono::seconds(20));
+      client::Client k("127.0.0.1", port, std::chrono::seconds(20));
       return k.post("/v1/charges", charge("role-2", {{"X-Test-Sleep-Ms", "5000"}}), kCharge);
     });
     QTRY_COMPARE_WITH_TIMEOUT(rig.upstream.executions("role-2"), 1, 5000);

@@ -4,7 +4,7 @@
 #include <QtTest>
 #include <future>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "tests/proxy/proxy_support.h"
 #include "tests/proxy/raw_upstream.h"
 
@@ -30,10 +30,10 @@ class TestSlowUpstream : public QObject {
   void slowRequestsHoldNoThread() {
     test::RawUpstreamRig rig("px_slowup", kPolicy, {"--threads", "2"});
     const int port = rig.proxy->port();
-    std::vector<std::future<endpoint::ClientResponse>> slow;
+    std::vector<std::future<client::ClientResponse>> slow;
     for (int i = 0; i < 24; ++i)
       slow.push_back(std::async(std::launch::async, [port, i] {
-        endpoint::Client c("127.0.0.1", port, std::chrono::seconds(30));
+        client::Client c("127.0.0.1", port, std::chrono::seconds(30));
         if (i % 2 == 0) return c.get("/slow", {{"X-Test-Sleep-Ms", "4000"}});
         return c.post("/v1/slow",
                       {{"Content-Type", "application/json"},
@@ -43,11 +43,11 @@ class TestSlowUpstream : public QObject {
       }));
     QThread::msleep(700);  // every slow request is with the upstream now
     int status = 0;
-    endpoint::Client fast("127.0.0.1", port, std::chrono::seconds(30));
+    client::Client fast("127.0.0.1", port, std::chrono::seconds(30));
     const double fastSeconds = secondsFor([&] { return fast.get("/peek").status; }, status);
     QCOMPARE(status, 200);
     QVERIFY2(fastSeconds < 1.0, std::to_string(fastSeconds).c_str());
-    endpoint::Client admin("127.0.0.1", test::adminPortOf(*rig.proxy), std::chrono::seconds(30));
+    client::Client admin("127.0.0.1", test::adminPortOf(*rig.proxy), std::chrono::seconds(30));
     const double healthSeconds = secondsFor([&] { return admin.get("/healthz").status; }, status);
     QCOMPARE(status, 200);
     QVERIFY2(healthSeconds < 1.0, std::to_string(healthSeconds).c_str());
@@ -70,14 +70,14 @@ class TestSlowUpstream : public QObject {
     test::RawUpstreamRig rig("px_routecap", kPolicy,
                              {"--upstream-connections", "8", "--upstream-connections-per-route", "4"});
     const int port = rig.proxy->port();
-    std::vector<std::future<endpoint::ClientResponse>> slow;
+    std::vector<std::future<client::ClientResponse>> slow;
     for (int i = 0; i < 6; ++i)
       slow.push_back(std::async(std::launch::async, [port] {
-        endpoint::Client c("127.0.0.1", port, std::chrono::seconds(30));
+        client::Client c("127.0.0.1", port, std::chrono::seconds(30));
         return c.get("/slow", {{"X-Test-Sleep-Ms", "3000"}});
       }));
     QThread::msleep(700);
-    endpoint::Client fast("127.0.0.1", port, std::chrono::seconds(30));
+    client::Client fast("127.0.0.1", port, std::chrono::seconds(30));
     QCOMPARE(fast.get("/peek").status, 200);  // another route still has connections
     int answered = 0, refused = 0;
     for (auto& f : slow) {
@@ -94,7 +94,7 @@ class TestSlowUpstream : public QObject {
 
   void aTierHasItsOwnDeadline() {
     test::RawUpstreamRig rig("px_tiertimeout", kPolicy, {"--tier-timeout", "slow=500ms"});
-    endpoint::Client c("127.0.0.1", rig.proxy->port(), std::chrono::seconds(30));
+    client::Client c("127.0.0.1", rig.proxy->port(), std::chrono::seconds(30));
     int status = 0;
     const double seconds = secondsFor(
         [&] {
@@ -105,7 +105,7 @@ class TestSlowUpstream : public QObject {
     QCOMPARE(status, 504);  // the global --upstream-timeout is 30 s
     QVERIFY2(seconds < 1.5, std::to_string(seconds).c_str());
     // The late answer is still awaited and stored: the retry gets it, the work ran once.
-    endpoint::ClientResponse after;
+    client::ClientResponse after;
     QTRY_VERIFY_WITH_TIMEOUT(
         (after = c.post("/v1/slow", {{"Content-Type", "application/json"}, {"Idempotency-Key", "deadline-1"}}, "{}"))
                 .status == 201,

@@ -16,7 +16,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "core/endpoint/server.h"
 #include "core/proxy/descriptorbudget.h"
 #include "core/proxy/upstream.h"

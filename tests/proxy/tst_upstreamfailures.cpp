@@ -13,8 +13,8 @@ using test::charge;
 using test::kCharge;
 
 namespace {
-endpoint::ClientResponse postLater(int port, http::Headers h, std::chrono::milliseconds timeout) {
-  endpoint::Client c("127.0.0.1", port, timeout);
+client::ClientResponse postLater(int port, http::Headers h, std::chrono::milliseconds timeout) {
+  client::Client c("127.0.0.1", port, timeout);
   return c.post("/v1/charges", h, kCharge);
 }
 }  // namespace
@@ -74,7 +74,7 @@ class TestUpstreamFailures : public QObject {
     const auto during = c->post("/v1/charges", charge("late-1"), kCharge);
     QCOMPARE(during.status, 409);
     QVERIFY(!during.header("Retry-After").empty());
-    endpoint::ClientResponse after;
+    client::ClientResponse after;
     QTRY_VERIFY_WITH_TIMEOUT((after = c->post("/v1/charges", charge("late-1"), kCharge)).status == 201, 10000);
     QCOMPARE(after.header("Idempotent-Replayed"), std::string("true"));
     QVERIFY(after.body.find("\"object\":\"charges\"") != std::string::npos);
@@ -115,7 +115,7 @@ class TestUpstreamFailures : public QObject {
     test::ProxyRig rig("px_silent", {"--upstream-timeout", "500ms", "--late-answer-wait", "1s"});
     auto c = rig.client();
     QCOMPARE(c->post("/v1/charges", charge("silent-1", {{"X-Test-Sleep-Ms", "8000"}}), kCharge).status, 504);
-    endpoint::ClientResponse stored;
+    client::ClientResponse stored;
     QTRY_VERIFY_WITH_TIMEOUT((stored = c->post("/v1/charges", charge("silent-1"), kCharge)).status != 409, 8000);
     QCOMPARE(stored.status, 504);
     QCOMPARE(stored.header("Idempotent-Replayed"), std::string("true"));

@@ -5,7 +5,7 @@
 // (401, 429) release the key instead of being replayed for the TTL.
 #include <QtTest>
 
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 #include "tests/proxy/raw_upstream.h"
 
 using namespace idem;
@@ -46,7 +46,7 @@ class TestUpstreamFraming : public QObject {
     const std::string first = test::rawExchange(rig.proxy->port(), get);
     QVERIFY2(first.rfind("HTTP/1.1 200", 0) == 0, first.c_str());
     // The next clients get their own answers, never the smuggled request's.
-    endpoint::Client c("127.0.0.1", rig.proxy->port());
+    client::Client c("127.0.0.1", rig.proxy->port());
     for (int i = 0; i < 5; ++i) {
       const auto next = c.get("/peek");
       QCOMPARE(next.status, 200);
@@ -58,7 +58,7 @@ class TestUpstreamFraming : public QObject {
 
   void aCloseDelimitedAnswerCutShortIsNotStoredAsItsStatus() {
     test::RawUpstreamRig rig("px_cut", kPolicy);
-    endpoint::Client c("127.0.0.1", rig.proxy->port());
+    client::Client c("127.0.0.1", rig.proxy->port());
     const auto first = c.post("/v1/cut", keyed("cut-1"), "{}");
     QVERIFY2(first.status != 201, first.body.c_str());
     QVERIFY(first.body.find("outcome-unknown") != std::string::npos);
@@ -79,7 +79,7 @@ class TestUpstreamFraming : public QObject {
 
   void refusalsBeforeAnyWorkReleaseTheKey() {
     test::RawUpstreamRig rig("px_refusals", kPolicy);
-    endpoint::Client c("127.0.0.1", rig.proxy->port());
+    client::Client c("127.0.0.1", rig.proxy->port());
     for (const auto& [path, status] : {std::pair<std::string, int>{"/v1/auth", 401}, {"/v1/limited", 429}}) {
       const std::string key = "refusal" + path.substr(3);
       for (int i = 0; i < 2; ++i) {

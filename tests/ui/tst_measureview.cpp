@@ -1,5 +1,5 @@
 // The simulator's Measure tab (issue 20) on the offscreen platform over real PostgreSQL: attempts
-// written with the endpoint's own insert (core/endpoint/faultlog.h) show per client and fault
+// written with the endpoint's own insert (core/faultrig/faultlog.h) show per client and fault
 // exactly as core/measure computes them for the same rows and as `idemctl measure --format json`
 // prints them; "Use as policy A/B" puts the fitted policy into the editors; the since filter, the
 // empty state and a store without idem_demo.fault_attempts each say what they are; the GUI
@@ -14,8 +14,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "core/endpoint/client.h"
-#include "core/endpoint/faultlog.h"
+#include "core/client/client.h"
+#include "core/faultrig/faultlog.h"
 #include "core/measure/recorded.h"
 #include "core/sim/config_parse.h"
 #include "core/sim/policytext.h"
@@ -49,12 +49,12 @@ struct Schedule {
   bool rotateKey = false;
 };
 
-std::vector<endpoint::FaultAttempt> attemptsOf(const Schedule& s, long long baseUs) {
-  std::vector<endpoint::FaultAttempt> out;
+std::vector<faultrig::FaultAttempt> attemptsOf(const Schedule& s, long long baseUs) {
+  std::vector<faultrig::FaultAttempt> out;
   for (int op = 0; op < s.operations; ++op) {
     long long at = baseUs + op * 60'000'000LL;
     for (std::size_t n = 0; n <= s.sleeps.size(); ++n) {
-      endpoint::FaultAttempt a;
+      faultrig::FaultAttempt a;
       a.arrivedUs = at;
       a.endedUs = at + static_cast<long long>(s.attemptLength * 1e6);
       a.profile = s.profile;
@@ -73,7 +73,7 @@ std::vector<endpoint::FaultAttempt> attemptsOf(const Schedule& s, long long base
   return out;
 }
 
-measure::Attempt asMeasured(const endpoint::FaultAttempt& a) {
+measure::Attempt asMeasured(const faultrig::FaultAttempt& a) {
   return {a.arrivedUs, a.endedUs, a.profile, a.operation, a.key, a.userAgent, a.retryAfter};
 }
 
@@ -92,7 +92,7 @@ std::vector<measure::Attempt> seed(pg::Connection& conn) {
   std::vector<measure::Attempt> all;
   for (const auto& [schedule, base] : schedules)
     for (const auto& a : attemptsOf(schedule, base)) {
-      endpoint::insertFaultAttempt(conn, a);
+      faultrig::insertFaultAttempt(conn, a);
       all.push_back(asMeasured(a));
     }
   return all;
@@ -246,7 +246,7 @@ class TestMeasureView : public QObject {
     test::TestDatabase db("ui_measure_serve");
     {
       test::ServeProcess serve({"--db", db.conninfo(), "--allow-fault-injection"});
-      endpoint::Client client("127.0.0.1", serve.port());
+      client::Client client("127.0.0.1", serve.port());
       for (int op = 0; op < 3; ++op)
         for (int attempt = 0; attempt < 3; ++attempt) {
           const auto r = client.post("/faults/503-retry-after-1/op-view-" + std::to_string(op) + "/v1/payments",

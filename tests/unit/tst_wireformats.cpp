@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "core/endpoint/accesslog.h"
+#include "core/server/accesslog.h"
 #include "core/enforce/problem.h"
 #include "core/store/headercodec.h"
 #include "core/text/civiltime.h"
@@ -82,7 +82,7 @@ class TestWireFormats : public QObject {
   }
 
   void accessLogLineIsOneJsonObject() {
-    endpoint::LogRecord r;
+    server::LogRecord r;
     r.atMs = 1'764'676'800'123LL;  // 2025-12-02 12:00:00.123 UTC
     r.method = "POST";
     r.path = "/v1/payments";
@@ -90,7 +90,7 @@ class TestWireFormats : public QObject {
     r.key = "k\xff" "1";  // a client may send any bytes: replaced, never an exception
     r.replayed = true;
     r.latencyMs = 0.12345;
-    const std::string line = endpoint::formatLogLine(r);
+    const std::string line = server::formatLogLine(r);
     QVERIFY(line.ends_with("\n"));
     QCOMPARE(std::count(line.begin(), line.end(), '\n'), 1);
     const auto j = nlohmann::json::parse(line);

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace idem::endpoint {
+namespace idem::faultrig {
 
 inline constexpr std::string_view kFaultRoutePrefix = "/faults/";
 inline constexpr std::chrono::seconds kMaxHang{300};
@@ -41,4 +41,4 @@ struct FaultRoute {
 /// The profiles, for error messages and --help.
 [[nodiscard]] std::string_view faultProfileSyntax();
 
-}  // namespace idem::endpoint
+}  // namespace idem::faultrig

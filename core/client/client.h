@@ -1,5 +1,6 @@
 #pragma once
-// A small HTTP/1.1 client for the endpoint (the demo's seeding and live traffic, the tests),
+// A small HTTP/1.1 client for calling a server (the demo's seeding and live traffic, idemctl's
+// own health checks, the tests),
 // so callers need not include cpp-httplib, whose compiled library fixes its configuration.
 // One Client per thread; it keeps its connection alive between requests.
 #include <chrono>
@@ -8,7 +9,7 @@
 
 #include "core/http/headers.h"
 
-namespace idem::endpoint {
+namespace idem::client {
 
 struct ClientResponse {
   int status = 0;  // 0: no HTTP answer (see error)
@@ -40,4 +41,4 @@ class Client {
 /// Splits "http://HOST:PORT" (or "HOST:PORT") into host and port; false when it is not that.
 bool splitHostPort(const std::string& url, std::string& host, int& port);
 
-}  // namespace idem::endpoint
+}  // namespace idem::client

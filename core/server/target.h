@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace idem::endpoint {
+namespace idem::server {
 
 struct Target {
   std::string path;  // decoded, without the query
@@ -18,4 +18,4 @@ struct Target {
 /// The parsed target, or nullopt with `error` saying what is wrong (for a 400's detail).
 [[nodiscard]] std::optional<Target> parseTarget(std::string_view target, std::string& error);
 
-}  // namespace idem::endpoint
+}  // namespace idem::server

@@ -1,9 +1,9 @@
-#include "core/enforce/requestid.h"
+#include "core/http/requestid.h"
 
 #include <cstdint>
 #include <random>
 
-namespace idem::enforce {
+namespace idem::http {
 
 std::string newRequestId() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -17,4 +17,4 @@ std::string newRequestId() {
   return id;
 }
 
-}  // namespace idem::enforce
+}  // namespace idem::http

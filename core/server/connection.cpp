@@ -1,4 +1,4 @@
-#include "core/endpoint/connection.h"
+#include "core/server/connection.h"
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
@@ -6,20 +6,20 @@
 #include <boost/beast/http.hpp>
 #include <cctype>
 #include <chrono>
+#include <functional>
 #include <iostream>
 #include <optional>
+#include <utility>
 #include <vector>
 
-#include "core/endpoint/accesslog.h"
-#include "core/endpoint/faultlog.h"
-#include "core/endpoint/faultprofile.h"
-#include "core/endpoint/problems.h"
-#include "core/endpoint/requestparser.h"
-#include "core/endpoint/target.h"
-#include "core/enforce/requestid.h"
 #include "core/http/headers.h"
+#include "core/http/requestid.h"
+#include "core/server/accesslog.h"
+#include "core/server/problems.h"
+#include "core/server/requestparser.h"
+#include "core/server/target.h"
 
-namespace idem::endpoint {
+namespace idem::server {
 namespace {
 
 namespace beast = boost::beast;
@@ -92,7 +92,7 @@ bool methodInWrongCase(std::string_view method) {
 }
 
 // Answers with Retry-After: the refusal is about load, not about the request.
-enforce::Response retryLater(int status, std::string_view slug, std::string_view title, std::string_view detail,
+http::Response retryLater(int status, std::string_view slug, std::string_view title, std::string_view detail,
                              const std::string& docs) {
   auto r = problem(status, slug, title, detail, docs);
   r.headers.emplace_back("Retry-After", "1");
@@ -107,7 +107,7 @@ bool quietEnd(const beast::error_code& ec) {
 
 }  // namespace
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection : public std::enable_shared_from_this<Connection>, public RawExchange {
  public:
   Connection(boost::asio::ip::tcp::socket socket, ConnectionContext& context)
       : m_stream(std::move(socket)),
@@ -128,7 +128,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     readHeader();
   }
 
-  ~Connection() {
+  ~Connection() override {
     {
       std::lock_guard lock(m_context.mutex);
       m_context.connections.erase(this);
@@ -173,7 +173,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     m_parser->header_limit(static_cast<std::uint32_t>(m_options.maxHeaderBytes));
     m_parser->body_limit(m_options.maxBodyBytes);
     m_started = Clock::now();
-    m_requestId = enforce::newRequestId();
+    m_requestId = http::newRequestId();
     m_stream.expires_after(m_options.headerTimeout);
     bhttp::async_read_header(m_stream, m_buffer, *m_parser,
                              [self = shared_from_this()](beast::error_code ec, std::size_t) { self->onHeader(ec); });
@@ -239,7 +239,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void dispatch() {
     auto request = m_parser->release();
     m_parser.reset();
-    ServiceRequest sr;
+    Request sr;
     sr.method = std::string(request.method_string());
     sr.requestId = m_requestId;
     std::string error;
@@ -259,11 +259,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     sr.body = std::move(request.body());
     m_logMethod = sr.method;
     m_logPath = sr.path;
-    if (m_context.faultPool && isFaultRoute(sr.path)) return serveFault(sr, request.keep_alive(), sr.method == "HEAD");
     // The answer comes back to this connection's strand from wherever it was made; the work
     // guard keeps the loop alive until it does (shutdown waits for this answer).
     const bool keepAlive = request.keep_alive();
     const bool head = sr.method == "HEAD";
+    if (m_context.rawRoute) {
+      m_rawKeepAlive = keepAlive;
+      m_rawHead = head;
+      if (m_context.rawRoute->serve(sr, *this, Dispatch{m_stream.get_executor(), m_context.handlers})) return;
+    }
     Done done = [self = shared_from_this(), keepAlive, head,
                  work = boost::asio::make_work_guard(m_stream.get_executor())](Handled h) mutable {
       boost::asio::post(self->m_stream.get_executor(), [self, h = std::move(h), keepAlive, head]() mutable {
@@ -288,79 +292,36 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
   }
 
-  // A fault route: the profile answers (nothing is executed) and the attempt is recorded.
-  void serveFault(const ServiceRequest& sr, bool keepAlive, bool head) {
-    std::string error;
-    const auto route = parseFaultRoute(sr.path, error);
-    if (!route)
-      return answer(problem(400, "bad-request", "Unknown fault profile", error + "; nothing was executed or stored.",
-                            m_context.docs),
-                    {}, keepAlive, head);
-    FaultAttempt a;
-    a.arrivedUs = m_arrivedUs;
-    a.profile = route->profileName;
-    a.operation = route->operation;
-    a.key = http::findHeader(sr.headers, "Idempotency-Key");
-    a.userAgent = http::findHeader(sr.headers, "User-Agent").value_or("");
-    a.method = sr.method;
-    a.path = route->rest;
-    a.remote = m_remote;
-    switch (route->profile.kind) {
-      case FaultProfile::Kind::Status: {
-        const int status = route->profile.status;
-        auto response =
-            problem(status, "injected-fault", "Injected fault",
-                    "Fault profile '" + route->profileName + "' answered; nothing was executed.", m_context.docs);
-        if (route->profile.retryAfter) response.headers.emplace_back("Retry-After", *route->profile.retryAfter);
-        a.outcome = std::to_string(status);
-        a.retryAfter = route->profile.retryAfter;
-        a.endedUs = wallUs();
-        recordFault(std::move(a));
-        return answer(response, {}, keepAlive, head);
-      }
-      case FaultProfile::Kind::Reset: {
-        a.outcome = "reset";
-        a.endedUs = wallUs();
-        recordFault(std::move(a));
-        // SO_LINGER 0: close() sends RST instead of FIN, what a crashed peer or a middlebox does.
-        beast::error_code ignored;
-        m_stream.socket().set_option(boost::asio::socket_base::linger(true, 0), ignored);
-        m_stream.close();
-        return;
-      }
-      case FaultProfile::Kind::Hang:
-        a.outcome = "hang";
-        m_hung = std::move(a);
-        m_busy = false;  // a stopping server may close it (closeIfWaiting): that ends the attempt
-        m_stream.expires_after(kMaxHang);
-        return awaitClientGivingUp();
-    }
+  // RawExchange: what a raw route (the fault rig) may do with this connection.
+  void answer(const http::Response& response) override { answer(response, {}, m_rawKeepAlive, m_rawHead); }
+
+  void reset() override {
+    // SO_LINGER 0: close() sends RST instead of FIN.
+    beast::error_code ignored;
+    m_stream.socket().set_option(boost::asio::socket_base::linger(true, 0), ignored);
+    m_stream.close();
   }
 
-  // Hang: read (and drop) until the client closes or resets; when it does is its timeout.
+  void hang(std::chrono::seconds limit, std::function<void()> ended) override {
+    m_hangEnded = std::move(ended);
+    m_busy = false;  // a stopping server may close it (closeIfWaiting): that ends the hang
+    m_stream.expires_after(limit);
+    awaitClientGivingUp();
+  }
+
+  [[nodiscard]] long long arrivedUs() const override { return m_arrivedUs; }
+
+  // A hang: read (and drop) until the client closes or resets; when it does is its timeout.
   void awaitClientGivingUp() {
     m_buffer.clear();
     m_stream.async_read_some(m_buffer.prepare(4096), [self = shared_from_this()](beast::error_code ec, std::size_t) {
       if (!ec && !self->m_context.stopping.load()) return self->awaitClientGivingUp();
-      self->m_hung->endedUs = wallUs();
-      self->recordFault(std::move(*self->m_hung));
-      self->m_hung.reset();
+      if (auto ended = std::exchange(self->m_hangEnded, nullptr)) ended();
       self->close();
     });
   }
 
-  // Written on a handler thread: the insert must not stall the event loop.
-  void recordFault(FaultAttempt a) {
-    boost::asio::post(m_context.handlers, [pool = m_context.faultPool, a = std::move(a)] {
-      try {
-        pool->withRetry([&](pg::Connection& conn) { insertFaultAttempt(conn, a); });
-      } catch (const std::exception& e) {
-        std::cerr << "idem endpoint: fault attempt on '" << a.profile << "' not recorded: " << e.what() << '\n';
-      }
-    });
-  }
-
-  Handled handle(const ServiceRequest& sr) {
+  Handled handle(const Request& sr) {
     try {
       return m_context.handler.handle(sr);
     } catch (const std::exception&) {
@@ -384,7 +345,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const std::string method = m_logMethod.empty() ? std::string("-") : m_logMethod;
     refuse(problemForStatus(status, method, m_logPath, m_context.docs));
   }
-  void refuse(const enforce::Response& answerWith) {
+  void refuse(const http::Response& answerWith) {
     noteRefusedRequest();
     m_busy = true;
     m_parser.reset();
@@ -406,7 +367,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
                       m_context.docs));
   }
 
-  void answer(const enforce::Response& from, Handled handled, bool keepAlive, bool head) {
+  void answer(const http::Response& from, Handled handled, bool keepAlive, bool head) {
     m_busy = true;
     try {
       buildReply(from);
@@ -437,7 +398,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
                        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->afterWrite(ec); });
   }
 
-  void buildReply(const enforce::Response& from) {
+  void buildReply(const http::Response& from) {
     m_reply = Reply{};
     m_reply.version(11);
     m_reply.result(static_cast<unsigned>(from.status));
@@ -475,7 +436,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     });
   }
 
-  void log(int status, const Handled& h, const enforce::Response& response) {
+  void log(int status, const Handled& h, const http::Response& response) {
     const double seconds = std::chrono::duration<double>(Clock::now() - m_started).count();
     const std::string outcome = h.outcome.empty() ? outcomeForStatus(status) : h.outcome;
     m_context.handler.metrics().observe(h.tier, outcome, status, seconds);
@@ -511,7 +472,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   beast::flat_buffer m_buffer;
   BodyReservation m_body;  // this request's share of the server's body budget
   ConnectionContext& m_context;
-  const ServerOptions& m_options;
+  const TransportOptions& m_options;
   std::optional<Parser> m_parser;
   Reply m_reply;
   std::optional<bhttp::response_serializer<bhttp::string_body>> m_headSerializer;
@@ -522,7 +483,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::size_t m_drained = 0;
   Clock::time_point m_started;
   long long m_arrivedUs = 0;
-  std::optional<FaultAttempt> m_hung;  // a hang profile's attempt, until the client gives up
+  bool m_rawKeepAlive = false;          // the request a raw route took: kept alive, a HEAD
+  bool m_rawHead = false;
+  std::function<void()> m_hangEnded;    // a raw route's hang, until the client gives up
   std::string m_requestId;
   std::string m_remote;
   std::string m_peer;  // the address the connection was admitted under (its per-client count)
@@ -567,4 +530,4 @@ void closeIdleConnections(ConnectionContext& context) {
   for (auto& c : open) boost::asio::post(c->executor(), [c] { c->closeIfWaiting(); });
 }
 
-}  // namespace idem::endpoint
+}  // namespace idem::server

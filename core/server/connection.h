@@ -1,6 +1,6 @@
 #pragma once
-// One HTTP/1.1 connection of the endpoint (Boost.Beast, asynchronous): reads each request
-// under the server's limits and deadlines, hands it to the Service, writes the answer. A slow or
+// One HTTP/1.1 connection of the transport (Boost.Beast, asynchronous): reads each request
+// under the server's limits and deadlines, hands it to the listener's Handler, writes the answer. A slow or
 // idle client holds a socket and a small buffer, never a thread.
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
@@ -10,26 +10,25 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/endpoint/bodybudget.h"
-#include "core/endpoint/handler.h"
-#include "core/endpoint/server.h"
-#include "core/store/pool.h"
+#include "core/server/bodybudget.h"
+#include "core/server/handler.h"
+#include "core/server/rawroute.h"
+#include "core/server/transport.h"
 
-namespace idem::endpoint {
+namespace idem::server {
 
 class Connection;
 
 /// What every connection of one server shares.
 struct ConnectionContext {
-  ConnectionContext(const ServerOptions& o, Handler& s, boost::asio::thread_pool& h, std::string docsUrl)
+  ConnectionContext(const TransportOptions& o, Handler& s, boost::asio::thread_pool& h, std::string docsUrl)
       : options(o), handler(s), handlers(h), docs(std::move(docsUrl)) {}
-  const ServerOptions& options;
+  const TransportOptions& options;
   Handler& handler;                    // what answers this listener's requests
-  boost::asio::thread_pool& handlers;  // runs Handler::handle (it blocks on the store)
+  boost::asio::thread_pool& handlers;  // runs Handler::handle (it may block)
   const std::string docs;
-  /// Set on a server with --allow-fault-injection: /faults/... routes are answered by their
-  /// profile (faultprofile.h) and each attempt is written through this pool (faultlog.h).
-  store::Pool* faultPool = nullptr;
+  /// Tried before `handler` on every request (the fault rig); null: none.
+  RawRoute* rawRoute = nullptr;
   /// This listener's connection budget: in all, and per client address (a listener of its own
   /// keeps its budget whatever the others' clients do).
   int maxConnections = 4096;
@@ -57,4 +56,4 @@ void serveConnection(boost::asio::ip::tcp::socket socket, ConnectionContext& con
 /// (with Connection: close) and then close.
 void closeIdleConnections(ConnectionContext& context);
 
-}  // namespace idem::endpoint
+}  // namespace idem::server

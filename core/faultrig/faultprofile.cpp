@@ -1,9 +1,9 @@
-#include "core/endpoint/faultprofile.h"
+#include "core/faultrig/faultprofile.h"
 
 #include <algorithm>
 #include <charconv>
 
-namespace idem::endpoint {
+namespace idem::faultrig {
 
 namespace {
 
@@ -82,4 +82,4 @@ std::optional<FaultRoute> parseFaultRoute(std::string_view path, std::string& er
   return route;
 }
 
-}  // namespace idem::endpoint
+}  // namespace idem::faultrig

@@ -1,6 +1,6 @@
-#include "core/endpoint/faultlog.h"
+#include "core/faultrig/faultlog.h"
 
-namespace idem::endpoint {
+namespace idem::faultrig {
 
 namespace {
 pg::Param optional(const std::optional<std::string>& v) { return v ? pg::Param(*v) : pg::Param::null(); }
@@ -47,4 +47,4 @@ std::vector<FaultAttempt> readFaultAttempts(pg::Connection& conn, long long sinc
   return out;
 }
 
-}  // namespace idem::endpoint
+}  // namespace idem::faultrig

@@ -1,10 +1,10 @@
-#include "core/endpoint/client.h"
+#include "core/client/client.h"
 
 #include <httplib.h>
 
 #include <charconv>
 
-namespace idem::endpoint {
+namespace idem::client {
 
 std::string ClientResponse::header(std::string_view name) const {
   auto v = http::findHeader(headers, name);
@@ -80,4 +80,4 @@ bool splitHostPort(const std::string& url, std::string& host, int& port) {
   return ec == std::errc{} && ptr == p.data() + p.size() && port >= 0 && port <= 65535;
 }
 
-}  // namespace idem::endpoint
+}  // namespace idem::client

@@ -3,7 +3,7 @@
 #include <string>
 #include <string_view>
 
-namespace idem::endpoint {
+namespace idem::server {
 
 struct LogRecord {
   long long atMs = 0;  // wall clock, epoch milliseconds
@@ -30,4 +30,4 @@ struct LogRecord {
 /// was given. `error` may be a store's or library's message; clients never see it.
 void logInternalError(std::string_view requestId, std::string_view during, std::string_view error);
 
-}  // namespace idem::endpoint
+}  // namespace idem::server

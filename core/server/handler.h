@@ -1,7 +1,7 @@
 #pragma once
-// What a listener hands each parsed request to. The HTTP layer (server.h, connection.h) owns
+// What a listener hands each parsed request to. The transport (transport.h, connection.h) owns
 // sockets, limits, deadlines, request ids and the access log; a Handler owns what an answer
-// says: `serve`'s Service, the proxy's forwarder, the proxy's admin listener.
+// says: `serve`'s demo API, the proxy's forwarder, the admin listener's health and metrics.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
@@ -9,13 +9,13 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/endpoint/metrics.h"
-#include "core/enforce/problem.h"
 #include "core/http/headers.h"
+#include "core/http/response.h"
+#include "core/server/metrics.h"
 
-namespace idem::endpoint {
+namespace idem::server {
 
-struct ServiceRequest {
+struct Request {
   std::string method;
   std::string path;  // without the query string
   std::multimap<std::string, std::string> query;
@@ -28,7 +28,7 @@ struct ServiceRequest {
 
 /// The response plus what the log line and the metrics need to know.
 struct Handled {
-  enforce::Response response;
+  http::Response response;
   std::string tier;
   std::string outcome;
   std::string tenant;
@@ -52,13 +52,13 @@ class Handler {
   virtual ~Handler() = default;
   /// Answers one request on a handler thread (it may block). Thread-safe. A handler that
   /// answers asynchronously (start()) need not have it.
-  [[nodiscard]] virtual Handled handle(const ServiceRequest& request) {
+  [[nodiscard]] virtual Handled handle(const Request& request) {
     throw std::logic_error("this handler answers " + request.method + " only through start()");
   }
   /// Called on the event loop for every request. true: the handler took the request and calls
   /// `done` once, whenever and from wherever its answer is ready (it moved both from); false: the
   /// HTTP layer runs handle() on a handler thread (the default: what blocks stays off the loop).
-  virtual bool start(ServiceRequest& request, const Dispatch& where, Done& done) {
+  virtual bool start(Request& request, const Dispatch& where, Done& done) {
     (void)request, (void)where, (void)done;
     return false;
   }
@@ -75,4 +75,4 @@ class Handler {
   [[nodiscard]] virtual std::string metricsText() const { return {}; }
 };
 
-}  // namespace idem::endpoint
+}  // namespace idem::server

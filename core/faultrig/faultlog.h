@@ -7,7 +7,7 @@
 
 #include "core/store/pg.h"
 
-namespace idem::endpoint {
+namespace idem::faultrig {
 
 struct FaultAttempt {
   long long arrivedUs = 0;  // epoch microseconds: the request's head was read
@@ -32,4 +32,4 @@ void insertFaultAttempt(pg::Connection& conn, const FaultAttempt& a);
 /// Attempts that arrived at or after sinceUs (epoch microseconds), oldest first.
 [[nodiscard]] std::vector<FaultAttempt> readFaultAttempts(pg::Connection& conn, long long sinceUs);
 
-}  // namespace idem::endpoint
+}  // namespace idem::faultrig

@@ -1,4 +1,4 @@
-#include "core/endpoint/accesslog.h"
+#include "core/server/accesslog.h"
 
 #include <chrono>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "core/text/civiltime.h"
 #include "core/text/json_text.h"
 
-namespace idem::endpoint {
+namespace idem::server {
 namespace {
 
 std::string isoTime(long long ms) {
@@ -47,4 +47,4 @@ void logInternalError(std::string_view requestId, std::string_view during, std::
   std::fwrite(line.data(), 1, line.size(), stderr);  // one call: stdio locks it, lines never interleave
 }
 
-}  // namespace idem::endpoint
+}  // namespace idem::server

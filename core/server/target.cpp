@@ -1,8 +1,8 @@
-#include "core/endpoint/target.h"
+#include "core/server/target.h"
 
 #include "core/text/hex.h"
 
-namespace idem::endpoint {
+namespace idem::server {
 namespace {
 
 using text::hexValue;
@@ -64,4 +64,4 @@ std::optional<Target> parseTarget(std::string_view target, std::string& error) {
   return t;
 }
 
-}  // namespace idem::endpoint
+}  // namespace idem::server

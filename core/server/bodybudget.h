@@ -5,7 +5,7 @@
 #include <atomic>
 #include <cstddef>
 
-namespace idem::endpoint {
+namespace idem::server {
 
 /// Request-body bytes held in memory by every connection of a server, under one limit.
 class BodyBudget {
@@ -62,4 +62,4 @@ struct TransportStats {
   std::atomic<long long> loopExceptions{0};        // exceptions caught at the event loop (each closed one connection)
 };
 
-}  // namespace idem::endpoint
+}  // namespace idem::server

@@ -1,8 +1,8 @@
-#include "core/endpoint/requestparser.h"
+#include "core/server/requestparser.h"
 
 #include <boost/beast/http/error.hpp>
 
-namespace idem::endpoint {
+namespace idem::server {
 namespace bhttp = boost::beast::http;
 
 RequestParser::RequestParser(std::size_t headerBytes, std::size_t fields, BodyReservation* body)
@@ -61,4 +61,4 @@ std::size_t RequestParser::on_chunk_body_impl(std::uint64_t, string_view body, e
   return body.size();
 }
 
-}  // namespace idem::endpoint
+}  // namespace idem::server

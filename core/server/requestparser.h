@@ -13,9 +13,9 @@
 #include <boost/beast/http/string_body.hpp>
 #include <cstddef>
 
-#include "core/endpoint/bodybudget.h"
+#include "core/server/bodybudget.h"
 
-namespace idem::endpoint {
+namespace idem::server {
 
 class RequestParser : public boost::beast::http::basic_parser<true> {
  public:
@@ -60,4 +60,4 @@ class RequestParser : public boost::beast::http::basic_parser<true> {
   Refusal m_refusal = Refusal::None;
 };
 
-}  // namespace idem::endpoint
+}  // namespace idem::server

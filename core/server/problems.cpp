@@ -1,42 +1,37 @@
-#include "core/endpoint/problems.h"
+#include "core/server/problems.h"
 
 #include <nlohmann/json.hpp>
 
 #include "core/text/json_text.h"
 
-namespace idem::endpoint {
+namespace idem::server {
 
-enforce::Response problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
-                          std::string_view docsUrl, std::string_view instance) {
+http::Response problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
+                       std::string_view docsUrl, std::string_view instance) {
   nlohmann::json body{{"type", std::string(docsUrl) + "#" + std::string(slug)},
                       {"title", title},
                       {"status", status},
                       {"detail", detail}};
   if (!instance.empty()) body["instance"] = instance;
-  enforce::Response r;
+  http::Response r;
   r.status = status;
   r.headers.emplace_back("Content-Type", "application/problem+json");
   r.body = text::dumpJson(body);  // the detail may quote a path or id the client sent
   return r;
 }
 
-enforce::Response internalError(std::string_view requestId, std::string_view whatHappened, std::string_view docsUrl) {
+http::Response internalError(std::string_view requestId, std::string_view whatHappened, std::string_view docsUrl) {
   return problem(500, "internal", "Internal error",
                  std::string(whatHappened) + " Quote request id " + std::string(requestId) +
                      " when you report it; if the request carried an Idempotency-Key, retry with the same key.",
                  docsUrl, requestId);
 }
 
-enforce::Response problemForStatus(int status, std::string_view method, std::string_view path,
-                                   std::string_view docsUrl) {
+http::Response problemForStatus(int status, std::string_view method, std::string_view path, std::string_view docsUrl) {
   const std::string route = std::string(method) + " " + std::string(path);
   switch (status) {
     case 404:
-      return problem(404, "not-found", "No such route",
-                     "There is no route " + route +
-                         ". The endpoint serves POST /v1/payments, /v1/refunds, /v1/orders, GET /v1/payments, "
-                         "GET /idempotency, /metrics and /healthz.",
-                     docsUrl);
+      return problem(404, "not-found", "No such route", "There is no route " + route + ".", docsUrl);
     case 405:
       return problem(405, "method-not-allowed", "Method not allowed", route + " is not supported.", docsUrl);
     case 413:
@@ -82,4 +77,4 @@ enforce::Response problemForStatus(int status, std::string_view method, std::str
   return problem(status, "bad-request", "Request rejected", "The request was rejected (" + route + ").", docsUrl);
 }
 
-}  // namespace idem::endpoint
+}  // namespace idem::server

@@ -1,0 +1,168 @@
+#include "core/endpoint/host.h"
+
+#include <algorithm>
+
+#include "core/endpoint/durabilityreport.h"
+#include "core/endpoint/jsonresponse.h"
+#include "core/policy/tenantsource.h"
+#include "core/server/accesslog.h"
+#include "core/text/json_text.h"
+
+namespace idem::endpoint {
+
+using nlohmann::json;
+
+enforce::Response jsonResponse(int status, const json& body) {
+  enforce::Response r;
+  r.status = status;
+  r.headers.emplace_back("Content-Type", "application/json");
+  r.body = text::dumpJson(body);  // an echo or a list may carry client bytes
+  return r;
+}
+
+Host::Host(std::string conninfo, policy::Policy policy, int policyVersion, HostOptions options)
+    : m_policy(std::move(policy)),
+      m_policyVersion(policyVersion),
+      m_options(options),
+      m_pool(std::move(conninfo), options.poolSize),
+      m_store(m_pool),
+      m_trace(m_pool,
+              trace::TraceWriter::Options{options.traceFlushInterval, 1000, 100000, true, options.traceFoldAfter}),
+      m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {
+  if (!options.preparedStatements) m_pool.setPreparedStatements(false);
+  m_enforcer.setReplayCache(options.replayCache);
+  // In the background: a start must not wait for the store (it may be down; requests then get 503).
+  m_poolWarmer = std::jthread([this](const std::stop_token& stop) { m_pool.warmUp(m_options.poolSize, stop); });
+}
+
+Host::~Host() = default;
+
+Gauges Host::gauges() const {
+  Gauges g;
+  g.pool = m_pool.stats();
+  g.traceQueued = m_trace.queued();
+  g.traceWritten = m_trace.written();
+  g.traceDropped = m_trace.dropped();
+  g.traceRefused = m_trace.refused();
+  g.traceRepaired = m_trace.repaired();
+  g.claims = m_store.claims();
+  g.claimStatements = m_store.claimRoundTrips();
+  g.readUnseenFirst = m_store.readsUnseenKeysFirst();
+  g.leasesRenewed = m_enforcer.leases().renewals();
+  g.leaseRenewalFailures = m_enforcer.leases().failures();
+  g.completionBacklog = static_cast<long long>(m_enforcer.backlog().size());
+  g.completionsStoredLate = m_enforcer.backlog().storedLate();
+  g.inFlight = m_inFlight.load();
+  g.replayCache = m_enforcer.replays().stats();
+  return g;
+}
+
+std::optional<std::string> Host::tenantHeaderValue(const http::Headers& headers) const {
+  if (m_policy.tenantHeader.empty()) return std::nullopt;
+  auto t = http::findHeader(headers, m_policy.tenantHeader);
+  if (!t) return std::nullopt;
+  // The credential never becomes the tenant: its digest does (stored, logged, traced).
+  if (m_policy.tenantFromAuthorization) return policy::credentialTenant(*t);
+  return std::string(*t);
+}
+
+std::string Host::tenantOf(const http::Headers& headers) const {
+  return tenantHeaderValue(headers).value_or(m_policy.defaultTenant);
+}
+
+std::optional<enforce::Response> Host::tenantProblem(const http::Headers& headers, bool needed) const {
+  if (m_policy.tenantHeader.empty()) return std::nullopt;
+  const std::string& name = m_policy.tenantHeader;
+  const std::string& docs = m_policy.docsUrl;
+  // The gateway sets the tenant; a second copy means a client sent one too, and which of the
+  // two a layer reads first is not ours to guess.
+  if (http::countHeader(headers, name) > 1)
+    return enforce::makeProblem(enforce::Problem::TenantMalformed, docs,
+                                "Send exactly one " + name + " header; nothing was executed or stored.");
+  const auto value = tenantHeaderValue(headers);
+  if (!value) {
+    if (!needed || !m_policy.tenantRequired) return std::nullopt;
+    return enforce::makeProblem(enforce::Problem::TenantMissing, docs,
+                                "This route needs the " + name + " header; nothing was executed or stored.");
+  }
+  const bool visible = std::all_of(value->begin(), value->end(), [](char c) { return c > 0x20 && c < 0x7f; });
+  if (value->empty() || value->size() > 128 || !visible)
+    return enforce::makeProblem(enforce::Problem::TenantMalformed, docs,
+                                name + " must be 1 to 128 visible ASCII characters; nothing was executed or stored.");
+  return std::nullopt;
+}
+
+server::Handled Host::publishedPolicy(const server::Request& req) const {
+  server::Handled h;
+  h.outcome = "read";
+  const auto accept = http::findHeader(req.headers, "Accept");
+  const bool wantsJson =
+      accept && accept->find("json") != std::string_view::npos && accept->find("text/html") == std::string_view::npos;
+  if (wantsJson) {
+    h.response = jsonResponse(200, policy::publishedJson(m_policy));
+  } else {
+    h.response.status = 200;
+    h.response.headers.emplace_back("Content-Type", "text/html; charset=utf-8");
+    h.response.body = policy::publishedHtml(m_policy);
+  }
+  h.response.headers.emplace_back("Vary", "Accept");
+  return h;
+}
+
+server::Handled Host::health(const std::string& requestId) {
+  server::Handled h;
+  h.outcome = "health";
+  // Whether the store takes writes, not only whether it answers: after a failover a server in
+  // recovery, or one set default_transaction_read_only, answers every read and refuses every
+  // claim. transaction_read_only is on in both cases.
+  constexpr const char* kProbe =
+      "SELECT coalesce(max(version), 0) AS v, pg_is_in_recovery() AS recovery, "
+      "current_setting('transaction_read_only') = 'on' AS read_only FROM idem.schema_migrations";
+  std::string store;  // empty: healthy
+  json body;
+  try {
+    auto r = m_pool.withRetry([&](pg::Connection& c) { return c.exec(kProbe); });
+    const bool writable = !r.boolean(0, "recovery") && !r.boolean(0, "read_only");
+    body = json{{"status", writable ? "ok" : "unavailable"},
+                {"store", writable ? "ok" : "read_only"},
+                {"writable", writable},
+                {"schema_version", r.integer(0, "v")},
+                {"policy_version", m_policyVersion},
+                {"in_flight", m_inFlight.load()}};
+    if (!writable) store = "read_only";
+    // What an acknowledged key survives, and each tier's durability setting against it.
+    const store::Durability durability = m_enforcer.durability().watch().refresh();
+    body["durability"] = durabilityJson(durability, m_policy, m_enforcer.durability());
+    if (auto warnings = durabilityWarnings(durability, m_policy); !warnings.empty()) body["warnings"] = warnings;
+  } catch (const pg::Unavailable& e) {
+    server::logInternalError(requestId, "health check", e.what());
+    store = "unreachable";
+  } catch (const pg::QueryError& e) {
+    server::logInternalError(requestId, "health check", e.what());
+    store = "error";
+  }
+  if (store.empty()) {
+    h.response = jsonResponse(200, body);
+    return h;
+  }
+  if (body.is_null())
+    body = json{{"status", "unavailable"}, {"store", store}, {"writable", false}, {"policy_version", m_policyVersion}};
+  // Keyed requests cannot be served meanwhile; what failed is in the log under the request id.
+  body["request_id"] = requestId;
+  h.response = jsonResponse(503, body);
+  h.response.headers.emplace_back("Retry-After", "2");
+  h.outcome = "unavailable";
+  return h;
+}
+
+server::Handled Host::metricsPage() {
+  server::Handled h;
+  h.outcome = "read";
+  h.response.status = 200;
+  h.response.headers.emplace_back("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+  h.response.body = m_metrics.render(gauges()) +
+                    durabilityMetrics(m_enforcer.durability().watch().current(), m_policy, m_enforcer.durability());
+  return h;
+}
+
+}  // namespace idem::endpoint

@@ -1,0 +1,83 @@
+#pragma once
+// The enforcement host that `serve` and `proxy` share: the store pool, key store, trace writer
+// and enforcer over one policy, the pages every front answers (/idempotency, /healthz,
+// /metrics) and tenant vetting. Not a Handler itself: serve's demo API (service.h) and the
+// proxy's forwarder (core/proxy) answer through it, on the transport of core/server.
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "core/endpoint/metrics.h"
+#include "core/enforce/enforcer.h"
+#include "core/policy/policy.h"
+#include "core/server/handler.h"
+#include "core/store/keystore.h"
+#include "core/store/pool.h"
+#include "core/trace/tracewriter.h"
+
+namespace idem::endpoint {
+
+struct HostOptions {
+  int poolSize = 16;
+  std::chrono::milliseconds traceFlushInterval{100};
+  std::size_t traceFoldAfter = 3;             // see ServerOptions
+  bool preparedStatements = true;             // see ServerOptions
+  enforce::ReplayCacheOptions replayCache{};  // see ServerOptions
+};
+
+class Host {
+ public:
+  /// `policy.docsUrl` should already point at this server's /idempotency page.
+  Host(std::string conninfo, policy::Policy policy, int policyVersion, HostOptions options);
+  Host(const Host&) = delete;
+  Host& operator=(const Host&) = delete;
+  ~Host();
+
+  [[nodiscard]] Metrics& metrics() { return m_metrics; }
+  [[nodiscard]] Gauges gauges() const;
+  [[nodiscard]] const policy::Policy& policy() const { return m_policy; }
+  [[nodiscard]] store::Pool& pool() { return m_pool; }
+  /// Writes the queued trace events (shutdown, tests, the demo's backdating).
+  bool flushTrace() { return m_trace.flush(); }
+  [[nodiscard]] enforce::Enforcer& enforcer() { return m_enforcer; }
+
+  [[nodiscard]] server::Handled publishedPolicy(const server::Request& request) const;
+  [[nodiscard]] server::Handled health(const std::string& requestId);
+  [[nodiscard]] server::Handled metricsPage();
+
+  /// The tenant header's value; nullopt when absent (tenantProblem() has vetted it).
+  [[nodiscard]] std::optional<std::string> tenantHeaderValue(const http::Headers& headers) const;
+  /// The tenant a request's data belongs to: the header's, or the policy's default.
+  [[nodiscard]] std::string tenantOf(const http::Headers& headers) const;
+  /// 400 when the tenant header is repeated or malformed, or missing on a route that reads or
+  /// writes a tenant's data (`needed`) while the policy requires one.
+  [[nodiscard]] std::optional<enforce::Response> tenantProblem(const http::Headers& headers, bool needed) const;
+
+  /// Counts a request as in flight (/healthz, /metrics) while it lives.
+  class InFlight {
+   public:
+    explicit InFlight(Host& h) : m_n(h.m_inFlight) { ++m_n; }
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+    ~InFlight() { --m_n; }
+
+   private:
+    std::atomic<int>& m_n;
+  };
+
+ private:
+  policy::Policy m_policy;  // before the enforcer, which keeps a reference
+  int m_policyVersion;
+  HostOptions m_options;
+  store::Pool m_pool;
+  store::KeyStore m_store;
+  trace::TraceWriter m_trace;
+  enforce::Enforcer m_enforcer;
+  Metrics m_metrics;
+  std::atomic<int> m_inFlight{0};
+  std::jthread m_poolWarmer;  // last: stopped and joined before the pool goes
+};
+
+}  // namespace idem::endpoint

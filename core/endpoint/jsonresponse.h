@@ -1,0 +1,11 @@
+#pragma once
+// A JSON answer (application/json), as the host's pages and the demo API's routes give them.
+#include <nlohmann/json.hpp>
+
+#include "core/enforce/problem.h"
+
+namespace idem::endpoint {
+
+[[nodiscard]] enforce::Response jsonResponse(int status, const nlohmann::json& body);
+
+}  // namespace idem::endpoint
