@@ -45,7 +45,7 @@ Flags withServerFlags(Flags own) {
                        "off: unnamed statements only, for a pooler in transaction mode that does not keep them.", "on"),
              F::option("max-header-bytes", "BYTES",
                        "Largest request line and header block, 1024 to " +
-                           std::to_string(idem::endpoint::kMaxHeaderBytes) + "; larger is 431.",
+                           std::to_string(idem::server::kMaxHeaderBytes) + "; larger is 431.",
                        std::to_string(d.maxHeaderBytes)),
              F::option("replay-cache", "DURATION|off",
                        "How long a done key's answer may be replayed from memory (up to 10m): the bound on an "

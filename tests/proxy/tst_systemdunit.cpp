@@ -152,7 +152,7 @@ class TestSystemdUnit : public QObject {
     const std::string table{std::istreambuf_iterator<char>(limits), {}};
     QVERIFY2(std::regex_search(table, std::regex("Max open files +" + limit + " +" + limit)), table.c_str());
     // And it enforces the example policy's route.
-    endpoint::Client client("127.0.0.1", rig.proxy->port());
+    client::Client client("127.0.0.1", rig.proxy->port());
     const http::Headers headers{{"Content-Type", "application/json"}, {"Idempotency-Key", "unit-1"}};
     const auto first = client.post("/v1/orders", headers, R"({"item":"a"})");
     const auto again = client.post("/v1/orders", headers, R"({"item":"a"})");
@@ -172,11 +172,11 @@ class TestSystemdUnit : public QObject {
     test::RawUpstreamRig rig(
         "px_unit_calls", readSource("resources/examples/main-policy.json"), flags,
         {"/usr/bin/strace", "-f", "-qq", "-o", trace, "/usr/bin/prlimit", "--nofile=" + limit + ":" + limit});
-    endpoint::Client client("127.0.0.1", rig.proxy->port());
+    client::Client client("127.0.0.1", rig.proxy->port());
     const http::Headers headers{{"Content-Type", "application/json"}, {"Idempotency-Key", "calls-1"}};
     QCOMPARE(client.post("/v1/orders", headers, R"({"item":"a"})").status, 201);
     QCOMPARE(client.post("/v1/orders", headers, R"({"item":"a"})").status, 201);  // the replay
-    QCOMPARE(endpoint::Client("127.0.0.1", rig.proxy->adminPort()).get("/metrics", {}).status, 200);
+    QCOMPARE(client::Client("127.0.0.1", rig.proxy->adminPort()).get("/metrics", {}).status, 200);
     // Stop it as systemctl stop does: SIGTERM to the proxy (strace's child), then strace ends with it.
     std::ifstream children("/proc/" + std::to_string(rig.proxy->pid()) + "/task/" + std::to_string(rig.proxy->pid()) +
                            "/children");
