@@ -1,6 +1,7 @@
 #include "ui/cases/caseticket.h"
 
 #include <QInputDialog>
+#include <QLabel>
 
 #include "ui/cases/casebook.h"
 #include "ui/cases/casesview.h"
@@ -28,6 +29,8 @@ void withCaseTicket(CaseBook* book, CasesView* cases, QWidget* parent, const Let
                                       "%1 to add this key to it; leave empty for a letter without a reference):")
                               .arg(current));
   ask->setTextValue(current);
+  // The label says why it asks; wrapped, the dialog keeps a reading width instead of one long line.
+  if (auto* label = ask->findChild<QLabel*>()) label->setWordWrap(true);
   ask->setWindowModality(Qt::WindowModal);
   QObject::connect(ask, &QInputDialog::textValueSelected, parent, [book, cases, key, current, then](const QString& text) {
     const QString ticket = text.trimmed();
