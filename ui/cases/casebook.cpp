@@ -133,7 +133,7 @@ void CaseBook::recordLookup(const QString& searched, const QString& tenant, cons
   if (!isOpen()) return;
   exec(u"INSERT INTO lookups (at, searched, tenant, endpoint, idem_key, generation, resource) VALUES (?,?,?,?,?,?,?)"_s,
        {now(), searched, tenant, endpoint, key, generation, resource});
-  if (m_current && currentCaseIsEmpty()) addKey(m_current, tenant, endpoint, key, resource);
+  joinCurrentCaseIfFirst(tenant, endpoint, key, resource);
   emit changed();
 }
 
@@ -186,12 +186,13 @@ QString CaseBook::ticketFor(const QString& tenant, const QString& endpoint, cons
   return q.exec() && q.next() ? q.value(0).toString() : QString();
 }
 
-bool CaseBook::currentCaseIsEmpty() const {
-  if (!m_current || !isOpen()) return false;
+void CaseBook::joinCurrentCaseIfFirst(const QString& tenant, const QString& endpoint, const QString& key,
+                                      const QString& resource) {
+  if (!m_current || !isOpen()) return;
   QSqlQuery q(m_db);
   q.prepare(u"SELECT 1 FROM case_keys WHERE case_id = ? LIMIT 1"_s);
   q.addBindValue(m_current);
-  return q.exec() && !q.next();
+  if (q.exec() && !q.next()) addKey(m_current, tenant, endpoint, key, resource);
 }
 
 bool CaseBook::setNotes(qint64 caseId, const QString& notes) {

@@ -95,8 +95,10 @@ class CaseBook final : public QObject {
   /// The ticket a letter about this key quotes: the current case's when the key is in it, else
   /// empty (a letter never quotes a case the key is not part of).
   [[nodiscard]] QString ticketFor(const QString& tenant, const QString& endpoint, const QString& key) const;
-  /// True when the current case holds no key yet.
-  [[nodiscard]] bool currentCaseIsEmpty() const;
+  /// The case-joining rule, in one place: the key joins the current case when that case holds
+  /// no key yet (the first key looked up or written for is what the case is about).
+  void joinCurrentCaseIfFirst(const QString& tenant, const QString& endpoint, const QString& key,
+                              const QString& resource);
   bool setNotes(qint64 caseId, const QString& notes);
   bool addKey(qint64 caseId, const QString& tenant, const QString& endpoint, const QString& key,
               const QString& resource);

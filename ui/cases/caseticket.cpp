@@ -12,7 +12,7 @@ namespace idem::ui {
 
 void withCaseTicket(CaseBook* book, CasesView* cases, QWidget* parent, const LetterKey& key,
                     std::function<void(const QString&)> then) {
-  if (book->currentCaseIsEmpty()) book->addKey(book->currentCase(), key.tenant, key.endpoint, key.key, key.resource);
+  book->joinCurrentCaseIfFirst(key.tenant, key.endpoint, key.key, key.resource);
   if (const QString ticket = book->ticketFor(key.tenant, key.endpoint, key.key); !ticket.isEmpty()) {
     then(ticket);
     return;
