@@ -87,7 +87,8 @@ std::string Durability::meaning() const {
              "can forget keys acknowledged in the last moments, and their retries run again";
     case Level::Standby:
       return "this server is a standby: read-only" +
-             (dataAgeS ? ", data as of " + seconds(*dataAgeS) + " ago" : std::string());
+             (dataAgeS ? ", data as of " + seconds(*dataAgeS) + " ago"
+                       : std::string(", no transaction replayed since it started (its data's age is unknown)"));
   }
   return {};
 }

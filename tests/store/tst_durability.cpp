@@ -112,10 +112,20 @@ class TestDurability : public QObject {
     }
 
     // The standby itself: read-only, with how old its data is.
+    // Its age is known once it has replayed a commit since it started; the asynchronous standby
+    // may not have replayed the writes above yet, so wait for one (CI saw it unreplayed).
     auto onStandby = probeUntil(standby.conninfo(), Level::Standby);
     QCOMPARE(onStandby.level, Level::Standby);
+    for (int i = 0; i < 100 && !onStandby.dataAgeS; ++i) {
+      admin.exec("SELECT txid_current()");  // a commit to replay
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      onStandby = probeUntil(standby.conninfo(), Level::Standby);
+    }
     QVERIFY(onStandby.dataAgeS.has_value());
     QVERIFY2(onStandby.meaning().find("data as of") != std::string::npos, onStandby.meaning().c_str());
+    auto unreplayed = onStandby;
+    unreplayed.dataAgeS.reset();
+    QVERIFY2(unreplayed.meaning().find("age is unknown") != std::string::npos, unreplayed.meaning().c_str());
 
     // Synchronous: acknowledged only once the standby has them; every tier runs.
     setSynchronousStandby(admin, true);
