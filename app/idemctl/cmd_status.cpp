@@ -38,13 +38,19 @@ int runStatus(const idemctl::Args& args) {
     out["warnings"] = shortfalls;
     std::cout << out.dump() << '\n';
   } else {
-    std::cout << "durability: " << idem::store::levelName(d.level) << "\n  " << d.meaning() << "\n"
+    std::cout << "server: " << d.server << (d.level == idem::store::Durability::Level::Standby ? " (standby)" : " (primary)")
+              << "\ndurability: " << idem::store::levelName(d.level) << "\n  " << d.meaning() << "\n"
               << "synchronous_commit: " << d.synchronousCommit << "\nsynchronous_standby_names: "
               << (d.synchronousStandbyNames.empty() ? "(none)" : d.synchronousStandbyNames) << "\nstandbys: "
               << d.standbys;
     if (d.syncStandbys >= 0) std::cout << " (" << d.syncStandbys << " synchronous)";
     else if (d.standbys > 0) std::cout << " (which are synchronous: this role cannot see; grant pg_read_all_stats)";
     std::cout << '\n';
+    for (const auto& n : d.standbyList) {
+      std::cout << "  " << n.name << " from " << n.address << ": " << (n.syncState.empty() ? "?" : n.syncState);
+      if (n.replayLagS) std::cout << ", replay lag " << *n.replayLagS << " s";
+      std::cout << '\n';
+    }
     if (d.replayLagS) std::cout << "replay lag: " << *d.replayLagS << " s\n";
     for (const auto& s : shortfalls) std::cout << "WARNING: " << s << '\n';
     if (policy && shortfalls.empty()) std::cout << "every tier's durability setting is met\n";

@@ -19,6 +19,14 @@ json durabilityStoreJson(const store::Durability& d) {
            {"sync_standbys", d.syncStandbys >= 0 ? json(d.syncStandbys) : json(nullptr)},
            {"replay_lag_s", d.replayLagS ? json(*d.replayLagS) : json(nullptr)}};
   if (d.dataAgeS) out["data_age_s"] = *d.dataAgeS;
+  out["server"] = d.server;
+  json nodes = json::array();
+  for (const auto& n : d.standbyList)
+    nodes.push_back({{"name", n.name},
+                     {"address", n.address},
+                     {"sync_state", n.syncState.empty() ? json(nullptr) : json(n.syncState)},
+                     {"replay_lag_s", n.replayLagS ? json(*n.replayLagS) : json(nullptr)}});
+  out["standby_nodes"] = std::move(nodes);
   return out;
 }
 

@@ -15,7 +15,13 @@ constexpr const char* kProbeSql =
     "(SELECT count(*) FROM pg_stat_replication WHERE sync_state IS NULL) AS hidden_standbys, "
     "(SELECT extract(epoch FROM max(replay_lag))::float8 FROM pg_stat_replication) AS replay_lag_s, "
     "CASE WHEN pg_is_in_recovery() THEN extract(epoch FROM now() - pg_last_xact_replay_timestamp())::float8 "
-    "END AS data_age_s";
+    "END AS data_age_s, "
+    "coalesce(host(inet_server_addr()) || ':' || inet_server_port(), 'local socket') AS server";
+
+constexpr const char* kStandbysSql =
+    "SELECT application_name AS name, coalesce(host(client_addr), 'local') AS address, "
+    "coalesce(sync_state, '') AS sync_state, extract(epoch FROM replay_lag)::float8 AS replay_lag_s "
+    "FROM pg_stat_replication ORDER BY application_name";
 
 std::string seconds(double s) {
   char buf[32];
@@ -50,6 +56,16 @@ Durability probeDurability(pg::Connection& c) {
   if (!r.isNull(0, lagCol)) d.replayLagS = r.real(0, "replay_lag_s");
   const int ageCol = r.column("data_age_s");
   if (!r.isNull(0, ageCol)) d.dataAgeS = r.real(0, "data_age_s");
+  d.server = r.str(0, "server");
+  if (d.standbys > 0) {
+    auto s = c.exec(kStandbysSql);
+    const int lag = s.column("replay_lag_s");
+    for (int i = 0; i < s.rows(); ++i) {
+      StandbyNode n{s.str(i, "name"), s.str(i, "address"), s.str(i, "sync_state"), std::nullopt};
+      if (!s.isNull(i, lag)) n.replayLagS = s.real(i, "replay_lag_s");
+      d.standbyList.push_back(std::move(n));
+    }
+  }
   const bool waitsForStandby = !d.synchronousStandbyNames.empty() &&
                                (d.synchronousCommit == "on" || d.synchronousCommit == "remote_write" ||
                                 d.synchronousCommit == "remote_apply");

@@ -4,10 +4,19 @@
 // /healthz, /metrics, `idemctl status`, the per-tier `durability:` setting and the console read it.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/store/pg.h"
 
 namespace idem::store {
+
+/// One walsender of pg_stat_replication: a standby streaming from this server.
+struct StandbyNode {
+  std::string name;      // application_name: Patroni sets the member's name
+  std::string address;   // client_addr, or "local" over a Unix socket
+  std::string syncState; // sync, quorum, potential, async; empty when this role cannot see it
+  std::optional<double> replayLagS;
+};
 
 struct Durability {
   enum class Level {
@@ -24,6 +33,8 @@ struct Durability {
   int syncStandbys = -1;                // of them sync/quorum; -1 when this role cannot see sync_state
   std::optional<double> replayLagS;     // largest replay_lag of the standbys, when visible
   std::optional<double> dataAgeS;       // on a standby: now - the last replayed transaction's time
+  std::string server;                   // the node this connection reached: "host:port" or "local socket"
+  std::vector<StandbyNode> standbyList; // the standbys streaming from it, by name
 
   /// Whether the store gives what `durability: synchronous` asks for.
   [[nodiscard]] bool synchronous() const { return level == Level::Synchronous; }

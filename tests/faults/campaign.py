@@ -21,11 +21,11 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 
-from checks import checks_see_planted_faults, recovery_by_kind, stretches_after_faults, verdict
+from checks import judge, proves_blind_spots
 from endpoints import Endpoint, RelayProcess
 from injectors import KINDS, Rig
 from pgnodes import Node
-from sdkclient import Operation, run_operation
+from sdkclient import Fleet
 
 TENANT = "acct_faults"
 POLICY = """{
@@ -95,7 +95,6 @@ def main():
     args = parse_args()
     workdir = tempfile.mkdtemp(prefix="idem-faults-", dir="/tmp")
     os.chmod(workdir, 0o755)  # the postgres user (server runs as it under root) must reach a/ and b/
-    ops, ops_lock = [], threading.Lock()
     nodes, endpoints, ok = (), [], False
     try:
         log(args, f"work folder {workdir}; {args.replication} replication, standby {args.standby_delay_ms:g} ms away")
@@ -113,42 +112,18 @@ def main():
         for e in endpoints:
             e.start()
 
-        def record(batch):
-            with ops_lock:
-                ops.extend(batch)
-
-        stop = threading.Event()
-
-        def client():
-            while not stop.is_set():
-                op = Operation(TENANT)
-                record([op])
-                run_operation(op, lambda: random.choice(endpoints).address)
-
-        clients = [threading.Thread(target=client, daemon=True) for _ in range(args.clients)]
-        for t in clients:
-            t.start()
-
-        rig = Rig(list(nodes), endpoints, record, TENANT, args.storm, random.Random(args.seed))
+        fleet = Fleet(args.clients, TENANT, endpoints)
+        fleet.start()
+        rig = Rig(list(nodes), endpoints, fleet.record, TENANT, args.storm, random.Random(args.seed))
         t0 = time.time()
         counts, injected = run_schedule(args, rig, t0)
         seconds = time.time() - t0
-        stop.set()
-        for t in clients:
-            t.join(timeout=60)
+        done = fleet.stop()
         log(args, "faults over; every client's last operation finished; checking the store")
-        with ops_lock:
-            done = list(ops)
-        figures, findings = verdict(done, rig.primary, TENANT)
-        stretches = stretches_after_faults(injected, done)
-        result = {"seconds": round(seconds, 1), "operations": len(done),
-                  "attempts": sum(len(op.attempts) for op in done), "faults": counts, **figures,
-                  "recovery_s": recovery_by_kind(injected, stretches)}
+        result, stretches, findings = judge(done, rig.primary, TENANT, injected, counts, seconds)
         write_attempts(f"{workdir}/attempts.jsonl", done, t0)
-        blind = checks_see_planted_faults(done, rig.primary, TENANT)
-        if blind:
-            findings.append(blind)
-        ok = figures["duplicates"] == 0 and figures["lost_acknowledged"] == 0 and figures["unexpected_5xx"] == 0 \
+        blind = proves_blind_spots(done, rig.primary, TENANT, findings)
+        ok = result["duplicates"] == 0 and result["lost_acknowledged"] == 0 and result["unexpected_5xx"] == 0 \
             and all(counts[kind] > 0 for kind in args.faults) and not blind \
             and all(r["never_recovered"] == 0 for r in result["recovery_s"].values())
         report(args, result, done, injected, stretches, findings, ok, t0)

@@ -109,3 +109,23 @@ def checks_see_planted_faults(ops, node, tenant):
     if after["lost_acknowledged"] != before["lost_acknowledged"] + 1 or after["duplicates"] != before["duplicates"] + 1:
         return f"the checks missed planted faults: before {before}, after {after}"
     return None
+
+
+def judge(ops, store, tenant, injected, counts, seconds):
+    """The whole verdict of a campaign: the figures, each fault's stretch without a 2xx, and the
+    findings — including the proof that the checks see planted faults (run last: it plants
+    them). Returns (result, stretches, findings)."""
+    figures, findings = verdict(ops, store, tenant)
+    stretches = stretches_after_faults(injected, ops)
+    result = {"seconds": round(seconds, 1), "operations": len(ops),
+              "attempts": sum(len(op.attempts) for op in ops), "faults": counts, **figures,
+              "recovery_s": recovery_by_kind(injected, stretches)}
+    return result, stretches, findings
+
+
+def proves_blind_spots(ops, store, tenant, findings):
+    """Appends to findings when the checks miss planted faults; True when they do."""
+    blind = checks_see_planted_faults(ops, store, tenant)
+    if blind:
+        findings.append(blind)
+    return bool(blind)

@@ -9,6 +9,7 @@ import email.utils
 import http.client
 import json
 import random
+import threading
 import time
 import uuid
 
@@ -111,3 +112,35 @@ def run_operation(op, pick_endpoint, deadline_s=40.0, timeout=4.0):
             op.final_status = att.status
             return op
         time.sleep(wait)
+
+
+class Fleet:
+    """`count` clients paying in a loop, each operation through a random endpoint, until stop();
+    every operation (and any added by record()) is kept for the verdict."""
+
+    def __init__(self, count, tenant, endpoints):
+        self.tenant, self.endpoints = tenant, endpoints
+        self._ops, self._lock, self._stop = [], threading.Lock(), threading.Event()
+        self._threads = [threading.Thread(target=self._client, daemon=True) for _ in range(count)]
+
+    def record(self, batch):
+        with self._lock:
+            self._ops.extend(batch)
+
+    def _client(self):
+        while not self._stop.is_set():
+            op = Operation(self.tenant)
+            self.record([op])
+            run_operation(op, lambda: random.choice(self.endpoints).address)
+
+    def start(self):
+        for t in self._threads:
+            t.start()
+
+    def stop(self):
+        """Waits for every client's last operation to finish; returns every operation."""
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=60)
+        with self._lock:
+            return list(self._ops)

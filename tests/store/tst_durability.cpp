@@ -76,6 +76,11 @@ class TestDurability : public QObject {
     QCOMPARE(d.standbys, 1);
     QCOMPARE(d.syncStandbys, 0);
     QVERIFY(!d.synchronous());
+    // Which standby streams, and how: what an operator reads to know who would be promoted.
+    QCOMPARE(d.standbyList.size(), std::size_t{1});
+    QCOMPARE(d.standbyList[0].syncState, std::string("async"));
+    QVERIFY(!d.standbyList[0].name.empty());
+    QVERIFY(!d.server.empty());
     QVERIFY2(d.meaning().find("acknowledged before the standby has them") != std::string::npos, d.meaning().c_str());
     {
       test::Harness h(pc.conninfo(), kPolicy);
@@ -106,9 +111,11 @@ class TestDurability : public QObject {
       std::string out;
       QCOMPARE(test::runIdemctl({"status", "--db", pc.conninfo(), "--policy", policyPath, "--format", "json"}, &out), 1);
       QVERIFY2(out.find(R"("level":"asynchronous")") != std::string::npos, out.c_str());
+      QVERIFY2(out.find(R"("sync_state":"async")") != std::string::npos, out.c_str());
       QVERIFY2(out.find("tier payments requires synchronous durability") != std::string::npos, out.c_str());
       QCOMPARE(test::runIdemctl({"status", "--db", pc.conninfo()}, &out), 0);
       QVERIFY2(out.find("acknowledged before the standby has them") != std::string::npos, out.c_str());
+      QVERIFY2(out.find("(primary)") != std::string::npos && out.find(": async") != std::string::npos, out.c_str());
     }
 
     // The standby itself: read-only, with how old its data is.
@@ -134,6 +141,8 @@ class TestDurability : public QObject {
     QCOMPARE(d.level, Level::Synchronous);
     QCOMPARE(d.syncStandbys, 1);
     QVERIFY(!d.stalled());
+    QCOMPARE(d.standbyList.size(), std::size_t{1});
+    QCOMPARE(d.standbyList[0].syncState, std::string("sync"));
     QVERIFY2(d.meaning().find("only once a synchronous standby has them") != std::string::npos, d.meaning().c_str());
     {
       test::Harness h(pc.conninfo(), kPolicy);
