@@ -119,6 +119,11 @@ def main():
         result, stretches, findings = judge(done, store, TENANT, injected, counts, seconds)
         result["replication"] = args.replication
         result["lost_by_fault"] = lost_by_fault(done, store, injected)
+        # How the requests in flight at each failover ended, as the trace recorded them: a retry
+        # that took over a key its dead holder had claimed (lease_takeover), a claim released
+        # when the store went away mid-request (released), an execution that lost its lease.
+        result["trace_outcomes"] = {o: int(n) for o, n in store.psql(
+            f"SELECT outcome, count(*) FROM idem.events WHERE tenant = '{TENANT}' GROUP BY outcome ORDER BY outcome")}
         write_attempts(f"{workdir}/attempts.jsonl", done, t0)
         blind = proves_blind_spots(done, store, TENANT, findings)
         lost_ok = args.expect_loss or result["lost_acknowledged"] == 0
@@ -127,6 +132,8 @@ def main():
             and all(counts[k] > 0 for k in args.faults) \
             and all(r["never_recovered"] == 0 for r in result["recovery_s"].values())
         report(args, result, done, injected, stretches, findings, ok, t0)
+        if args.format == "text":
+            print("trace: " + ", ".join(f"{k}: {v}" for k, v in result["trace_outcomes"].items()))
         if args.format == "text" and result["lost_by_fault"]:
             print("acknowledged then lost, by the fault they followed: " +
                   ", ".join(f"{k}: {v}" for k, v in sorted(result["lost_by_fault"].items())))
