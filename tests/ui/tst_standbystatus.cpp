@@ -118,6 +118,22 @@ class TestStandbyStatus : public QObject {
     QVERIFY2(status->text().contains(u"read-only (standby)"_s), qPrintable(status->text()));
   }
 
+  void statusBarOnAPrimaryNamesItsStandbys() {
+    test::PrivateCluster pc;
+    pg::Connection admin(pc.conninfo());
+    store::migrate(admin);
+    DbSession session(u"primary"_s);
+    StatusWidget status(&session);
+    session.setPingInterval(200);
+    QVERIFY(test::openSession(session, pc.conninfo()));
+    QTRY_VERIFY_WITH_TIMEOUT(status.text().contains(u"no standby"_s), 15000);
+
+    test::Standby standby(pc);
+    test::waitForStandbys(admin, 1);
+    QTRY_VERIFY_WITH_TIMEOUT(status.text().contains(u"1 standby, none synchronous"_s), 15000);
+    QVERIFY2(!status.text().contains(u"no standby"_s), qPrintable(status.text()));
+  }
+
   void statusBarOnAStandbyThatIsPromotedThenGone() {
     test::PrivateCluster pc;
     pg::Connection admin(pc.conninfo());

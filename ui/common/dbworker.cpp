@@ -227,6 +227,8 @@ void DbWorker::ping() {
     rep.known = true;
     rep.standby = r.boolean(0, "standby");
     rep.dataAgeS = r.real(0, "data_age_s");
+    rep.standbys = static_cast<int>(r.integer(0, "standbys"));
+    rep.syncStandbys = static_cast<int>(r.integer(0, "sync_standbys"));
     m_outbox->post([rep](DbSession& s) { s.workerReplication(rep); });
   } catch (const pg::Unavailable& e) {
     markLost(QString::fromUtf8(e.what()));

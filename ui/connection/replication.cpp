@@ -11,7 +11,14 @@ QString tr(const char* s) { return QCoreApplication::translate("Replication", s)
 }  // namespace
 
 QString replicationText(const ServerInfo& info, const ReplicationState& r) {
-  if (!info.standby) return {};
+  if (!info.standby) {
+    // On a primary: who would be promoted, and whether a promotion keeps every acknowledged key.
+    if (!r.known) return {};
+    if (r.standbys == 0) return tr("no standby");
+    const QString n = r.standbys == 1 ? tr("1 standby") : tr("%1 standbys").arg(r.standbys);
+    if (r.syncStandbys < 0) return n;
+    return r.syncStandbys == 0 ? tr("%1, none synchronous").arg(n) : tr("%1, %2 synchronous").arg(n).arg(r.syncStandbys);
+  }
   if (r.known && !r.standby)
     return QStringLiteral("<b style='color:#e09b00'>") +
            tr("promoted: this server is no longer a standby and takes writes; reconnect to use it as the primary") +
@@ -26,8 +33,10 @@ QString replicationText(const ServerInfo& info, const ReplicationState& r) {
 }
 
 QString replicationToolTip() {
-  return tr("Time since the last transaction this standby replayed was committed on the primary. While the primary "
-            "is idle it grows although nothing is missing.");
+  return tr("On a standby: time since the last transaction it replayed was committed on the primary (while the "
+            "primary is idle it grows although nothing is missing). On a primary: the standbys streaming from it; "
+            "a failover to a synchronous one keeps every acknowledged key, to an asynchronous one it can forget "
+            "the last moments. `idemctl status` names them.");
 }
 
 }  // namespace idem::ui
