@@ -300,7 +300,9 @@ def start(args):
     start_cluster(layout, args.replication, args.dcs)
     print(describe(layout))
     print(f"\nconninfo (writes): {layout.conninfo()}")
-    print(f"conninfo (console): {layout.conninfo(attrs='prefer-standby')}")
+    # The console asks for verified TLS on any TCP host unless told otherwise; this loopback test
+    # cluster has no certificates (docs/ha.md: production sets sslmode=verify-full).
+    print(f"conninfo (console): {layout.conninfo(attrs='prefer-standby')} sslmode=disable")
 
 
 def describe(layout):
