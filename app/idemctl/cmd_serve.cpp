@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "app/idemctl/command.h"
+#include "app/idemctl/configuration.h"
 #include "app/idemctl/server_flags.h"
 #include "app/idemctl/start_flags.h"
 #include "core/client/client.h"
@@ -14,7 +15,7 @@ namespace {
 
 const std::string kUsageText =
     std::string("[--db CONNINFO] [--policy FILE] [--allow-fault-injection] [--admin-listen HOST:PORT] ") +
-    idemctl::kServerFlagsUsage + " " + idemctl::kStartFlagsUsage;
+    idemctl::kServerFlagsUsage + " " + idemctl::kStartFlagsUsage + " [--config FILE]";
 
 int usage(const std::string& message) { return idemctl::usageError("serve", kUsageText, message); }
 
@@ -87,5 +88,6 @@ IDEMCTL_COMMAND("serve", "run the embedded test endpoint (payments, refunds, ord
                                            "simulator's measurements drive."),
                      idemctl::Flag::option("admin-listen", "HOST:PORT",
                                            "A second listener for /healthz and /metrics with its own budget.",
-                                           "none: the main port answers both")})),
+                                           "none: the main port answers both")})) +
+                    idemctl::Flags{idemctl::configFlag()},
                 runServe);
