@@ -40,8 +40,9 @@ class TestConfiguration : public QObject {
   }
   void precedenceIsFlagThenEnvironmentThenFile() {
     QFETCH(QString, command);
-    const QString file =
-        write(u"settings.toml"_s, "# settings\nupstream = \"http://127.0.0.1:9\"\npolicy = \"/from-file.json\"\n");
+    // serve takes no --upstream: a key that is not the command's flag is an error (tested below).
+    const QByteArray upstream = command == u"proxy"_s ? "upstream = \"http://127.0.0.1:9\"\n" : "";
+    const QString file = write(command + u".toml"_s, "# settings\n" + upstream + "policy = \"/from-file.json\"\n");
     const auto fromFile = runProgram(idem::test::idemctlPath(), {command, u"--config"_s, file});
     QVERIFY2(fromFile.exitedWith(2), fromFile.describe());
     QCOMPARE(policyTried(fromFile), u"/from-file.json"_s);
