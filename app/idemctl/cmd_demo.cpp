@@ -107,7 +107,7 @@ int runDemo(const idemctl::Args& args) {
   const std::string conninfo = cluster.conninfo(kDatabase);
   {
     idem::pg::Connection conn(conninfo);
-    idem::store::migrate(conn);
+    idem::store::migrate(conn, idem::store::kDefaultLockTimeout, /*withDemo=*/true);
   }
 
   const std::string logPath = dataDir + "/endpoint.log";

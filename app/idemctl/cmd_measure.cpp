@@ -31,9 +31,10 @@ int runMeasure(const idemctl::Args& args) {
                    since + "'");
     const auto measured = idem::measure::measureRecorded(conn, *sinceUs);
     if (measured.tableMissing) {
-      std::cerr << "idemctl measure: this database has no idem_demo.fault_attempts (added by migration 0021).\n"
+      std::cerr << "idemctl measure: this database has no idem_demo.fault_attempts (a demo table, which "
+                   "idemctl migrate --demo adds).\n"
                    "Point --db at the store idemctl serve --allow-fault-injection writes to, migrated "
-                   "(idemctl migrate).\n";
+                   "(idemctl migrate --demo).\n";
       return idemctl::kFailure;
     }
     const auto& reports = measured.clients;

@@ -1,5 +1,6 @@
 // idemctl migrate: applies the embedded schema migrations and revokes the built-ins Idem's roles
-// must not use; safe to run twice.
+// must not use; safe to run twice. The demo's tables only with --demo: a production store
+// has none.
 #include <iostream>
 
 #include "app/idemctl/command.h"
@@ -8,7 +9,7 @@
 
 namespace {
 
-constexpr const char* kUsageText = "[--db CONNINFO] [--lock-timeout 10s]";
+constexpr const char* kUsageText = "[--db CONNINFO] [--demo] [--lock-timeout 10s]";
 
 void reportHardening(const idem::store::HardeningReport& h) {
   if (!h.rolesPresent || h.gaps.empty()) return;
@@ -26,7 +27,7 @@ int runMigrate(const idemctl::Args& args) {
     return idemctl::usageError("migrate", kUsageText, bad);
   try {
     idem::pg::Connection conn(idemctl::conninfo(args));
-    auto report = idem::store::migrate(conn, lockTimeout);
+    auto report = idem::store::migrate(conn, lockTimeout, /*withDemo=*/args.has("demo"));
     if (report.applied.empty()) {
       std::cout << "schema is up to date (version " << report.to << ")\n";
     } else {
@@ -46,4 +47,9 @@ int runMigrate(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("migrate", "create or upgrade Idem's schema (safe to run twice)", kUsageText,
-                {idemctl::dbFlag(), idemctl::lockTimeoutFlag()}, runMigrate);
+                {idemctl::dbFlag(),
+                 idemctl::Flag::toggle("demo",
+                                       "Also create the demo's tables (idem_demo.ledger, idem_demo.fault_attempts), "
+                                       "which `idemctl serve` writes to; a store behind `idemctl proxy` needs none."),
+                 idemctl::lockTimeoutFlag()},
+                runMigrate);

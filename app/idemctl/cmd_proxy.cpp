@@ -4,6 +4,7 @@
 #include <map>
 
 #include "app/idemctl/command.h"
+#include "app/idemctl/configuration.h"
 #include "app/idemctl/server_flags.h"
 #include "app/idemctl/start_flags.h"
 #include "core/client/client.h"
@@ -19,7 +20,7 @@ const std::string kUsageText =
         "--policy FILE --upstream http://HOST:PORT [--db CONNINFO] [--admin-listen HOST:PORT] "
         "[--upstream-timeout DURATION] [--late-answer-wait DURATION] [--upstream-connections N] "
         "[--upstream-connections-per-route N] [--tier-timeout TIER=DURATION[,TIER=DURATION...]] ") +
-    idemctl::kServerFlagsUsage + " " + idemctl::kStartFlagsUsage;
+    idemctl::kServerFlagsUsage + " " + idemctl::kStartFlagsUsage + " [--config FILE]";
 
 int usage(const std::string& message) { return idemctl::usageError("proxy", kUsageText, message); }
 
@@ -146,4 +147,5 @@ int runProxy(const idemctl::Args& args) {
 }  // namespace
 
 IDEMCTL_COMMAND("proxy", "enforce the policy in front of an unchanged HTTP service (a reverse proxy)", kUsageText,
-                idemctl::withServerFlags(idemctl::withStartFlags(proxyFlags())), runProxy);
+                idemctl::withServerFlags(idemctl::withStartFlags(proxyFlags())) + idemctl::Flags{idemctl::configFlag()},
+                runProxy);

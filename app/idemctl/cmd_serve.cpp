@@ -2,20 +2,42 @@
 #include <iostream>
 
 #include "app/idemctl/command.h"
+#include "app/idemctl/configuration.h"
 #include "app/idemctl/server_flags.h"
 #include "app/idemctl/start_flags.h"
 #include "core/client/client.h"
 #include "core/endpoint/server.h"
 #include "core/faultrig/faultrig.h"
+#include "core/store/migrations.h"
 #include "resources/embedded_resources.h"
 
 namespace {
 
 const std::string kUsageText =
     std::string("[--db CONNINFO] [--policy FILE] [--allow-fault-injection] [--admin-listen HOST:PORT] ") +
-    idemctl::kServerFlagsUsage + " " + idemctl::kStartFlagsUsage;
+    idemctl::kServerFlagsUsage + " " + idemctl::kStartFlagsUsage + " [--config FILE]";
 
 int usage(const std::string& message) { return idemctl::usageError("serve", kUsageText, message); }
+
+// serve's API writes the demo's ledger (and its fault routes their attempts), which a store
+// migrated without --demo does not have: refused here, naming the fix, rather than a 500 on every
+// payment. Not created here: serve may run as idem_service, which makes no DDL, and a schema
+// change is the operator's act. A store it cannot reach is the server's to report.
+std::string demoTablesMissing(const std::string& conninfo, bool faultAttempts) {
+  std::vector<std::string> missing;
+  try {
+    idem::pg::Connection conn(conninfo);
+    missing = idem::store::missingDemoTables(conn, faultAttempts);
+  } catch (const idem::pg::Error&) {
+    return {};
+  }
+  if (missing.empty()) return {};
+  std::string names;
+  for (const auto& table : missing) names += (names.empty() ? "" : " and ") + table;
+  return "this store has no " + names +
+         ", the demo tables serve's API writes to; run `idemctl migrate --demo` with the same --db first (a store "
+         "behind `idemctl proxy` needs none)";
+}
 
 int runServe(const idemctl::Args& args) {
   namespace ep = idem::endpoint;
@@ -41,6 +63,10 @@ int runServe(const idemctl::Args& args) {
   if (args.has("admin-listen") && !idem::client::splitHostPort(args.get("admin-listen"), options.adminHost, options.adminPort))
     return usage("--admin-listen: \"" + args.get("admin-listen") + "\" is not HOST:PORT");
   const bool faults = args.has("allow-fault-injection");
+  if (auto missing = demoTablesMissing(options.conninfo, faults); !missing.empty()) {
+    std::cerr << "idemctl serve: " << missing << '\n';
+    return idemctl::kUsage;
+  }
   return idemctl::runServer(args, std::move(options), "serve", kUsageText, [faults](ep::Server& server) {
     std::cout << "idem endpoint listening on " << server.url() << " (policy version " << server.policyVersion()
               << (faults ? ", fault injection on" : "")
@@ -62,5 +88,6 @@ IDEMCTL_COMMAND("serve", "run the embedded test endpoint (payments, refunds, ord
                                            "simulator's measurements drive."),
                      idemctl::Flag::option("admin-listen", "HOST:PORT",
                                            "A second listener for /healthz and /metrics with its own budget.",
-                                           "none: the main port answers both")})),
+                                           "none: the main port answers both")})) +
+                    idemctl::Flags{idemctl::configFlag()},
                 runServe);

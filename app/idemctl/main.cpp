@@ -1,4 +1,6 @@
 // idemctl: the Idem command-line tool. Dispatches to the registered sub-commands.
+#include <unistd.h>  // environ
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -6,6 +8,7 @@
 #include <iostream>
 
 #include "app/idemctl/command.h"
+#include "app/idemctl/configuration.h"
 #include "app/idemctl/help.h"
 
 namespace idemctl {
@@ -98,6 +101,17 @@ int main(int argc, char** argv) {
     return idemctl::kUsage;
   }
   idemctl::Args args({argv + 2, argv + argc});
+  // proxy and serve take settings from --config and IDEM_* as well (configuration.h).
+  if (!args.has("help") && !args.has("version") &&
+      std::any_of(it->flags.begin(), it->flags.end(), [](const auto& f) { return f.name == "config"; })) {
+    std::string problem;
+    auto merged = idemctl::withConfiguration({argv + 2, argv + argc}, *it, environ, problem);
+    if (!problem.empty()) {
+      std::cerr << "idemctl " << name << ": " << problem << '\n';
+      return idemctl::kUsage;
+    }
+    args = idemctl::Args(std::move(merged));
+  }
   if (args.has("help")) {
     idemctl::printCommandHelp(std::cout, *it);
     return idemctl::kOk;

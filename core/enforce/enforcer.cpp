@@ -203,6 +203,10 @@ Decision Enforcer::begin(const Request& req) {
   } catch (const fp::InvalidJson& e) {
     return respond(makeProblem(Problem::BodyInvalid, docs, e.what(), key), "body_invalid", tier->name);
   }
+  // A template's key scope spans many paths (docs/policy.md, "Routes"): the request's own path
+  // is part of "the same request", so one key on another order's path is a 422, never a second
+  // operation. The digest has a fixed length, so content and path cannot bleed into each other.
+  if (match.templated) fingerprint = fp::sha256(fingerprint + match.request);
 
   store::ClaimRequest claim;
   claim.scope = {tenant, std::string(match.route), key};  // every spelling shares one scope
@@ -306,8 +310,11 @@ Decision Enforcer::begin(const Request& req) {
                     conflictRetryAfter(result));
     case D::Mismatch:
       return refuse(Problem::PayloadMismatch, trace::Outcome::Mismatch,
-                    "This key was first used with a different request payload. Check the outcome of the original "
-                    "request; to make a different request, use a new key.");
+                    match.templated ? "This key was first used with a different request (another payload, or another "
+                                      "path of the route " + std::string(match.route) + "). Check the outcome of the "
+                                      "original request; to make a different request, use a new key."
+                                    : "This key was first used with a different request payload. Check the outcome of "
+                                      "the original request; to make a different request, use a new key.");
     case D::RejectedExpired:
       return refuse(Problem::KeyExpired, trace::Outcome::RejectedExpired,
                     "key expired — reconcile, then use a new key. This key is past its validity window, so the "

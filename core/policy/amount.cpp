@@ -9,7 +9,7 @@
 
 #include "core/policy/policy.h"
 #include "core/policy/policy_json.h"
-#include "core/policy/route.h"
+#include "core/policy/route_template.h"
 
 namespace idem::policy {
 namespace {
@@ -174,8 +174,9 @@ AmountPaths parseAmountPaths(const json& v, const std::string& source, const std
                    "object per route ({\"POST /v1/refunds\": {…}}), not " + shown(v));
   for (const auto& [route, s] : v.items()) {
     const auto space = route.find(' ');
-    const auto canonical = space == std::string::npos ? std::nullopt
-                                                      : canonicalRoute(route.substr(0, space), route.substr(space + 1));
+    std::string problem;
+    const auto target = space == std::string::npos ? std::nullopt : canonicalPathTemplate(route.substr(space + 1), problem);
+    const auto canonical = target ? std::optional(route.substr(0, space) + " " + *target) : std::nullopt;
     if (!canonical || !std::all_of(route.begin(), route.begin() + static_cast<long>(space), [](char c) { return c >= 'A' && c <= 'Z'; }))
       internal::fail(source, member(path, route),
                      "is not a route (write \"METHOD /path\", e.g. \"POST /v1/refunds\"), and a per-route amount "

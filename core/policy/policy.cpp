@@ -4,6 +4,7 @@
 #include "core/policy/tenantsource.h"
 
 #include "core/policy/route.h"
+#include "core/policy/route_template.h"
 
 #include <cerrno>
 #include <cstring>
@@ -33,13 +34,25 @@ std::string onConflictName(const OnConflict& c) { return c.wait ? "wait:" + form
 
 Policy::Match Policy::match(std::string_view method, std::string_view path) const {
   // A parsed policy's routes are canonical already (policy_parse.cpp), so one normalisation of
-  // the request's path and byte comparisons decide.
-  const auto canonical = canonicalRoute(method, path);
+  // the request's path and comparisons decide. An exact route is the most specific match there
+  // is; templates compete by rank (route_template.h), and the parser refused ties.
+  auto canonical = canonicalRoute(method, path);
   if (!canonical) return {};
+  Match best;
+  std::string bestRank;
   for (const auto& tier : tiers)
-    for (const std::string_view r : tier.routes)
-      if (r == *canonical) return {&tier, r};
-  return {};
+    for (const std::string_view r : tier.routes) {
+      const bool templated = isRouteTemplate(r);
+      if (r == *canonical) return {&tier, r, std::move(*canonical), templated};
+      if (!templated) continue;
+      auto rank = templateRank(r, *canonical);
+      if (rank && (best.tier == nullptr || *rank < bestRank)) {
+        best = {&tier, r, {}, true};
+        bestRank = std::move(*rank);
+      }
+    }
+  if (best.tier != nullptr) best.request = std::move(*canonical);
+  return best;
 }
 
 const Tier* Policy::tierNamed(std::string_view name) const {

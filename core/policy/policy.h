@@ -30,7 +30,9 @@ struct OnConflict {
 
 struct Tier {
   std::string name;
-  std::vector<std::string> routes;  // "POST /v1/payments"
+  /// "POST /v1/payments", or a template "POST /v1/orders/{id}/capture" (core/policy/route_template.h);
+  /// canonical spelling.
+  std::vector<std::string> routes;
   bool keyRequired = true;
   Millis ttl{std::chrono::hours(24)};
   /// How long a key stays with an executor that stopped renewing it (it died); shorter than ttl.
@@ -84,10 +86,15 @@ struct Policy {
   nlohmann::json document;   // as written (comments stripped)
 
   /// The tier covering a request and the route it matched (the policy's canonical spelling,
-  /// which is the key scope's endpoint). The path is normalised first (core/policy/route.h).
+  /// which is the key scope's endpoint). The path is normalised first (core/policy/route.h); an
+  /// exact route beats any template, and among templates the most specific wins.
   struct Match {
     const Tier* tier = nullptr;
-    std::string_view route;  // "POST /v1/payments"; empty when no tier matched
+    std::string_view route;  // "POST /v1/payments" or "POST /v1/orders/{id}"; empty when no tier matched
+    std::string request;     // the request as matched, "POST /v1/orders/123"; empty when no tier matched
+    /// The route is a template: one key scope spans many request paths, so the request's own
+    /// path belongs in its fingerprint (docs/policy.md, "Routes").
+    bool templated = false;
   };
   [[nodiscard]] Match match(std::string_view method, std::string_view path) const;
   /// The tier covering "METHOD /path" (any spelling of it), or nullptr.
@@ -102,15 +109,29 @@ struct Policy {
   [[nodiscard]] std::string sha256() const;
 };
 
-/// A policy file that cannot be used. what() names the file and the field, e.g.
-/// "policy.json: tiers[0].ttl: \"24x\" is not a duration (use 250ms, 2s, 30m, 24h or 30d)".
+/// A policy file that cannot be used. what() has one line per problem, each naming the file,
+/// where in it and the field, e.g. "policy.json: line 7, column 14: tiers[0].ttl: \"24x\" is not
+/// a duration (use 250ms, 2s, 30m, 24h or 30d)"; problems() has them one by one.
 class PolicyError : public std::runtime_error {
  public:
+  struct Problem {
+    std::string field;    // "tiers[0].ttl"; empty for the document as a whole
+    std::string message;  // what is wrong and what to write instead
+    std::size_t line = 0, column = 0;  // 1-based; 0 when not known
+  };
   using std::runtime_error::runtime_error;
+  PolicyError(const std::string& what, std::vector<Problem> problems)
+      : std::runtime_error(what), m_problems(std::move(problems)) {}
+  [[nodiscard]] const std::vector<Problem>& problems() const noexcept { return m_problems; }
+
+ private:
+  std::vector<Problem> m_problems;
 };
 
 /// Parses and validates policy text (JSON with // and /* */ comments). Unknown fields, bad
-/// values, duplicate tier names and a route in two tiers are errors.
+/// values, duplicate tier names, a route in two tiers and two templates matching the same
+/// requests are errors; every one in the file is reported at once (a JSON syntax error stops
+/// at the first).
 [[nodiscard]] Policy parsePolicy(std::string_view text, const std::string& source);
 /// Reads and parses a policy file. Throws PolicyError (also when the file cannot be read).
 [[nodiscard]] Policy loadPolicyFile(const std::string& path);

@@ -1,7 +1,10 @@
 // The published policy as a page for the people who write API clients: which routes need a
 // key, for how long a key is honoured, and what each answer means and asks of the client.
 // Self-contained (inline CSS, no scripts or external assets) so it works behind any proxy.
+#include <algorithm>
+
 #include "core/policy/policy.h"
+#include "core/policy/route_template.h"
 #include "core/text/humanduration.h"
 
 namespace idem::policy {
@@ -180,7 +183,17 @@ std::string publishedHtml(const Policy& policy) {
       "to one method and route";
   if (!policy.tenantHeader.empty())
     page += " and one account (the <code>" + escape(policy.tenantHeader) + "</code> header)";
-  page += ": the same key elsewhere is a different key.</p>\n<h2>Routes and tiers</h2>\n";
+  page += ": the same key elsewhere is a different key.</p>\n";
+  const bool templates = std::any_of(policy.tiers.begin(), policy.tiers.end(), [](const Tier& t) {
+    return std::any_of(t.routes.begin(), t.routes.end(), [](const std::string& r) { return isRouteTemplate(r); });
+  });
+  if (templates)
+    page +=
+        "<p>A route written with <code>{name}</code> stands for any one path segment there (an id), and "
+        "<code>{name*}</code> at its end for one or more. Such a route is one route for keys: the same key on "
+        "another path of it (another order's id) is a different request and is refused with <b>422</b>, not "
+        "processed as a second operation.</p>\n";
+  page += "<h2>Routes and tiers</h2>\n";
   const nlohmann::json published = publishedJson(policy);
   for (std::size_t i = 0; i < policy.tiers.size(); ++i)
     page += tierSection(policy.tiers[i], published.at("tiers").at(i).at("ttl").get<std::string>());

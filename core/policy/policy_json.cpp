@@ -114,7 +114,8 @@ json parseJsonText(std::string_view text, const std::string& source) {
 }
 
 void fail(const std::string& source, const std::string& path, const std::string& message) {
-  throw PolicyError(source + ": " + (path.empty() ? std::string() : path + ": ") + message);
+  throw PolicyError(source + ": " + (path.empty() ? std::string() : path + ": ") + message,
+                    {PolicyError::Problem{path, message}});
 }
 
 std::string shown(const json& value) {

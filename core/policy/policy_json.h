@@ -15,7 +15,8 @@ namespace idem::policy::internal {
 /// `source` and the line and column or the field.
 [[nodiscard]] nlohmann::json parseJsonText(std::string_view text, const std::string& source);
 
-/// Throws PolicyError "<source>: <path>: <message>" (no path segment when path is empty).
+/// Throws PolicyError "<source>: <path>: <message>" (no path segment when path is empty), with
+/// the path and message as its one problem (the reader adds where in the file it is).
 [[noreturn]] void fail(const std::string& source, const std::string& path, const std::string& message);
 
 /// A value as the message shows it: compact JSON, long values shortened.

@@ -1,12 +1,16 @@
-// Reading a policy file (docs/design.md §4). Every error names the file and the field path as the
-// file writes it ("tiers[1].on_conflict"), says what is wrong and what to write instead.
+// Reading a policy file (docs/design.md §4). Every error names the file, the line and column and
+// the field path as the file writes it ("tiers[1].on_conflict"), says what is wrong and what to
+// write instead. The reader goes on after a problem, field by field, so one run lists them all.
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "core/http/headers.h"
 #include "core/policy/policy.h"
 #include "core/policy/policy_json.h"
+#include "core/policy/policy_position.h"
 #include "core/policy/route.h"
+#include "core/policy/route_template.h"
 
 namespace idem::policy {
 namespace {
@@ -48,41 +52,100 @@ class Reader {
   Policy read(const json& doc) {
     if (!doc.is_object())
       fail("", "a policy is a JSON object with \"docs_url\" and \"tiers\", not " + std::string(typeName(doc)));
-    internal::rejectUnknown(doc, m_source, "",
-                            {"docs_url", "tenant_header", "tenant_from_authorization", "single_tenant", "tenant_required",
-                             "default_tenant", "tiers"});
+    attempt([&] {
+      internal::rejectUnknown(doc, m_source, "",
+                              {"docs_url", "tenant_header", "tenant_from_authorization", "single_tenant",
+                               "tenant_required", "default_tenant", "tiers"});
+    });
     Policy p;
     p.source = m_source;
     p.document = doc;
-    p.docsUrl = docsUrl(required(doc, "", "docs_url", "the page that explains this policy to clients"));
-    if (const json* v = optional(doc, "tenant_header")) p.tenantHeader = tenantHeader(*v, "tenant_header");
-    tenantSource(doc, p);
-    tenantChoice(doc, p);
+    attempt([&] { p.docsUrl = docsUrl(required(doc, "", "docs_url", "the page that explains this policy to clients")); });
+    attempt([&] {
+      if (const json* v = optional(doc, "tenant_header")) p.tenantHeader = tenantHeader(*v, "tenant_header");
+    });
+    attempt([&] { tenantSource(doc, p); });
+    attempt([&] { tenantChoice(doc, p); });
 
-    const json& tiers = required(doc, "", "tiers", "a list of tiers, each with its routes and TTL");
-    if (!tiers.is_array()) fail("tiers", "must be an array of tiers, not " + std::string(typeName(tiers)));
-    if (tiers.empty()) fail("tiers", "must list at least one tier");
-    std::map<std::string, std::string> nameAt, routeAt;  // first place each name and route appears
-    for (std::size_t i = 0; i < tiers.size(); ++i) {
+    const json* tiers = nullptr;
+    attempt([&] {
+      tiers = &required(doc, "", "tiers", "a list of tiers, each with its routes and TTL");
+      if (!tiers->is_array()) fail("tiers", "must be an array of tiers, not " + std::string(typeName(*tiers)));
+      if (tiers->empty()) fail("tiers", "must list at least one tier");
+    });
+    if (tiers == nullptr || !tiers->is_array()) return p;
+    std::map<std::string, std::string> nameAt;  // first place each name appears
+    RoutesSeen routesSeen;
+    for (std::size_t i = 0; i < tiers->size(); ++i) {
       const std::string path = element("tiers", i);
-      Tier t = tier(tiers[i], path);
-      if (auto [it, fresh] = nameAt.emplace(t.name, path); !fresh)
-        fail(member(path, "name"),
-             shown(t.name) + " is already the name of " + it->second + "; tier names must be unique");
-      for (std::size_t r = 0; r < t.routes.size(); ++r) {
-        const std::string routePath = element(member(path, "routes"), r);
-        if (auto [it, fresh] = routeAt.emplace(t.routes[r], routePath); !fresh)
-          fail(routePath,
-               shown(t.routes[r]) + " is already listed at " + it->second + "; a route belongs to exactly one tier");
-      }
-      p.tiers.push_back(std::move(t));
+      attempt([&] {
+        Tier t = tier((*tiers)[i], path);
+        if (!t.name.empty())
+          if (auto [it, fresh] = nameAt.emplace(t.name, path); !fresh)
+            attempt([&] {
+              fail(member(path, "name"),
+                   shown(t.name) + " is already the name of " + it->second + "; tier names must be unique");
+            });
+        for (std::size_t r = 0; r < t.routes.size(); ++r)
+          attempt([&] { onceIn(routesSeen, t.routes[r], routePaths(path)[r], "; a route belongs to exactly one tier"); });
+        p.tiers.push_back(std::move(t));
+      });
     }
     return p;
+  }
+
+  /// Every problem found, in the order of the file; throws them as one PolicyError if any.
+  void throwProblems(std::string_view text) {
+    if (m_problems.empty()) return;
+    const internal::FieldPositions positions(text);
+    for (auto& problem : m_problems) {
+      const auto at = positions.at(problem.field);
+      problem.line = at.line;
+      problem.column = at.column;
+    }
+    std::stable_sort(m_problems.begin(), m_problems.end(), [](const auto& a, const auto& b) {
+      return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+    });
+    std::string what;
+    for (const auto& problem : m_problems)
+      what += (what.empty() ? "" : "\n") + m_source + ": line " + std::to_string(problem.line) + ", column " +
+              std::to_string(problem.column) + ": " + (problem.field.empty() ? "" : problem.field + ": ") +
+              problem.message;
+    throw PolicyError(what, std::move(m_problems));
+  }
+
+  /// Runs one check; a problem it finds is noted and reading goes on. False when it found one.
+  template <typename Check>
+  bool attempt(Check&& check) {
+    try {
+      check();
+      return true;
+    } catch (const PolicyError& e) {
+      if (e.problems().empty()) m_problems.push_back({"", e.what()});
+      for (const auto& problem : e.problems()) m_problems.push_back(problem);
+      return false;
+    }
   }
 
  private:
   [[noreturn]] void fail(const std::string& path, const std::string& message) const {
     internal::fail(m_source, path, message);
+  }
+
+  // Where each route (by its shape: two templates that differ only in parameter names are one
+  // route) was first listed, and as what.
+  using RoutesSeen = std::map<std::string, std::pair<std::string, std::string>>;
+
+  /// The field path of each route a tier lists as parsed: a route that had a problem is left
+  /// out of Tier::routes, so the paths of the kept ones are recorded with them.
+  std::vector<std::string>& routePaths(const std::string& tierPath) { return m_routePaths[tierPath]; }
+
+  void onceIn(RoutesSeen& seen, const std::string& route, const std::string& path, std::string_view rule) const {
+    auto [it, fresh] = seen.emplace(routeShape(route), std::pair(path, route));
+    if (fresh) return;
+    if (it->second.second == route) fail(path, shown(route) + " is already listed at " + it->second.first + std::string(rule));
+    fail(path, shown(route) + " matches the same requests as " + shown(it->second.second) + " at " + it->second.first +
+                   " (they differ only in parameter names)" + std::string(rule));
   }
 
   static const json* optional(const json& object, std::string_view name) {
@@ -178,52 +241,86 @@ class Reader {
     }
   }
 
-  Tier tier(const json& v, const std::string& path) const {
+  // Each field is read on its own, so a tier with several problems reports them all; a field
+  // that another one is checked against (ttl, archive_retention, routes) is compared only when
+  // it was read without a problem.
+  Tier tier(const json& v, const std::string& path) {
     if (!v.is_object()) fail(path, "a tier must be an object, not " + std::string(typeName(v)) + " (" + shown(v) + ")");
-    internal::rejectUnknown(v, m_source, path,
-                            {"name", "routes", "key_required", "ttl", "lease", "on_expired", "on_conflict", "cache",
-                             "fingerprint", "archive_retention", "body_retention", "reference_windows",
-                             "replay_headers", "durability", "on_weaker_store", "amount"});
+    attempt([&] {
+      internal::rejectUnknown(v, m_source, path,
+                              {"name", "routes", "key_required", "ttl", "lease", "on_expired", "on_conflict", "cache",
+                               "fingerprint", "archive_retention", "body_retention", "reference_windows",
+                               "replay_headers", "durability", "on_weaker_store", "amount"});
+    });
     Tier t;
-    t.name = tierName(required(v, path, "name", "a unique name such as \"payments\""), member(path, "name"));
-    t.routes = routes(required(v, path, "routes", "the routes of this tier, e.g. [\"POST /v1/payments\"]"),
-                      member(path, "routes"));
-    t.ttl = duration(required(v, path, "ttl", "how long a key is honoured, e.g. \"24h\""), member(path, "ttl"));
-    if (const json* f = optional(v, "key_required"))
-      t.keyRequired = expect(*f, member(path, "key_required"), json::value_t::boolean, "true or false").get<bool>();
+    attempt([&] { t.name = tierName(required(v, path, "name", "a unique name such as \"payments\""), member(path, "name")); });
+    const bool routesRead = attempt([&] {
+      t.routes = routes(required(v, path, "routes", "the routes of this tier, e.g. [\"POST /v1/payments\"]"),
+                        member(path, "routes"), routePaths(path));
+    });
+    const bool ttlRead = attempt([&] {
+      t.ttl = duration(required(v, path, "ttl", "how long a key is honoured, e.g. \"24h\""), member(path, "ttl"));
+    });
+    attempt([&] {
+      if (const json* f = optional(v, "key_required"))
+        t.keyRequired = expect(*f, member(path, "key_required"), json::value_t::boolean, "true or false").get<bool>();
+    });
     // The lease bounds how long a silent executor keeps a key; it must end inside the key's life,
     // or a 409's Retry-After would point past the expiry the policy publishes. Without a lease
     // the default (30s) is shortened to half of a short TTL.
-    if (const json* f = optional(v, "lease")) {
-      t.lease = duration(*f, member(path, "lease"));
-      if (t.lease >= t.ttl)
-        fail(member(path, "lease"),
-             shown(*f) + " is not shorter than ttl (" + formatDuration(t.ttl) +
-                 "): a key is never expired while a lease holds it, so the lease must end well before the key "
-                 "does; a lease is how long a silent executor keeps the key (it renews it while it runs)");
-    } else {
-      t.lease = std::min(t.lease, t.ttl / 2);
-    }
-    if (const json* f = optional(v, "on_expired")) t.onExpired = onExpired(*f, member(path, "on_expired"));
-    if (const json* f = optional(v, "on_conflict")) t.onConflict = onConflict(*f, member(path, "on_conflict"));
-    if (const json* f = optional(v, "cache")) t.cache = cacheRule(*f, member(path, "cache"));
-    durability(v, path, t);
-    if (const json* f = optional(v, "fingerprint")) t.fingerprint = fingerprint(*f, member(path, "fingerprint"));
-    if (const json* f = optional(v, "archive_retention"))
-      t.archiveRetention = duration(*f, member(path, "archive_retention"));
-    if (const json* f = optional(v, "body_retention")) {
-      t.bodyRetention = duration(*f, member(path, "body_retention"));
-      if (*t.bodyRetention > t.archiveRetention)
-        fail(member(path, "body_retention"),
-             shown(*f) + " is longer than archive_retention (" + formatDuration(t.archiveRetention) +
-                 "): a body cannot outlive its row; leave body_retention out to keep bodies as long as rows");
-    }
-    if (const json* f = optional(v, "reference_windows"))
-      t.referenceWindows = referenceWindows(*f, member(path, "reference_windows"));
+    attempt([&] {
+      if (const json* f = optional(v, "lease")) {
+        t.lease = duration(*f, member(path, "lease"));
+        if (ttlRead && t.lease >= t.ttl)
+          fail(member(path, "lease"),
+               shown(*f) + " is not shorter than ttl (" + formatDuration(t.ttl) +
+                   "): a key is never expired while a lease holds it, so the lease must end well before the key "
+                   "does; a lease is how long a silent executor keeps the key (it renews it while it runs)");
+      } else {
+        t.lease = std::min(t.lease, t.ttl / 2);
+      }
+    });
+    attempt([&] {
+      if (const json* f = optional(v, "on_expired")) t.onExpired = onExpired(*f, member(path, "on_expired"));
+    });
+    attempt([&] {
+      if (const json* f = optional(v, "on_conflict")) t.onConflict = onConflict(*f, member(path, "on_conflict"));
+    });
+    attempt([&] {
+      if (const json* f = optional(v, "cache")) t.cache = cacheRule(*f, member(path, "cache"));
+    });
+    attempt([&] { durability(v, path, t); });
+    attempt([&] {
+      if (const json* f = optional(v, "fingerprint")) t.fingerprint = fingerprint(*f, member(path, "fingerprint"));
+    });
+    const bool archiveRead = attempt([&] {
+      if (const json* f = optional(v, "archive_retention"))
+        t.archiveRetention = duration(*f, member(path, "archive_retention"));
+    });
+    attempt([&] {
+      if (const json* f = optional(v, "body_retention")) {
+        t.bodyRetention = duration(*f, member(path, "body_retention"));
+        if (archiveRead && *t.bodyRetention > t.archiveRetention)
+          fail(member(path, "body_retention"),
+               shown(*f) + " is longer than archive_retention (" + formatDuration(t.archiveRetention) +
+                   "): a body cannot outlive its row; leave body_retention out to keep bodies as long as rows");
+      }
+    });
+    attempt([&] {
+      if (const json* f = optional(v, "reference_windows"))
+        t.referenceWindows = referenceWindows(*f, member(path, "reference_windows"));
+    });
     t.replayHeaders = defaultReplayHeaders();
-    if (const json* f = optional(v, "replay_headers"))
-      t.replayHeaders = replayHeaders(*f, member(path, "replay_headers"));
-    if (const json* f = optional(v, "amount")) t.amount = amount(*f, member(path, "amount"), t.routes);
+    attempt([&] {
+      if (const json* f = optional(v, "replay_headers"))
+        t.replayHeaders = replayHeaders(*f, member(path, "replay_headers"));
+    });
+    attempt([&] {
+      if (const json* f = optional(v, "amount"))
+        t.amount = amount(*f, member(path, "amount"), routesRead && routePaths(path).size() == t.routes.size()
+                                                          ? &t.routes
+                                                          : nullptr);
+    });
     return t;
   }
 
@@ -237,19 +334,27 @@ class Reader {
     return name;
   }
 
-  std::vector<std::string> routes(const json& v, const std::string& path) const {
+  // Each route is checked on its own; the ones without a problem are kept, with their field
+  // paths in `paths` for the checks across tiers.
+  std::vector<std::string> routes(const json& v, const std::string& path, std::vector<std::string>& paths) {
     expect(v, path, json::value_t::array, "an array of routes such as [\"POST /v1/payments\"]");
     if (v.empty()) fail(path, "must list at least one route, e.g. [\"POST /v1/payments\"]");
     std::vector<std::string> out;
+    RoutesSeen seen;
     for (std::size_t i = 0; i < v.size(); ++i) {
       const std::string at = element(path, i);
-      const std::string r = route(v[i], at);
-      if (std::find(out.begin(), out.end(), r) != out.end()) fail(at, shown(v[i]) + " is listed twice in this tier");
-      out.push_back(r);
+      attempt([&] {
+        std::string r = route(v[i], at);
+        onceIn(seen, r, at, " in this tier (listed twice)");
+        out.push_back(std::move(r));
+        paths.push_back(at);
+      });
     }
     return out;
   }
 
+  // "METHOD /path", the path possibly a template (route_template.h). Anything the template
+  // syntax does not understand is refused, never taken as literal text.
   std::string route(const json& v, const std::string& path) const {
     std::string r = str(v, path);
     const auto space = r.find(' ');
@@ -267,8 +372,9 @@ class Reader {
       fail(path, shown(v) + ": the path may not contain spaces or control characters");
     // Kept in canonical form, the form requests are matched in (core/policy/route.h): two
     // spellings of one route are one route, and the canonical one is the keys' endpoint.
-    const auto canonical = canonicalPath(target);
-    if (!canonical) fail(path, shown(v) + ": the path has a malformed %-escape or an encoded control character");
+    std::string problem;
+    const auto canonical = canonicalPathTemplate(target, problem);
+    if (!canonical) fail(path, shown(v) + ": " + problem);
     return std::string(method) + " " + *canonical;
   }
 
@@ -397,10 +503,11 @@ class Reader {
     return names;
   }
 
-  AmountPaths amount(const json& v, const std::string& path, const std::vector<std::string>& routes) const {
+  // `routes`: the tier's routes, or nullptr when some could not be read (nothing to check against).
+  AmountPaths amount(const json& v, const std::string& path, const std::vector<std::string>* routes) const {
     AmountPaths a = parseAmountPaths(v, m_source, path);
     for (const auto& [route, spec] : a.byRoute)
-      if (std::find(routes.begin(), routes.end(), route) == routes.end())
+      if (routes != nullptr && std::find(routes->begin(), routes->end(), route) == routes->end())
         fail(member(path, route), "is not one of this tier's routes; name the amount where the route is listed");
     return a;
   }
@@ -416,13 +523,26 @@ class Reader {
   }
 
   const std::string& m_source;
+  std::vector<PolicyError::Problem> m_problems;
+  std::map<std::string, std::vector<std::string>> m_routePaths;  // by tier path
 };
 
 }  // namespace
 
 Policy parsePolicy(std::string_view text, const std::string& source) {
-  const json doc = internal::parseJsonText(text, source);
-  return Reader(source).read(doc);
+  Reader reader(source);
+  json doc;
+  try {
+    doc = internal::parseJsonText(text, source);
+  } catch (const PolicyError& e) {
+    if (e.problems().empty()) throw;  // a syntax error: its message says where already
+    reader.attempt([&] { throw e; });  // a member written twice: said with its line like the rest
+    reader.throwProblems(text);
+  }
+  Policy policy;
+  reader.attempt([&] { policy = reader.read(doc); });
+  reader.throwProblems(text);
+  return policy;
 }
 
 }  // namespace idem::policy

@@ -21,10 +21,12 @@ CREATE TABLE IF NOT EXISTS idem.schema_migrations (
 )sql";
 }  // namespace
 
-std::vector<Migration> knownMigrations() {
+std::vector<Migration> knownMigrations(MigrationSet set) {
+  const std::string_view folder = set == MigrationSet::Demo ? "migrations/demo/" : "migrations/";
   std::vector<Migration> out;
-  for (std::string_view path : resources::list("migrations/")) {
-    std::string_view file = path.substr(std::string_view("migrations/").size());
+  for (std::string_view path : resources::list(folder)) {
+    std::string_view file = path.substr(folder.size());
+    if (file.find('/') != std::string_view::npos) continue;  // another set's folder
     Migration m;
     auto [ptr, ec] = std::from_chars(file.data(), file.data() + file.size(), m.version);
     if (ec != std::errc{} || m.version <= 0) continue;
@@ -72,7 +74,7 @@ void underMigrationLock(pg::Connection& conn, std::chrono::milliseconds lockTime
 
 }  // namespace
 
-MigrateReport migrate(pg::Connection& conn, std::chrono::milliseconds lockTimeout) {
+MigrateReport migrate(pg::Connection& conn, std::chrono::milliseconds lockTimeout, bool withDemo) {
   MigrateReport report;
   underMigrationLock(conn, lockTimeout, [&] {
     conn.script(kBookkeeping);
@@ -82,7 +84,13 @@ MigrateReport migrate(pg::Connection& conn, std::chrono::milliseconds lockTimeou
   // Apply every known version not yet recorded, not only those above the highest: a
   // migration merged out of order must still reach databases that were migrated meanwhile.
   // Each one is checked again under the lock, since another migrate may have applied it.
-  for (const auto& m : knownMigrations()) {
+  std::vector<Migration> migrations = knownMigrations();
+  if (withDemo) {
+    auto demo = knownMigrations(MigrationSet::Demo);
+    migrations.insert(migrations.end(), demo.begin(), demo.end());
+    std::sort(migrations.begin(), migrations.end(), [](const auto& a, const auto& b) { return a.version < b.version; });
+  }
+  for (const auto& m : migrations) {
     bool applied = false;
     underMigrationLock(conn, lockTimeout, [&] {
       if (conn.exec("SELECT 1 FROM idem.schema_migrations WHERE version = $1", {m.version}).rows() > 0) return;
@@ -100,6 +108,15 @@ MigrateReport migrate(pg::Connection& conn, std::chrono::milliseconds lockTimeou
   }
   underMigrationLock(conn, lockTimeout, [&] { report.hardening = hardenBuiltins(conn); });
   return report;
+}
+
+std::vector<std::string> missingDemoTables(pg::Connection& conn, bool faultAttempts) {
+  std::vector<std::string> missing;
+  for (const std::string table : {"idem_demo.ledger", "idem_demo.fault_attempts"}) {
+    if (table == "idem_demo.fault_attempts" && !faultAttempts) continue;
+    if (conn.exec("SELECT to_regclass($1) IS NULL AS missing", {table}).boolean(0, "missing")) missing.push_back(table);
+  }
+  return missing;
 }
 
 }  // namespace idem::store

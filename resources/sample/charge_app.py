@@ -66,6 +66,20 @@ def charge(kind):
     return answer
 
 
+@app.post("/v1/orders/<order_id>/capture")
+def capture(order_id):
+    """A route with an id in its path, as most REST APIs have (a policy route template covers it)."""
+    key = request.headers.get("Idempotency-Key", "-")
+    tenant = request.headers.get("X-Tenant-Id", "-")
+    with _lock:
+        with open(LEDGER, "a", encoding="utf-8") as f:
+            f.write("%s %s capture-%s\n" % (tenant, key, order_id))
+            f.flush()
+    answer = jsonify(object="capture", order=order_id, tenant=tenant, idempotency_key=key)
+    answer.status_code = 201
+    return answer
+
+
 @app.get("/executions")
 def executions():
     """How many charges ran: in total and per "<tenant> <key>"."""

@@ -42,7 +42,7 @@ trap cleanup EXIT
 
 "$IDEMCTL" cluster start --dir "$WORK/pg" >/dev/null
 DB="$("$IDEMCTL" cluster conninfo --dir "$WORK/pg")"
-"$IDEMCTL" migrate --db "$DB" >/dev/null
+"$IDEMCTL" migrate --demo --db "$DB" >/dev/null  # serve writes the demo ledger
 
 start_server() {  # name [flags...]: starts an endpoint, sets URL_<name>
   local name=$1

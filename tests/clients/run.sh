@@ -29,7 +29,7 @@ DEBIAN_FRONTEND=noninteractive timeout 300 apt-get install -y -qq python3-urllib
 DB="host=$WORK/pg/sock port=5432 user=idem dbname=postgres"
 cleanup() { [ -n "${SERVE:-}" ] && kill "$SERVE" 2>/dev/null; "$IDEMCTL" cluster stop --dir "$WORK/pg" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
-"$IDEMCTL" migrate --db "$DB" >/dev/null
+"$IDEMCTL" migrate --demo --db "$DB" >/dev/null  # serve writes the demo ledger
 "$IDEMCTL" serve --db "$DB" --allow-fault-injection --listen 127.0.0.1:0 >"$WORK/serve.out" 2>"$WORK/serve.err" &
 SERVE=$!
 for _ in $(seq 50); do grep -q listening "$WORK/serve.out" 2>/dev/null && break; sleep 0.1; done

@@ -127,7 +127,7 @@ class TestCrash : public QObject {
   }
 
   void unmigratedStoreIsRefused() {
-    test::TestDatabase db("ep_nomigrate", false);
+    test::TestDatabase db("ep_nomigrate", test::Schema::None);
     std::string out;
     const int rc = test::runIdemctl({"serve", "--db", db.conninfo(), "--listen", "127.0.0.1:0"}, &out);
     QCOMPARE(rc, 2);

@@ -78,7 +78,7 @@ class TestLeastPrivilege : public QObject {
   void migrateWithoutTheRightSaysWhatIsLeft() {
     // The schema's owner, not a superuser: it cannot revoke a built-in's privilege, and says so
     // with the SQL a superuser runs; its own database's TEMPORARY it does revoke.
-    test::TestDatabase db("ep_lp_owner", /*migrate=*/false);
+    test::TestDatabase db("ep_lp_owner", test::Schema::None);
     auto su = db.connect();
     const std::string owner = "t_owner_" + std::to_string(getpid());
     su.exec("CREATE ROLE " + owner + " LOGIN PASSWORD 'pw'");

@@ -15,7 +15,7 @@ class TestOutage : public QObject {
     test::PrivateCluster pc;
     {
       pg::Connection admin(pc.conninfo());
-      store::migrate(admin);
+      store::migrate(admin, store::kDefaultLockTimeout, /*withDemo=*/true);  // serve writes the demo's ledger
     }
     endpoint::ServerOptions o;
     o.conninfo = pc.conninfo();

@@ -64,7 +64,7 @@ class Node:
             relay.reset()
 
     def migrate(self):
-        run([self.idemctl, "migrate", "--db", f"host={self.sock} port={self.port} user=idem dbname=postgres"])
+        run([self.idemctl, "migrate", "--demo", "--db", f"host={self.sock} port={self.port} user=idem dbname=postgres"])
 
     def stop(self, mode):
         run(as_server_user([pg_bin() + "/pg_ctl", "-D", self.data, "-m", mode, "-w", "-t", "60", "stop"]), check=False)

@@ -1,7 +1,7 @@
 #pragma once
 // Shared by the proxy suites: the sample Flask service (resources/sample/charge_app.py) as a
 // real process that counts its own executions, and a real `idemctl proxy` in front of it over a
-// fresh migrated database.
+// fresh database with the store's schema only (`idemctl migrate`, no demo tables).
 #include <algorithm>
 #include <unistd.h>
 
@@ -91,7 +91,7 @@ struct ProxyRig {
   /// extra: more `idemctl proxy` flags (e.g. --upstream-timeout 1s).
   explicit ProxyRig(const std::string& prefix, const std::vector<std::string>& extra = {},
                     const std::string& policy = kProxyPolicy)
-      : db(prefix),
+      : db(prefix, Schema::Store),  // a proxy's store has no demo tables
         dir(std::filesystem::temp_directory_path() / (prefix + "_" + std::to_string(getpid()))),
         upstream((std::filesystem::create_directories(dir), (dir / "ledger.txt").string())) {
     std::ofstream(dir / "policy.json") << policy;

@@ -31,7 +31,7 @@ class TestPgBouncer : public QObject {
  private slots:
   void initTestCase() {
     // Not migrated: migrating through the pooler is one of the things under test.
-    m_db = std::make_unique<test::TestDatabase>("pgbouncer", /*migrate=*/false);
+    m_db = std::make_unique<test::TestDatabase>("pgbouncer", test::Schema::None);
     m_bouncer = std::make_unique<test::PgBouncer>(test::sharedClusterConninfo(), 2);
   }
 

@@ -18,7 +18,7 @@ class TestTransaction : public QObject {
 
  private slots:
   void initTestCase() {
-    m_db = std::make_unique<test::TestDatabase>("transaction", /*migrate=*/false);
+    m_db = std::make_unique<test::TestDatabase>("transaction", test::Schema::None);
     m_db->connect().exec("CREATE TABLE public.t (v int)");
   }
   void init() { m_db->connect().exec("TRUNCATE public.t"); }

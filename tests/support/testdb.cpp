@@ -27,14 +27,16 @@ std::string uniqueSuffix() {
 }
 }  // namespace
 
-TestDatabase::TestDatabase(const std::string& prefix, bool migrate) : m_admin(sharedClusterConninfo()) {
+TestDatabase::TestDatabase(const std::string& prefix, Schema schema) : m_admin(sharedClusterConninfo()) {
   m_name = "t_" + prefix + "_" + uniqueSuffix();
   pg::Connection admin(m_admin);
   admin.exec("CREATE DATABASE " + pg::quoteIdentifier(m_name));
   m_conninfo = m_admin + " dbname=" + m_name;  // a later keyword overrides the earlier one
-  if (migrate) {
+  if (schema != Schema::None) {
+    std::vector<std::string> args{"migrate", "--db", m_conninfo};
+    if (schema == Schema::StoreAndDemo) args.emplace_back("--demo");
     std::string out;
-    if (runIdemctl({"migrate", "--db", m_conninfo}, &out) != 0) throw std::runtime_error("migrate failed: " + out);
+    if (runIdemctl(args, &out) != 0) throw std::runtime_error("migrate failed: " + out);
   }
 }
 

@@ -11,10 +11,14 @@ namespace idem::test {
 /// Connection string of the shared throwaway cluster started by CTest ($IDEM_TEST_CONNINFO).
 std::string sharedClusterConninfo();
 
+/// What a fresh test database is given: nothing, the store's schema (`idemctl migrate`), or that
+/// and the demo's tables `idemctl serve` writes to (`idemctl migrate --demo`).
+enum class Schema { None, Store, StoreAndDemo };
+
 /// A fresh database in the shared cluster, migrated, dropped when destroyed.
 class TestDatabase {
  public:
-  explicit TestDatabase(const std::string& prefix, bool migrate = true);
+  explicit TestDatabase(const std::string& prefix, Schema schema = Schema::StoreAndDemo);
   TestDatabase(const TestDatabase&) = delete;
   TestDatabase& operator=(const TestDatabase&) = delete;
   ~TestDatabase();

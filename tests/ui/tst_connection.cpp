@@ -205,7 +205,7 @@ class TestConnection : public QObject {
   }
 
   void databaseWithoutSchemaIsExplained() {
-    test::TestDatabase db("ui_conn_empty", /*migrate=*/false);
+    test::TestDatabase db("ui_conn_empty", test::Schema::None);
     QTemporaryDir dir;
     QSettings settings(dir.filePath(u"s.ini"_s), QSettings::IniFormat);
     MainWindow window(settings);

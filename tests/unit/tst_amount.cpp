@@ -87,9 +87,9 @@ class TestAmount : public QObject {
   void badFieldsNameTheField_data() {
     QTest::addColumn<QString>("amount");
     QTest::addColumn<QString>("message");
-    QTest::newRow("not an object") << "'/amount'" << "p.json: tiers[0].amount: must be {";
+    QTest::newRow("not an object") << "'/amount'" << "p.json: line 1, column 138: tiers[0].amount: must be {";
     QTest::newRow("no value") << "{'currency': '/currency', 'minor_units': true}"
-                              << "p.json: tiers[0].amount.value: missing (required";
+                              << "p.json: line 1, column 138: tiers[0].amount.value: missing (required";
     QTest::newRow("value not a pointer") << "{'value': 'amount', 'currency': '/c', 'minor_units': true}"
                                          << "tiers[0].amount.value: \"amount\" is not a JSON pointer";
     QTest::newRow("no currency at all") << "{'value': '/amount', 'minor_units': true}"

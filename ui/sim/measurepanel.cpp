@@ -188,11 +188,12 @@ void MeasurePanel::answered(const QString& since, Answer answer) {
   if (measured.tableMissing) {
     showMessage(State::MissingTable,
                 tr("<h3>This database has no measured attempts table</h3><p>The console reads "
-                   "<code>idem_demo.fault_attempts</code>, created by migration 0021 in the demo schema "
-                   "<code>idem_demo</code>. This store has no such table: its schema predates 0021, its "
-                   "<code>idem_demo</code> schema was dropped, or it is not the database <code>idemctl serve</code> "
-                   "writes to (the demo's is <code>dbname=idem_demo</code>).</p><p>Run <code>idemctl migrate</code> on "
-                   "it, or connect the console to the endpoint's store.</p><p>%1</p>")
+                   "<code>idem_demo.fault_attempts</code>, one of the demo's tables (schema <code>idem_demo</code>). "
+                   "This store has no such table: it was migrated without <code>--demo</code> (a production store "
+                   "has no demo tables), its <code>idem_demo</code> schema was dropped, or it is not the database "
+                   "<code>idemctl serve</code> writes to (the demo's is <code>dbname=idem_demo</code>).</p><p>Run "
+                   "<code>idemctl migrate --demo</code> on it, or connect the console to the endpoint's store.</p>"
+                   "<p>%1</p>")
                     .arg(kHowToMeasure));
     m_status->setText(tr("No idem_demo.fault_attempts in this database."));
     return;

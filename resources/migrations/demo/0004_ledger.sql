@@ -1,5 +1,6 @@
--- Idem store, version 4: the embedded test endpoint's ledger (DESIGN §5). It plays the
--- payment channel's side: one row per execution, written in the same transaction as the
+-- Demo tables, version 4 (`idemctl migrate --demo`; `idemctl migrate` alone never applies it: a
+-- production store has no demo tables). The embedded test endpoint's ledger (DESIGN §5). It
+-- plays the payment channel's side: one row per execution, written in the same transaction as the
 -- key's completion, so a ledger row exists exactly when its key says the work was done and
 -- "charged twice" is visible as two rows for one key. Not part of enforcement: only
 -- `idemctl serve` and the demo write here; the console and `idemctl explain` may read it.

@@ -1,5 +1,5 @@
--- Idem store, version 21: what a real client did against a fault profile (`idemctl serve
--- --allow-fault-injection`, routes /faults/<profile>/...). One row per attempt, written only by
+-- Demo tables, version 21 (`idemctl migrate --demo` only). What a real client did against a
+-- fault profile (`idemctl serve --allow-fault-injection`, routes /faults/<profile>/...). One row per attempt, written only by
 -- those routes, never by enforcement; `idemctl measure` reads it to fit a retry policy.
 CREATE SCHEMA IF NOT EXISTS idem_demo;
 
