@@ -52,6 +52,11 @@ Flag configFlag() {
                       "none");
 }
 
+bool readsConfiguration(const Command& command) {
+  const Flag* flag = findFlag(command, "config");
+  return flag != nullptr && flag->help == configFlag().help;
+}
+
 std::string environmentName(const std::string& flag) {
   std::string out = "IDEM_";
   for (const char c : flag) out += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));

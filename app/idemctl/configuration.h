@@ -13,6 +13,9 @@ namespace idemctl {
 /// The flag --config, which a command that reads a configuration file lists.
 Flag configFlag();
 
+/// Whether `command` lists configFlag() (simulate's own --config is another file).
+[[nodiscard]] bool readsConfiguration(const Command& command);
+
 /// The environment variable for a flag: "upstream-timeout" -> "IDEM_UPSTREAM_TIMEOUT".
 [[nodiscard]] std::string environmentName(const std::string& flag);
 

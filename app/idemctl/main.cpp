@@ -102,8 +102,7 @@ int main(int argc, char** argv) {
   }
   idemctl::Args args({argv + 2, argv + argc});
   // proxy and serve take settings from --config and IDEM_* as well (configuration.h).
-  if (!args.has("help") && !args.has("version") &&
-      std::any_of(it->flags.begin(), it->flags.end(), [](const auto& f) { return f.name == "config"; })) {
+  if (!args.has("help") && !args.has("version") && idemctl::readsConfiguration(*it)) {
     std::string problem;
     auto merged = idemctl::withConfiguration({argv + 2, argv + argc}, *it, environ, problem);
     if (!problem.empty()) {

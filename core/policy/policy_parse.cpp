@@ -80,12 +80,13 @@ class Reader {
       const std::string path = element("tiers", i);
       attempt([&] {
         Tier t = tier((*tiers)[i], path);
-        if (!t.name.empty())
-          if (auto [it, fresh] = nameAt.emplace(t.name, path); !fresh)
-            attempt([&] {
-              fail(member(path, "name"),
-                   shown(t.name) + " is already the name of " + it->second + "; tier names must be unique");
-            });
+        // Not a structured binding: clang 14 (the sanitizer builds) cannot capture one in a lambda.
+        const auto named = nameAt.emplace(t.name, path);
+        if (!t.name.empty() && !named.second)
+          attempt([&] {
+            fail(member(path, "name"),
+                 shown(t.name) + " is already the name of " + named.first->second + "; tier names must be unique");
+          });
         for (std::size_t r = 0; r < t.routes.size(); ++r)
           attempt([&] { onceIn(routesSeen, t.routes[r], routePaths(path)[r], "; a route belongs to exactly one tier"); });
         p.tiers.push_back(std::move(t));

@@ -229,7 +229,8 @@ class TestForwarding : public QObject {
     // The Flask dev server closes every connection; `idemctl serve` keeps them alive, so it is
     // the upstream here: sequential requests through the proxy share one upstream connection.
     test::ProxyRig rig("px_pool");
-    test::ServeProcess service({"--db", rig.db.conninfo()});
+    test::TestDatabase serviceDb("px_pool_serve");  // serve's own store, with the demo's tables
+    test::ServeProcess service({"--db", serviceDb.conninfo()});
     test::ServeProcess proxy({"--db", rig.db.conninfo(), "--policy", (rig.dir / "policy.json").string(), "--upstream",
                               "http://127.0.0.1:" + std::to_string(service.port()), "--single-tenant"},
                              {}, "proxy");
