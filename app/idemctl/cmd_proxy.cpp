@@ -129,7 +129,7 @@ int runProxy(const idemctl::Args& args) {
   if (budget.limit > 0)
     options.maxConnections = static_cast<int>(std::min<std::size_t>(options.maxConnections, budget.clientConnections));
   proxy.trustedHops = options.trustedPeers;  // the gateway's forwarding headers are its word too
-  options.frontHandler = [proxy](ep::Host& host) -> std::unique_ptr<idem::server::Handler> {
+  options.execution = [proxy](idem::gate::Host& host) -> std::unique_ptr<idem::gate::Execution> {
     return std::make_unique<idem::proxy::Forwarder>(host, proxy);
   };
 
