@@ -40,9 +40,10 @@ Server::Server(ServerOptions options)
   m_transport->listen();
 
   // 3. The host, the execution (the proxy's upstream call, or serve's demo API: never both)
-  // and the gate in front of it, with problem links pointing at this server's published policy.
+  // and the gate in front of it. Problem types link the operator's docs_url (where clients can
+  // open it); only a policy without one gets this server's own published page.
   policy::Policy published = m_options.policy;
-  published.docsUrl = url() + "/idempotency";
+  if (published.docsUrl.empty()) published.docsUrl = url() + "/idempotency";
   m_host = std::make_unique<gate::Host>(
       m_options.conninfo, std::move(published), m_policyVersion,
       gate::HostOptions{m_options.poolSize, m_options.traceFlushInterval, m_options.traceFoldAfter,

@@ -66,7 +66,7 @@ std::optional<std::string> queryValue(const server::Request& r, const std::strin
 
 // A 404 that names what this API serves.
 enforce::Response noSuchRoute(const server::Request& req, const std::string& docs) {
-  return server::problem(404, "not-found", "No such route",
+  return server::problem(http::Problem::NotFound,
                          "There is no route " + req.method + " " + req.path +
                              ". The endpoint serves POST /v1/payments, /v1/refunds, /v1/orders, GET /v1/payments, "
                              "GET /idempotency, /metrics and /healthz.",
@@ -74,7 +74,7 @@ enforce::Response noSuchRoute(const server::Request& req, const std::string& doc
 }
 
 enforce::Response storeUnavailable(const std::string& docs) {
-  auto r = server::problem(503, "store-unavailable", "Idempotency store unavailable",
+  auto r = server::problem(http::Problem::StoreUnavailable,
                            "The store cannot be reached right now. Retry later.", docs);
   r.headers.emplace_back("Retry-After", "2");
   return r;
@@ -119,21 +119,21 @@ std::optional<gate::Refusal> Service::vet(const server::Request& req) {
   // stored, and a corrected retry with the same key runs normally.
   const std::string_view afterwards = kind ? " Nothing was executed or stored." : "";
   if (!isJsonContentType(req.headers))
-    return gate::Refusal{server::problem(415, "unsupported-media-type", "Unsupported media type",
+    return gate::Refusal{server::problem(http::Problem::UnsupportedMediaType,
                                          "Send the body as JSON with Content-Type: application/json." +
                                              std::string(afterwards),
                                          docs),
                          gate::Outcome::BadRequest};
   if (kind)
     if (const FaultParse faults = parseFaults(req.headers, m_allowFaultInjection); faults.error)
-      return gate::Refusal{server::problem(400, "fault-injection", "Fault injection refused", *faults.error, docs),
+      return gate::Refusal{server::problem(http::Problem::FaultInjection, *faults.error, docs),
                            gate::Outcome::BadRequest};
   const text::ClientJson parsed = text::parseClientJson(req.body);
   if (auto refused = refuseBody(parsed, docs, afterwards)) return refused;
   if (kind)
     if (auto error = validateBody(*kind, parsed.value))
       return gate::Refusal{
-          server::problem(400, "body-invalid", "Request body is invalid",
+          server::problem(http::Problem::BodyInvalid,
                           *error + ". Nothing was executed or stored; fix the body and retry with the same key.", docs),
           gate::Outcome::BodyInvalid};
   return std::nullopt;
@@ -161,7 +161,7 @@ gate::Result Service::postResource(const gate::Call& call) {
   // Execution starts here: the key (if any) is processing until the gate completes or releases it.
   if (faults.delay.count() > 0) std::this_thread::sleep_for(faults.delay);
   if (faults.failBefore) {
-    auto r = server::problem(503, "simulated-failure-before", "Simulated failure before execution",
+    auto r = server::problem(http::Problem::SimulatedFailureBefore,
                              "Sim-Fail: before — the request failed before execution started; nothing was executed or "
                              "stored. Retry with the same key.",
                              docs);
@@ -190,7 +190,7 @@ gate::Result Service::postResource(const gate::Call& call) {
   result.resource = ex.id;
   if (failAfter) {
     result.response =
-        server::problem(500, "simulated-failure-after", "Simulated failure after execution started",
+        server::problem(http::Problem::SimulatedFailureAfter,
                         "Sim-Fail: after — execution started and then failed: " + ex.id +
                             " may or may not have reached the channel (its ledger row says failed). This response "
                             "is stored; a retry with the same key replays it.",
@@ -237,7 +237,7 @@ gate::Result Service::listResources(const gate::Call& call) {
   result.outcome = gate::Outcome::Read;
   const std::string& docs = m_host.policy().docsUrl;
   auto badQuery = [&](const std::string& detail) {
-    result.response = server::problem(400, "bad-query", "Invalid query parameter", detail, docs);
+    result.response = server::problem(http::Problem::BadQuery, detail, docs);
     result.outcome = gate::Outcome::BadQuery;
     return result;
   };
@@ -284,7 +284,7 @@ gate::Result Service::getResource(const gate::Call& call) {
       result.response = gate::jsonResponse(200, *row);
     } else {
       result.response = server::problem(
-          404, "not-found", "No such resource",
+          http::Problem::NotFound,
           "No " + std::string(kind.object) + " " + id + " for this " +
               (policy.tenantHeader.empty() ? std::string("server") : policy.tenantHeader) + ".",
           policy.docsUrl);

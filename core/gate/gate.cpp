@@ -152,7 +152,7 @@ std::optional<http::Response> Gate::untrustedTenant(const Request& request) cons
   if (policy.tenantHeader.empty() || policy.tenantFromAuthorization || m_options.trustedPeers.empty() ||
       m_options.trustedPeers.contains(request.remote) || !http::findHeader(request.headers, policy.tenantHeader))
     return std::nullopt;
-  return server::problem(403, "tenant-untrusted-peer", "Tenant header from an untrusted peer",
+  return server::problem(http::Problem::TenantUntrustedPeer,
                          "The " + policy.tenantHeader +
                              " header is accepted only from the gateway (--trusted-peers); this peer is not one. "
                              "Nothing was executed, forwarded or stored.",
@@ -212,7 +212,7 @@ void Gate::front(const CallPtr& call) {
   // Scoping a key by a header that must be dropped at the next hop (RFC 9110 §7.6.1) would
   // store an answer for a tenant or key the service never saw.
   if (auto named = http::namedInConnection(req.headers, {policy.tenantHeader, enforce::Enforcer::kKeyHeader}))
-    return refuse(call, {server::problem(400, "header-in-connection", "Header named in Connection",
+    return refuse(call, {server::problem(http::Problem::HeaderInConnection,
                                          "The Connection header names " + *named +
                                              ", which Idem decides on and the service must see; send it as an "
                                              "ordinary header. Nothing was executed or stored.",

@@ -1,6 +1,7 @@
 // The published policy as a page for the people who write API clients: which routes need a
 // key, for how long a key is honoured, and what each answer means and asks of the client.
 // Self-contained (inline CSS, no scripts or external assets) so it works behind any proxy.
+#include "core/http/problemcatalogue.h"
 #include "core/policy/policy.h"
 #include "core/text/humanduration.h"
 
@@ -160,6 +161,21 @@ which the key is honoured. A retry after it is no longer recognised as a retry.<
 </dl>
 )html";
 
+// One entry per problem any front answers: each problem's `type` is docs_url#slug, so every
+// link a client receives lands on its explanation here.
+std::string problemTypes() {
+  std::string s =
+      "<h2 id=\"problems\">Problem types</h2>\n<p>Every error is <code>application/problem+json</code>; its "
+      "<code>type</code> is this page's address with one of these anchors.</p>\n<dl>\n";
+  for (const http::ProblemInfo& p : http::kProblems) {
+    const std::string slug(p.slug);
+    s += "<dt id=\"" + slug + "\"><code>" + slug + "</code> " +
+         (p.status ? std::to_string(p.status) + " " : std::string()) + escape(p.title) + "</dt>\n<dd>" +
+         escape(p.meaning) + "</dd>\n";
+  }
+  return s + "</dl>\n";
+}
+
 }  // namespace
 
 std::string publishedHtml(const Policy& policy) {
@@ -185,6 +201,7 @@ std::string publishedHtml(const Policy& policy) {
   for (std::size_t i = 0; i < policy.tiers.size(); ++i)
     page += tierSection(policy.tiers[i], published.at("tiers").at(i).at("ttl").get<std::string>());
   page += kAnswers;
+  page += problemTypes();
   return page + "</body></html>\n";
 }
 

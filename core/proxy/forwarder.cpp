@@ -56,9 +56,9 @@ std::string Forwarder::metricsText() const {
          std::to_string(m_late.pending()) + "\n";
 }
 
-http::Response Forwarder::problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
-                                  const std::string& requestId) const {
-  return server::problem(status, slug, title, detail, m_host.policy().docsUrl, requestId);
+http::Response Forwarder::problem(http::Problem p, std::string_view detail, const std::string& requestId,
+                                  int status) const {
+  return server::problem(p, detail, m_host.policy().docsUrl, requestId, status);
 }
 
 void Forwarder::run(const gate::CallPtr& call) {
@@ -134,8 +134,7 @@ void Forwarder::plainAnswered(const ExchangePtr& x, Sent sent) {
   if (sent.pending) sent.pending->cancel();
   // No key protects this request, so nobody can wait for its answer on the client's behalf.
   const bool timeout = sent.failure == Failure::NoAnswer;
-  result.response = problem(timeout ? 504 : 502, timeout ? "upstream-timeout" : "upstream-broken",
-                            timeout ? "Upstream did not answer in time" : "Upstream connection broke",
+  result.response = problem(timeout ? http::Problem::UpstreamTimeout : http::Problem::UpstreamBroken,
                             "The request was sent to the service behind this proxy, which gave no answer; it may or "
                             "may not have executed. Send an Idempotency-Key to make retries safe.",
                             req.requestId);
@@ -154,7 +153,7 @@ void Forwarder::enforcedAnswered(const ExchangePtr& x, Sent sent) {
       x->call->finish(keyedResult(*x->call, std::move(late)));
     });
     if (adopted) {
-      auto r = problem(504, "upstream-timeout", "Upstream did not answer in time",
+      auto r = problem(http::Problem::UpstreamTimeout,
                        "The request was sent to the service behind this proxy, which has not answered within " +
                            text::humanDuration(timeoutFor(call->tier())) +
                            ". It may still be executing: the key stays held while the proxy keeps waiting for the "
@@ -198,7 +197,7 @@ gate::Result Forwarder::keyedResult(const gate::Call& call, Sent sent) const {
   server::logInternalError(requestId, "awaiting the upstream's answer", sent.detail);
   const bool neverAnswered = sent.failure == Failure::NoAnswer;
   result.response = problem(
-      neverAnswered ? 504 : 502, "upstream-outcome-unknown", "Outcome unknown",
+      http::Problem::UpstreamOutcomeUnknown,
       std::string(neverAnswered ? "The service behind this proxy took the request and never answered"
                   : sent.answer.closeDelimited
                       ? "The service behind this proxy took the request and ended its answer by closing the "
@@ -207,16 +206,16 @@ gate::Result Forwarder::keyedResult(const gate::Call& call, Sent sent) const {
                         "answer came") +
           ", so it may or may not have executed. This answer is stored: retries with this key get it and never "
           "execute the request again. Check the operation's outcome before using a new key.",
-      requestId);
+      requestId, neverAnswered ? 504 : 502);
   result.then = gate::Result::Then::Unknown;
   return result;
 }
 
 http::Response Forwarder::notSent(const Sent& sent, const std::string& requestId, std::string_view retry) const {
   const std::string nothing = ", so the request was not sent and nothing was executed. " + std::string(retry);
-  auto r = sent.busy ? problem(503, "upstream-unavailable", "Proxy busy",
+  auto r = sent.busy ? problem(http::Problem::UpstreamBusy,
                                "The proxy has no free connection to the service behind it" + nothing, requestId)
-                     : problem(502, "upstream-unavailable", "Upstream unavailable",
+                     : problem(http::Problem::UpstreamUnavailable,
                                "The service behind this proxy could not be reached" + nothing, requestId);
   r.headers.emplace_back("Retry-After", "1");
   return r;

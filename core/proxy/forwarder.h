@@ -63,8 +63,7 @@ class Forwarder : public gate::Execution {
   std::chrono::milliseconds timeoutFor(const std::string& tier) const;
   UpstreamRequest upstreamRequest(const server::Request& req, bool enforced) const;
   http::Response notSent(const Sent& sent, const std::string& requestId, std::string_view retry) const;
-  http::Response problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
-                         const std::string& requestId) const;
+  http::Response problem(http::Problem p, std::string_view detail, const std::string& requestId, int status = 0) const;
 
   gate::Host& m_host;
   ProxyOptions m_options;

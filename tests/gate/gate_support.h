@@ -45,8 +45,7 @@ class FakeExecution : public gate::Execution {
   /// X-Refuse: refused before anything is claimed (as the demo API refuses a wrong media type).
   [[nodiscard]] std::optional<gate::Refusal> vet(const server::Request& r) override {
     if (!http::findHeader(r.headers, "X-Refuse")) return std::nullopt;
-    return gate::Refusal{server::problem(415, "unsupported-media-type", "Unsupported media type", "Send JSON.",
-                                         "https://docs.test/idempotency"),
+    return gate::Refusal{server::problem(http::Problem::UnsupportedMediaType, "Send JSON.", "https://docs.test/idempotency"),
                          gate::Outcome::BadRequest};
   }
   /// X-Throw: throws. X-Hold: answers only when release() is called. X-Then: release|unknown.
