@@ -137,8 +137,9 @@ int runProxy(const idemctl::Args& args) {
   return idemctl::runServer(args, std::move(options), "proxy", kUsageText, [&upstreamUrl](ep::Server& server) {
     std::cout << "idem proxy listening on " << server.url() << " for upstream " << upstreamUrl << " (admin "
               << server.adminUrl() << ", policy version " << server.policyVersion() << ")" << std::endl;
-    std::cerr << "published policy: " << server.url() << "/idempotency; /healthz and /metrics on " << server.adminUrl()
-              << "; stop with Ctrl-C (SIGINT) or SIGTERM\n";
+    std::cerr << "published policy: " << server.url() << "/idempotency and " << server.adminUrl()
+              << "/idempotency (problem types link docs_url " << server.host().policy().docsUrl
+              << "); /healthz and /metrics on " << server.adminUrl() << "; stop with Ctrl-C (SIGINT) or SIGTERM\n";
     idemctl::announcePolicyChoice(server, "proxy");
   });
 }
