@@ -5,6 +5,7 @@
 // Request-Id; a key or tenant header named in Connection; one internal-error wording.
 #include <QtTest>
 
+#include "core/trace/outcome.h"
 #include "tests/endpoint/raw_http.h"
 #include "tests/gate/gate_support.h"
 
@@ -31,6 +32,17 @@ class TstRules : public QObject {
   void initTestCase() { m_pair = std::make_unique<test::GatePair>("gate_rules"); }
   void cleanupTestCase() { m_pair.reset(); }
   void initTestCase_data() { test::GatePair::addShapes(); }
+
+  // Every outcome the trace records is a label of its own, spelt as the trace spells it: the
+  // gate passes the store's decisions through unrenamed (an unknown one would count as error).
+  void everyTraceOutcomeIsALabel() {
+    for (const auto& facts : trace::kOutcomes) {
+      const auto named = gate::outcomeNamed(facts.sql);
+      QVERIFY2(named.has_value(), std::string(facts.sql).c_str());
+      QCOMPARE(gate::label(*named), facts.sql);
+    }
+    QVERIFY(!gate::outcomeNamed("unenforced"));  // serve's old spelling is gone
+  }
 
   // One spelling per outcome for both fronts (serve said `unenforced`, the proxy `forwarded`;
   // serve's early refusals had labels of their own, the proxy's `bad_request`), and a refusal
