@@ -130,7 +130,7 @@ int runProxy(const idemctl::Args& args) {
   if (budget.limit > 0)
     options.maxConnections = static_cast<int>(std::min<std::size_t>(options.maxConnections, budget.clientConnections));
   proxy.trustedHops = options.trustedPeers;  // the gateway's forwarding headers are its word too
-  options.frontHandler = [proxy](ep::Host& host) -> std::unique_ptr<idem::server::Handler> {
+  options.execution = [proxy](idem::gate::Host& host) -> std::unique_ptr<idem::gate::Execution> {
     return std::make_unique<idem::proxy::Forwarder>(host, proxy);
   };
 
@@ -138,8 +138,9 @@ int runProxy(const idemctl::Args& args) {
   return idemctl::runServer(args, std::move(options), "proxy", kUsageText, [&upstreamUrl](ep::Server& server) {
     std::cout << "idem proxy listening on " << server.url() << " for upstream " << upstreamUrl << " (admin "
               << server.adminUrl() << ", policy version " << server.policyVersion() << ")" << std::endl;
-    std::cerr << "published policy: " << server.url() << "/idempotency; /healthz and /metrics on " << server.adminUrl()
-              << "; stop with Ctrl-C (SIGINT) or SIGTERM\n";
+    std::cerr << "published policy: " << server.url() << "/idempotency and " << server.adminUrl()
+              << "/idempotency (problem types link docs_url " << server.host().policy().docsUrl
+              << "); /healthz and /metrics on " << server.adminUrl() << "; stop with Ctrl-C (SIGINT) or SIGTERM\n";
     idemctl::announcePolicyChoice(server, "proxy");
   });
 }

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "app/idemctl/command.h"
-#include "core/endpoint/durabilityreport.h"
+#include "core/gate/durabilityreport.h"
 #include "core/policy/policy.h"
 #include "core/store/durability.h"
 
@@ -32,9 +32,9 @@ int runStatus(const idemctl::Args& args) {
   }
   // One sentence per tier whose durability setting this store does not meet.
   const std::vector<std::string> shortfalls =
-      policy ? idem::endpoint::durabilityWarnings(d, *policy) : std::vector<std::string>{};
+      policy ? idem::gate::durabilityWarnings(d, *policy) : std::vector<std::string>{};
   if (format == "json") {
-    auto out = idem::endpoint::durabilityStoreJson(d);
+    auto out = idem::gate::durabilityStoreJson(d);
     out["warnings"] = shortfalls;
     std::cout << out.dump() << '\n';
   } else {

@@ -2,7 +2,7 @@
 
 #include <iostream>
 
-#include "core/endpoint/tenantgate.h"
+#include "core/gate/trustedpeers.h"
 #include "core/policy/duration.h"
 #include "core/policy/tenantsource.h"
 
@@ -102,11 +102,11 @@ std::string readStartFlags(const Args& args, idem::endpoint::ServerOptions& opti
     if (!gatewayHeader) return "--trusted-peers needs a tenant header (--tenant-header or the policy's tenant_header)";
     options.trustedPeers = splitList(args.get("trusted-peers"));
     std::string error;
-    if (!idem::endpoint::TrustedPeers::parse(options.trustedPeers, error) || options.trustedPeers.empty())
+    if (!idem::gate::TrustedPeers::parse(options.trustedPeers, error) || options.trustedPeers.empty())
       return "--trusted-peers: " + (error.empty() ? std::string("give at least one address or range") : error);
   }
   // Reachable beyond this machine, anyone may name any tenant unless only the gateway is trusted.
-  if (gatewayHeader && options.trustedPeers.empty() && !idem::endpoint::isLoopbackHost(options.host)) {
+  if (gatewayHeader && options.trustedPeers.empty() && !idem::gate::isLoopbackHost(options.host)) {
     const std::string risk = "listening on " + options.host + " with tenants from the " + policy.tenantHeader +
                              " header and no --trusted-peers: any client that reaches this address can name any "
                              "tenant and read its stored answers";

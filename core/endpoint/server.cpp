@@ -2,9 +2,9 @@
 
 #include <iostream>
 
-#include "core/endpoint/admin.h"
 #include "core/endpoint/service.h"
-#include "core/endpoint/tenantgate.h"
+#include "core/gate/admin.h"
+#include "core/gate/gate.h"
 #include "core/store/migrations.h"
 #include "core/store/policystore.h"
 #include "core/store/tenantscope.h"
@@ -39,29 +39,31 @@ Server::Server(ServerOptions options)
   // 2. The sockets: bound now so the ports (0 = any) are known before the first request.
   m_transport->listen();
 
-  // 3. The host, with problem links pointing at this server's published policy, and what
-  // answers through it: the proxy's forwarder, or serve's demo API (never both).
+  // 3. The host, the execution (the proxy's upstream call, or serve's demo API: never both)
+  // and the gate in front of it. Problem types link the operator's docs_url (where clients can
+  // open it); only a policy without one gets this server's own published page.
   policy::Policy published = m_options.policy;
-  published.docsUrl = url() + "/idempotency";
-  m_host =
-      std::make_unique<Host>(m_options.conninfo, std::move(published), m_policyVersion,
-                             HostOptions{m_options.poolSize, m_options.traceFlushInterval, m_options.traceFoldAfter,
-                                         m_options.preparedStatements, m_options.replayCache});
-  m_front = m_options.frontHandler ? m_options.frontHandler(*m_host)
-                                   : std::make_unique<Service>(*m_host, m_options.allowFaultInjection);
-  server::Handler* front = m_front.get();
+  if (published.docsUrl.empty()) published.docsUrl = url() + "/idempotency";
+  m_host = std::make_unique<gate::Host>(
+      m_options.conninfo, std::move(published), m_policyVersion,
+      gate::HostOptions{m_options.poolSize, m_options.traceFlushInterval, m_options.traceFoldAfter,
+                        m_options.preparedStatements, m_options.replayCache});
+  m_execution = m_options.execution ? m_options.execution(*m_host)
+                                    : std::make_unique<Service>(*m_host, m_options.allowFaultInjection);
   m_host->metrics().attachTransport(&m_transport->stats());
+  gate::GateOptions gateOptions;
+  gateOptions.pagesOnMain = !m_options.execution;
   if (!m_options.trustedPeers.empty()) {
     std::string error;
-    auto peers = TrustedPeers::parse(m_options.trustedPeers, error);
+    auto peers = gate::TrustedPeers::parse(m_options.trustedPeers, error);
     if (!peers) throw StartError("--trusted-peers: " + error, 2);
-    m_tenantGate = std::make_unique<TenantGate>(*front, m_host->policy(), std::move(*peers));
-    front = m_tenantGate.get();
+    gateOptions.trustedPeers = std::move(*peers);
   }
+  m_gate = std::make_unique<gate::Gate>(*m_host, *m_execution, std::move(gateOptions));
   if (m_options.rawRoute) m_rawRoute = m_options.rawRoute(m_host->pool(), m_host->policy().docsUrl);
-  if (m_options.adminPort >= 0) m_admin = std::make_unique<AdminHandler>(*m_host, m_front.get());
+  if (m_options.adminPort >= 0) m_admin = std::make_unique<gate::AdminHandler>(*m_host, m_gate.get());
   m_transport->attach(
-      server::Handlers{*front, m_admin.get(), m_rawRoute.get(), m_host->policy().docsUrl, m_options.poolSize});
+      server::Handlers{*m_gate, m_admin.get(), m_rawRoute.get(), m_host->policy().docsUrl, m_options.poolSize});
 }
 
 Server::~Server() {
@@ -80,7 +82,7 @@ std::string Server::adminUrl() const { return m_transport->adminUrl(); }
 void Server::run() {
   m_transport->run();
   // The loop ran out of work: the acceptors are closed and every connection answered and closed.
-  m_front->finish();
+  m_gate->finish();
   m_host->flushTrace();
 }
 

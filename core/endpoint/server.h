@@ -11,10 +11,15 @@
 #include <thread>
 #include <vector>
 
-#include "core/endpoint/host.h"
+#include "core/gate/execution.h"
+#include "core/gate/host.h"
 #include "core/policy/policy.h"
 #include "core/server/rawroute.h"
 #include "core/server/transport.h"
+
+namespace idem::gate {
+class Gate;
+}
 
 namespace idem::endpoint {
 
@@ -22,7 +27,9 @@ namespace idem::endpoint {
 /// the enforcement host's.
 struct ServerOptions : server::TransportOptions {
   std::string conninfo;
-  policy::Policy policy;  // its docs_url is rewritten to this server's /idempotency
+  /// Its docs_url is what clients see in problem types (`<docs_url>#<slug>`); empty: this
+  /// server's own /idempotency page.
+  policy::Policy policy;
   int poolSize = 16;      // store connections
   bool allowFaultInjection = false;
   std::chrono::milliseconds traceFlushInterval{100};
@@ -38,13 +45,14 @@ struct ServerOptions : server::TransportOptions {
   /// Makes a raw route tried before the service on the main listener (serve's fault rig,
   /// core/faultrig), from the host's store pool and the published policy's URL; empty: none.
   std::function<std::unique_ptr<server::RawRoute>(store::Pool& pool, const std::string& docsUrl)> rawRoute;
-  /// Makes what answers the main listener through the host (the proxy's forwarder); empty:
-  /// serve's demo API (service.h).
-  std::function<std::unique_ptr<server::Handler>(Host&)> frontHandler;
+  /// Makes what executes the requests the gate lets through (the proxy's upstream call); empty:
+  /// serve's demo API (service.h). With one, /healthz and /metrics are on the admin listener
+  /// only: the main listener passes every other path to the execution.
+  std::function<std::unique_ptr<gate::Execution>(gate::Host&)> execution;
   /// The longest wait at start for the policy lock; past it the start fails naming its holder.
   std::chrono::milliseconds lockTimeout{10'000};
   /// The policy's tenant header is accepted only from these peers (CIDR ranges, or "any");
-  /// empty: from any peer (tenantgate.h).
+  /// empty: from any peer (core/gate/trustedpeers.h).
   std::vector<std::string> trustedPeers;
   /// Start although live keys were written under another tenant source (store/tenantscope.h).
   bool acceptTenantChange = false;
@@ -83,16 +91,16 @@ class Server {
   void wait();
 
   /// The enforcement host: the policy, the store pool, the trace.
-  [[nodiscard]] Host& host() { return *m_host; }
+  [[nodiscard]] gate::Host& host() { return *m_host; }
 
  private:
   ServerOptions m_options;
   std::unique_ptr<server::Transport> m_transport;  // last to go: connections refer to the handlers' options
   int m_policyInForce = 0;
   int m_policyVersion = 0;
-  std::unique_ptr<Host> m_host;
-  std::unique_ptr<server::Handler> m_front;       // the demo API or the frontHandler's: goes before the host
-  std::unique_ptr<server::Handler> m_tenantGate;  // with trustedPeers: in front of the handler
+  std::unique_ptr<gate::Host> m_host;
+  std::unique_ptr<gate::Execution> m_execution;  // the demo API or options.execution's: goes before the host
+  std::unique_ptr<gate::Gate> m_gate;            // the main listener's handler, over the execution
   std::unique_ptr<server::Handler> m_admin;
   std::unique_ptr<server::RawRoute> m_rawRoute;  // from options.rawRoute
   std::thread m_thread;

@@ -7,12 +7,10 @@
 #include <thread>
 
 #include "core/endpoint/faults.h"
-#include "core/endpoint/jsonresponse.h"
+#include "core/gate/jsonresponse.h"
 #include "core/endpoint/ledger.h"
 #include "core/endpoint/resources.h"
 #include "core/http/keyheader.h"
-#include "core/policy/route.h"
-#include "core/server/accesslog.h"
 #include "core/server/problems.h"
 #include "core/text/json_text.h"
 
@@ -23,18 +21,17 @@ using nlohmann::json;
 
 constexpr std::string_view kEchoRoute = "/v1/echo";
 
-/// A body text::parseClientJson refused (not JSON, too deep): sets the 400 and returns true.
+/// A body text::parseClientJson refused (not JSON, too deep); nullopt when it parsed.
 /// `afterwards` tells the client what became of the request.
-bool refuseBody(const text::ClientJson& body, const std::string& docs, std::string_view afterwards,
-                server::Handled& h) {
-  if (body.error == text::ClientJson::Error::None) return false;
+std::optional<gate::Refusal> refuseBody(const text::ClientJson& body, const std::string& docs,
+                                        std::string_view afterwards) {
+  if (body.error == text::ClientJson::Error::None) return std::nullopt;
   const bool tooDeep = body.error == text::ClientJson::Error::TooDeep;
   std::string detail = body.reason + ".";
   detail[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(detail[0])));
-  h.response = enforce::makeProblem(tooDeep ? enforce::Problem::BodyTooDeep : enforce::Problem::BodyInvalid, docs,
-                                    detail + std::string(afterwards));
-  h.outcome = tooDeep ? "body_too_deep" : "body_invalid";
-  return true;
+  return gate::Refusal{enforce::makeProblem(tooDeep ? enforce::Problem::BodyTooDeep : enforce::Problem::BodyInvalid,
+                                            docs, detail + std::string(afterwards)),
+                       tooDeep ? gate::Outcome::BodyTooDeep : gate::Outcome::BodyInvalid};
 }
 
 /// Resource ids are ours (newResourceId: a prefix and letters or digits); anything else names
@@ -69,7 +66,7 @@ std::optional<std::string> queryValue(const server::Request& r, const std::strin
 
 // A 404 that names what this API serves.
 enforce::Response noSuchRoute(const server::Request& req, const std::string& docs) {
-  return server::problem(404, "not-found", "No such route",
+  return server::problem(http::Problem::NotFound,
                          "There is no route " + req.method + " " + req.path +
                              ". The endpoint serves POST /v1/payments, /v1/refunds, /v1/orders, GET /v1/payments, "
                              "GET /idempotency, /metrics and /healthz.",
@@ -77,7 +74,7 @@ enforce::Response noSuchRoute(const server::Request& req, const std::string& doc
 }
 
 enforce::Response storeUnavailable(const std::string& docs) {
-  auto r = server::problem(503, "store-unavailable", "Idempotency store unavailable",
+  auto r = server::problem(http::Problem::StoreUnavailable,
                            "The store cannot be reached right now. Retry later.", docs);
   r.headers.emplace_back("Retry-After", "2");
   return r;
@@ -85,148 +82,101 @@ enforce::Response storeUnavailable(const std::string& docs) {
 
 }  // namespace
 
-Service::Service(Host& host, bool allowFaultInjection) : m_host(host), m_allowFaultInjection(allowFaultInjection) {}
+Service::Service(gate::Host& host, bool allowFaultInjection)
+    : m_host(host), m_allowFaultInjection(allowFaultInjection) {}
 
-server::Handled Service::handle(const server::Request& req) {
-  const Host::InFlight counted(m_host);
+namespace {
 
-  server::Handled h;
-  bool routed = true;
-  const std::string& docs = m_host.policy().docsUrl;
-  // A POST's path is matched in canonical form (core/policy/route.h), as the enforcer matches
-  // it: every spelling of an enforced route reaches its handler under one key scope. GETs keep
-  // the path as sent: resource ids are case-sensitive.
-  const server::Request* routedReq = &req;
-  std::optional<server::Request> canonicalReq;
-  if (req.method == "POST") {
-    if (auto canonical = policy::canonicalPath(req.path); canonical && *canonical != req.path) {
-      canonicalReq = req;
-      canonicalReq->path = std::move(*canonical);
-      routedReq = &*canonicalReq;
-    }
-  }
-  const std::string& path = routedReq->path;
-  // Routes that read or write a tenant's data need one (a 405 or 404 needs none).
-  const bool reads = req.method == "GET" || req.method == "HEAD";
-  const bool tenantData = (req.method == "POST" && kindForRoute(path)) ||
-                          (reads && (kindForCollection(path) || [&] {
-                             const auto slash = path.rfind('/');
-                             return slash != std::string::npos && slash > 0 && kindForCollection(path.substr(0, slash));
-                           }()));
-  try {
-    if (auto bad = m_host.tenantProblem(req.headers, tenantData)) {
-      h.response = std::move(*bad);
-      h.outcome = "tenant_rejected";
-      routed = true;
-    } else if (req.method == "GET" || req.method == "HEAD") {
-      if (req.path == "/idempotency") {
-        h = m_host.publishedPolicy(req);
-      } else if (req.path == "/metrics") {
-        h = m_host.metricsPage();
-      } else if (req.path == "/healthz") {
-        h = m_host.health(req.requestId);
-      } else if (kindForCollection(req.path)) {
-        h = listResources(req);
-      } else if (auto slash = req.path.rfind('/');
-                 slash != std::string::npos && slash > 0 && kindForCollection(req.path.substr(0, slash))) {
-        h = getResource(req);
-      } else {
-        routed = false;
-      }
-    } else if (req.method == "POST") {
-      if (path == kEchoRoute) {
-        h = echo(*routedReq);
-      } else if (kindForRoute(path)) {
-        h = postResource(*routedReq);
-      } else {
-        routed = false;
-      }
-    } else {
-      routed = false;
-    }
-    if (!routed) {
-      const bool known = path == kEchoRoute || kindForRoute(path) || req.path == "/idempotency" ||
-                         req.path == "/metrics" || req.path == "/healthz";
-      h.response = known ? server::problemForStatus(405, req.method, req.path, docs) : noSuchRoute(req, docs);
-      h.outcome = known ? "method_not_allowed" : "not_found";
-    }
-  } catch (const std::exception& e) {
-    server::logInternalError(req.requestId, req.method + " " + req.path, e.what());
-    h.response = server::internalError(req.requestId, "The endpoint failed while handling the request.", docs);
-    h.outcome = "error";
-  }
-  h.response.headers.emplace_back("Request-Id", req.requestId);
-  return h;
+/// The item route under a collection ("/v1/payments/pay_1"): its kind, else nullptr.
+const ResourceKind* itemKind(const std::string& path) {
+  const auto slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return nullptr;
+  return kindForCollection(path.substr(0, slash));
 }
 
-server::Handled Service::postResource(const server::Request& req) {
-  const ResourceKind& kind = *kindForRoute(req.path);
-  const std::string& docs = m_host.policy().docsUrl;
-  server::Handled h;
-  h.tenant = m_host.tenantOf(req.headers);
-  if (const policy::Tier* tier = m_host.policy().tierFor(req.method, req.path)) h.tier = tier->name;
-  if (auto raw = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader))
-    if (auto parsed = http::parseIdempotencyKey(*raw); parsed.key) h.key = *parsed.key;
+bool isRead(const std::string& method) { return method == "GET" || method == "HEAD"; }
 
+}  // namespace
+
+bool Service::needsTenant(const server::Request& req) const {
+  if (req.method == "POST") return kindForRoute(req.path) != nullptr;
+  return isRead(req.method) && (kindForCollection(req.path) || itemKind(req.path));
+}
+
+std::optional<gate::Refusal> Service::vet(const server::Request& req) {
+  const std::string& docs = m_host.policy().docsUrl;
+  const std::string& path = req.path;
+  if (isRead(req.method) && (kindForCollection(path) || itemKind(path))) return std::nullopt;
+  const ResourceKind* kind = req.method == "POST" ? kindForRoute(path) : nullptr;
+  const bool isEcho = req.method == "POST" && path == kEchoRoute;
+  if (!kind && !isEcho) {
+    const bool known = path == kEchoRoute || kindForRoute(path) || path == "/idempotency" || path == "/metrics" ||
+                       path == "/healthz" || kindForCollection(path) || itemKind(path);
+    if (known) return gate::Refusal{server::problemForStatus(405, req.method, path, docs), gate::Outcome::MethodNotAllowed};
+    return gate::Refusal{noSuchRoute(req, docs), gate::Outcome::NotFound};
+  }
   // Everything that can be refused without executing is refused before the claim: nothing is
   // stored, and a corrected retry with the same key runs normally.
-  if (!isJsonContentType(req.headers)) {
-    h.response = server::problem(
-        415, "unsupported-media-type", "Unsupported media type",
-        "Send the body as JSON with Content-Type: application/json. Nothing was executed or stored.", docs);
-    h.outcome = "unsupported_media_type";
-    return h;
-  }
-  const FaultParse faults = parseFaults(req.headers, m_allowFaultInjection);
-  if (faults.error) {
-    h.response = server::problem(400, "fault-injection", "Fault injection refused", *faults.error, docs);
-    h.outcome = "fault_rejected";
-    return h;
-  }
-  text::ClientJson parsed = text::parseClientJson(req.body);
-  if (refuseBody(parsed, docs, " Nothing was executed or stored.", h)) return h;
-  const json& body = parsed.value;
-  if (auto error = validateBody(kind, body)) {
-    h.response =
-        server::problem(400, "body-invalid", "Request body is invalid",
-                        *error + ". Nothing was executed or stored; fix the body and retry with the same key.", docs);
-    h.outcome = "body_invalid";
-    return h;
-  }
+  const std::string_view afterwards = kind ? " Nothing was executed or stored." : "";
+  if (!isJsonContentType(req.headers))
+    return gate::Refusal{server::problem(http::Problem::UnsupportedMediaType,
+                                         "Send the body as JSON with Content-Type: application/json." +
+                                             std::string(afterwards),
+                                         docs),
+                         gate::Outcome::BadRequest};
+  if (kind)
+    if (const FaultParse faults = parseFaults(req.headers, m_allowFaultInjection); faults.error)
+      return gate::Refusal{server::problem(http::Problem::FaultInjection, *faults.error, docs),
+                           gate::Outcome::BadRequest};
+  const text::ClientJson parsed = text::parseClientJson(req.body);
+  if (auto refused = refuseBody(parsed, docs, afterwards)) return refused;
+  if (kind)
+    if (auto error = validateBody(*kind, parsed.value))
+      return gate::Refusal{
+          server::problem(http::Problem::BodyInvalid,
+                          *error + ". Nothing was executed or stored; fix the body and retry with the same key.", docs),
+          gate::Outcome::BodyInvalid};
+  return std::nullopt;
+}
 
-  // The tenant comes from the header the gateway sets (vetted in handle()), never parsed by
-  // the enforcer itself.
-  enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId, m_host.tenantHeaderValue(req.headers)};
-  enforce::Decision d = m_host.enforcer().begin(er);
-  if (!d.tier.empty()) h.tier = d.tier;
-  h.outcome = d.outcome;
-  if (d.kind == enforce::Decision::Kind::Respond) {
-    h.response = std::move(d.response);
-    return h;
-  }
-  enforce::Ticket* ticket = d.ticket ? &*d.ticket : nullptr;
-  if (!ticket) h.outcome = d.tier.empty() ? "unenforced" : "unkeyed";
-  if (ticket) h.generation = ticket->generation();
+void Service::run(const gate::CallPtr& call) {
+  const server::Request& req = call->request();
+  gate::Result result;
+  if (req.method == "POST")
+    result = req.path == kEchoRoute ? echo(req) : postResource(*call);
+  else
+    result = kindForCollection(req.path) ? listResources(*call) : getResource(*call);
+  call->finish(std::move(result));
+}
 
-  // Execution starts here: the key (if any) is processing until complete() or release().
-  if (faults.faults.delay.count() > 0) std::this_thread::sleep_for(faults.faults.delay);
-  if (faults.faults.failBefore) {
-    auto r = server::problem(503, "simulated-failure-before", "Simulated failure before execution",
+gate::Result Service::postResource(const gate::Call& call) {
+  const server::Request& req = call.request();
+  const ResourceKind& kind = *kindForRoute(req.path);
+  const std::string& docs = m_host.policy().docsUrl;
+  const enforce::Ticket* ticket = call.ticket();
+  // vet() refused what does not parse; these are the same headers and body.
+  const Faults faults = parseFaults(req.headers, m_allowFaultInjection).faults;
+  const json body = text::parseClientJson(req.body).value;
+
+  // Execution starts here: the key (if any) is processing until the gate completes or releases it.
+  if (faults.delay.count() > 0) std::this_thread::sleep_for(faults.delay);
+  if (faults.failBefore) {
+    auto r = server::problem(http::Problem::SimulatedFailureBefore,
                              "Sim-Fail: before — the request failed before execution started; nothing was executed or "
                              "stored. Retry with the same key.",
                              docs);
     r.headers.emplace_back("Retry-After", "1");
-    h.response = ticket ? m_host.enforcer().release(*ticket, std::move(r), "simulated failure before execution (Sim-Fail)")
-                        : std::move(r);
-    h.outcome = trace::sqlName(trace::Outcome::Released);
-    return h;
+    gate::Result released;
+    released.response = std::move(r);
+    released.then = gate::Result::Then::Release;
+    released.reason = "simulated failure before execution (Sim-Fail)";
+    return released;
   }
 
-  const bool failAfter = faults.faults.failAfter;
-  Execution ex = buildResource(kind, body, nowSeconds(), failAfter);
-  h.resource = ex.id;
+  const bool failAfter = faults.failAfter;
+  endpoint::Execution ex = buildResource(kind, body, nowSeconds(), failAfter);
   LedgerRow& row = ex.ledger;
-  row.tenant = h.tenant;
+  row.tenant = call.tenant();
   row.endpoint = req.method + " " + req.path;
   row.requestId = req.requestId;
   if (ticket) {
@@ -236,17 +186,18 @@ server::Handled Service::postResource(const server::Request& req) {
     if (auto sf = http::serializeSfString(ticket->scope().key)) row.payload["downstream_idempotency_key"] = *sf;
   }
 
-  enforce::Response response;
+  gate::Result result;
+  result.resource = ex.id;
   if (failAfter) {
-    response =
-        server::problem(500, "simulated-failure-after", "Simulated failure after execution started",
+    result.response =
+        server::problem(http::Problem::SimulatedFailureAfter,
                         "Sim-Fail: after — execution started and then failed: " + ex.id +
                             " may or may not have reached the channel (its ledger row says failed). This response "
                             "is stored; a retry with the same key replays it.",
                         docs);
   } else {
-    response = jsonResponse(kind.successStatus, ex.resource);
-    response.headers.emplace_back("Location", std::string(kind.route) + "/" + ex.id);
+    result.response = gate::jsonResponse(kind.successStatus, ex.resource);
+    result.response.headers.emplace_back("Location", std::string(kind.route) + "/" + ex.id);
   }
 
   if (!ticket) {
@@ -258,129 +209,92 @@ server::Handled Service::postResource(const server::Request& req) {
       // The insert is the execution: when the store refused it for now, nothing ran.
       const auto* q = dynamic_cast<const pg::QueryError*>(&e);
       if (q && !q->transient()) throw;
-      h.response = storeUnavailable(docs);
-      h.outcome = "unavailable";
-      h.resource.clear();
-      return h;
+      gate::Result unavailable;
+      unavailable.response = storeUnavailable(docs);
+      unavailable.outcome = gate::Outcome::Unavailable;
+      return unavailable;
     }
-    h.response = std::move(response);
-    return h;
+    return result;
   }
-
-  enforce::CompleteOptions options;
-  options.resourceRef = ex.id;
-  options.sameTransaction.push_back(insertStatement(row));
-  try {
-    h.response = m_host.enforcer().complete(*ticket, std::move(response), options);
-  } catch (const pg::QueryError& e) {
-    // The transaction rolled back: neither the ledger row nor the key's completion exist.
-    server::logInternalError(req.requestId, "recording the execution", e.what());
-    auto r = server::internalError(req.requestId, "Recording the execution failed, so nothing was executed.", docs);
-    h.response = m_host.enforcer().release(*ticket, std::move(r), "ledger insert failed");
-    h.outcome = "error";
-    h.resource.clear();
-    return h;
-  }
-  switch (ticket->end()) {
-    case enforce::Ticket::End::Open:
-    case enforce::Ticket::End::Stored:
-    case enforce::Ticket::End::Pending:
-    case enforce::Ticket::End::Unrecorded:
-    case enforce::Ticket::End::Released:
-      break;
-    case enforce::Ticket::End::LeaseLost:
-      h.outcome = trace::sqlName(trace::Outcome::LeaseLost);
-      h.resource.clear();
-      break;
-    case enforce::Ticket::End::OutcomeUnknown:
-      h.outcome = "unavailable";  // committed or not: a retry with the key finds out
-      h.resource.clear();
-      break;
-  }
-  return h;
+  // The ledger row commits with the key's completion or not at all (the gate releases the key
+  // when this transaction fails: nothing ran).
+  result.options.resourceRef = ex.id;
+  result.options.sameTransaction.push_back(insertStatement(row));
+  return result;
 }
 
-server::Handled Service::echo(const server::Request& req) const {
-  server::Handled h;
-  h.outcome = "unenforced";
-  if (!isJsonContentType(req.headers)) {
-    h.response = server::problem(415, "unsupported-media-type", "Unsupported media type",
-                                 "Send the body as JSON with Content-Type: application/json.", m_host.policy().docsUrl);
-    h.outcome = "unsupported_media_type";
-    return h;
-  }
-  text::ClientJson parsed = text::parseClientJson(req.body);
-  if (refuseBody(parsed, m_host.policy().docsUrl, "", h)) return h;
-  h.response = jsonResponse(200, json{{"object", "echo"}, {"echo", std::move(parsed.value)}});
-  return h;
+gate::Result Service::echo(const server::Request& req) const {
+  // vet() refused what is not JSON.
+  gate::Result result;
+  result.response = gate::jsonResponse(200, json{{"object", "echo"}, {"echo", text::parseClientJson(req.body).value}});
+  return result;
 }
 
-server::Handled Service::listResources(const server::Request& req) {
+gate::Result Service::listResources(const gate::Call& call) {
+  const server::Request& req = call.request();
   const ResourceKind& kind = *kindForCollection(req.path);
-  server::Handled h;
-  h.outcome = "read";
-  h.tenant = m_host.tenantOf(req.headers);  // vetted for every route in handle()
+  gate::Result result;
+  result.outcome = gate::Outcome::Read;
+  const std::string& docs = m_host.policy().docsUrl;
+  auto badQuery = [&](const std::string& detail) {
+    result.response = server::problem(http::Problem::BadQuery, detail, docs);
+    result.outcome = gate::Outcome::BadQuery;
+    return result;
+  };
   int limit = 100;
   if (auto l = queryValue(req, "limit")) {
     int v = 0;
     const std::string_view text = *l;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc{} || ptr != text.data() + text.size() || v < 1 || v > 1000) {
-      h.response = server::problem(400, "bad-query", "Invalid query parameter",
-                                   "limit must be an integer from 1 to 1000.", m_host.policy().docsUrl);
-      h.outcome = "bad_query";
-      return h;
-    }
+    if (ec != std::errc{} || ptr != text.data() + text.size() || v < 1 || v > 1000)
+      return badQuery("limit must be an integer from 1 to 1000.");
     limit = v;
   }
   auto key = queryValue(req, "idempotency_key");
   if (key) {
     const http::KeyParse parsed = http::parseIdempotencyKey(*key);
-    if (!parsed.key) {
-      h.response = server::problem(400, "bad-query", "Invalid query parameter",
-                                   "idempotency_key is not a valid Idempotency-Key: " + parsed.rule, m_host.policy().docsUrl);
-      h.outcome = "bad_query";
-      return h;
-    }
-    key = h.key = *parsed.key;
+    if (!parsed.key) return badQuery("idempotency_key is not a valid Idempotency-Key: " + parsed.rule);
+    key = *parsed.key;
   }
   try {
     auto data = m_host.pool().withRetry(
-        [&](pg::Connection& c) { return listLedger(c, std::string(kind.object), h.tenant, key, limit); });
-    h.response = jsonResponse(200, json{{"object", "list"}, {"data", std::move(data)}});
+        [&](pg::Connection& c) { return listLedger(c, std::string(kind.object), call.tenant(), key, limit); });
+    result.response = gate::jsonResponse(200, json{{"object", "list"}, {"data", std::move(data)}});
   } catch (const pg::Unavailable&) {
-    h.response = storeUnavailable(m_host.policy().docsUrl);
-    h.outcome = "unavailable";
+    result.response = storeUnavailable(docs);
+    result.outcome = gate::Outcome::Unavailable;
   }
-  return h;
+  return result;
 }
 
-server::Handled Service::getResource(const server::Request& req) {
+gate::Result Service::getResource(const gate::Call& call) {
+  const server::Request& req = call.request();
   const auto slash = req.path.rfind('/');
   const ResourceKind& kind = *kindForCollection(req.path.substr(0, slash));
   const std::string id = req.path.substr(slash + 1);
-  server::Handled h;
-  h.outcome = "read";
-  h.tenant = m_host.tenantOf(req.headers);  // vetted for every route in handle()
+  const policy::Policy& policy = m_host.policy();
+  gate::Result result;
+  result.outcome = gate::Outcome::Read;
   try {
     std::optional<json> row;
     if (plausibleResourceId(id))
-      row = m_host.pool().withRetry([&](pg::Connection& c) { return findLedger(c, std::string(kind.object), h.tenant, id); });
+      row = m_host.pool().withRetry(
+          [&](pg::Connection& c) { return findLedger(c, std::string(kind.object), call.tenant(), id); });
     if (row) {
-      h.response = jsonResponse(200, *row);
+      result.response = gate::jsonResponse(200, *row);
     } else {
-      h.response =
-          server::problem(404, "not-found", "No such resource",
-                          "No " + std::string(kind.object) + " " + id + " for this " +
-                              (m_host.policy().tenantHeader.empty() ? std::string("server") : m_host.policy().tenantHeader) + ".",
-                          m_host.policy().docsUrl);
-      h.outcome = "not_found";
+      result.response = server::problem(
+          http::Problem::NotFound,
+          "No " + std::string(kind.object) + " " + id + " for this " +
+              (policy.tenantHeader.empty() ? std::string("server") : policy.tenantHeader) + ".",
+          policy.docsUrl);
+      result.outcome = gate::Outcome::NotFound;
     }
   } catch (const pg::Unavailable&) {
-    h.response = storeUnavailable(m_host.policy().docsUrl);
-    h.outcome = "unavailable";
+    result.response = storeUnavailable(policy.docsUrl);
+    result.outcome = gate::Outcome::Unavailable;
   }
-  return h;
+  return result;
 }
 
 }  // namespace idem::endpoint

@@ -4,28 +4,16 @@
 #include <string_view>
 
 #include "core/http/headers.h"
+#include "core/http/problemcatalogue.h"
 #include "core/http/response.h"
 
 namespace idem::enforce {
 
 using Response = http::Response;
 
-/// What went wrong, each with a stable anchor in the published policy page.
-enum class Problem {
-  KeyMissing,         // 400
-  KeyMalformed,       // 400
-  TenantMalformed,    // 400
-  TenantMissing,      // 400
-  KeyNotHonoured,     // 400: a keyed request on a route no tier covers
-  BodyInvalid,        // 400
-  BodyTooDeep,        // 400: nested deeper than text::kMaxJsonDepth
-  PayloadMismatch,    // 422
-  KeyExpired,         // 422
-  RequestInProgress,  // 409
-  StoreUnavailable,   // 503
-  DurabilityTooWeak,  // 503: the tier requires synchronous durability and the store does not give it
-  ExecutionAbandoned, // 500: the handler never answered after execution started (stored)
-};
+/// What went wrong: an entry of the one problem catalogue (core/http/problemcatalogue.h), each
+/// with a stable anchor in the published policy page.
+using Problem = http::Problem;
 
 [[nodiscard]] int problemStatus(Problem p);
 [[nodiscard]] std::string_view problemSlug(Problem p);

@@ -35,7 +35,7 @@ bool FaultRig::serve(const server::Request& sr, server::RawExchange& exchange, c
   std::string error;
   const auto route = parseFaultRoute(sr.path, error);
   if (!route) {
-    exchange.answer(server::problem(400, "bad-request", "Unknown fault profile",
+    exchange.answer(server::problem(http::Problem::FaultProfileUnknown,
                                     error + "; nothing was executed or stored.", m_docs));
     return true;
   }
@@ -52,8 +52,9 @@ bool FaultRig::serve(const server::Request& sr, server::RawExchange& exchange, c
     case FaultProfile::Kind::Status: {
       const int status = route->profile.status;
       auto response =
-          server::problem(status, "injected-fault", "Injected fault",
-                          "Fault profile '" + route->profileName + "' answered; nothing was executed.", m_docs);
+          server::problem(http::Problem::InjectedFault,
+                          "Fault profile '" + route->profileName + "' answered; nothing was executed.", m_docs, {},
+                          status);
       if (route->profile.retryAfter) response.headers.emplace_back("Retry-After", *route->profile.retryAfter);
       a.outcome = std::to_string(status);
       a.retryAfter = route->profile.retryAfter;

@@ -3,6 +3,7 @@
 // Self-contained (inline CSS, no scripts or external assets) so it works behind any proxy.
 #include <algorithm>
 
+#include "core/http/problemcatalogue.h"
 #include "core/policy/policy.h"
 #include "core/policy/route_template.h"
 #include "core/text/humanduration.h"
@@ -163,6 +164,21 @@ which the key is honoured. A retry after it is no longer recognised as a retry.<
 </dl>
 )html";
 
+// One entry per problem any front answers: each problem's `type` is docs_url#slug, so every
+// link a client receives lands on its explanation here.
+std::string problemTypes() {
+  std::string s =
+      "<h2 id=\"problems\">Problem types</h2>\n<p>Every error is <code>application/problem+json</code>; its "
+      "<code>type</code> is this page's address with one of these anchors.</p>\n<dl>\n";
+  for (const http::ProblemInfo& p : http::kProblems) {
+    const std::string slug(p.slug);
+    s += "<dt id=\"" + slug + "\"><code>" + slug + "</code> " +
+         (p.status ? std::to_string(p.status) + " " : std::string()) + escape(p.title) + "</dt>\n<dd>" +
+         escape(p.meaning) + "</dd>\n";
+  }
+  return s + "</dl>\n";
+}
+
 }  // namespace
 
 std::string publishedHtml(const Policy& policy) {
@@ -198,6 +214,7 @@ std::string publishedHtml(const Policy& policy) {
   for (std::size_t i = 0; i < policy.tiers.size(); ++i)
     page += tierSection(policy.tiers[i], published.at("tiers").at(i).at("ttl").get<std::string>());
   page += kAnswers;
+  page += problemTypes();
   return page + "</body></html>\n";
 }
 

@@ -1,5 +1,7 @@
 #include "core/proxy/forwarding.h"
 
+#include "core/http/connectionheader.h"
+
 #include <algorithm>
 #include <cctype>
 #include <vector>
@@ -11,28 +13,6 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-std::string_view trimmed(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-  return v;
-}
-
-// The names every Connection header lists (comma-separated tokens), lower-cased.
-std::vector<std::string> connectionOptions(const http::Headers& headers) {
-  std::vector<std::string> names;
-  for (const auto& [name, value] : headers) {
-    if (!http::equalsIgnoreCase(name, "Connection")) continue;
-    std::string_view rest = value;
-    while (!rest.empty()) {
-      const auto comma = rest.find(',');
-      const auto token = trimmed(rest.substr(0, comma));
-      if (!token.empty()) names.push_back(lower(token));
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    }
-  }
-  return names;
 }
 
 bool hopByHop(std::string_view name, const std::vector<std::string>& listed) {
@@ -58,15 +38,8 @@ bool forwardingHeader(std::string_view name) {
 
 }  // namespace
 
-std::optional<std::string> hopByHopDecisionField(const http::Headers& headers, const std::vector<std::string>& fields) {
-  const auto listed = connectionOptions(headers);
-  for (const auto& f : fields)
-    if (!f.empty() && std::find(listed.begin(), listed.end(), lower(f)) != listed.end()) return f;
-  return std::nullopt;
-}
-
 http::Headers endToEnd(const http::Headers& headers) {
-  const auto listed = connectionOptions(headers);
+  const auto listed = http::connectionOptions(headers);
   http::Headers out;
   out.reserve(headers.size());
   for (const auto& h : headers)

@@ -31,11 +31,6 @@ struct ForwardedFor {
 /// The headers to send upstream for a client's request.
 [[nodiscard]] http::Headers towardsUpstream(const http::Headers& fromClient, const ForwardedFor& who);
 
-/// The first of `fields` that the request's Connection header names (case-insensitive): a header
-/// the proxy decides on (the key, the tenant) cannot also be one that must not cross it.
-[[nodiscard]] std::optional<std::string> hopByHopDecisionField(const http::Headers& headers,
-                                                               const std::vector<std::string>& fields);
-
 /// The headers to send the client for an upstream's answer (the HTTP layer adds the framing).
 [[nodiscard]] inline http::Headers towardsClient(const http::Headers& fromUpstream) { return endToEnd(fromUpstream); }
 

@@ -92,9 +92,8 @@ bool methodInWrongCase(std::string_view method) {
 }
 
 // Answers with Retry-After: the refusal is about load, not about the request.
-http::Response retryLater(int status, std::string_view slug, std::string_view title, std::string_view detail,
-                             const std::string& docs) {
-  auto r = problem(status, slug, title, detail, docs);
+http::Response retryLater(http::Problem p, std::string_view detail, const std::string& docs) {
+  auto r = problem(p, detail, docs);
   r.headers.emplace_back("Retry-After", "1");
   return r;
 }
@@ -194,7 +193,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public RawEx
     // Only "chunked" framing is understood; anything else cannot be delimited safely.
     if (anyValueBut(head, bhttp::field::transfer_encoding, "chunked")) return refuse(501);
     if (methodInWrongCase(head.method_string()))
-      return refuse(problem(400, "method-case", "Method name in the wrong case",
+      return refuse(problem(http::Problem::MethodCase,
                             "Method names are case-sensitive (RFC 9110 section 9.1): \"" +
                                 std::string(head.method_string()) +
                                 "\" is not a method this server knows; send it in upper case. Nothing was "
@@ -247,7 +246,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public RawEx
     if (!target) {
       m_logPath = std::string(request.target());
       m_logMethod = sr.method;
-      return answer(problem(400, "bad-request", "Malformed request target",
+      return answer(problem(http::Problem::BadRequest,
                             error + "; nothing was executed or stored.", m_context.docs),
                     {}, request.keep_alive(), sr.method == "HEAD");
     }
@@ -361,7 +360,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public RawEx
   }
   void refuseOverBudget() {
     if (m_context.stats) ++m_context.stats->refusedBodyBudget;
-    refuse(retryLater(503, "overloaded", "Too many request bodies in memory",
+    refuse(retryLater(http::Problem::Overloaded,
                       "The server holds as many request-body bytes as its budget allows (--max-buffered-body); "
                       "retry shortly. Nothing was executed or stored.",
                       m_context.docs));

@@ -8,14 +8,17 @@
 #include <string>
 #include <string_view>
 
+#include "core/http/problemcatalogue.h"
 #include "core/http/response.h"
 
 namespace idem::server {
 
-/// A problem response: Content-Type application/problem+json, body {type, title, status,
-/// detail} and `instance` (the request id) when given. Never throws for client bytes in `detail`.
-[[nodiscard]] http::Response problem(int status, std::string_view slug, std::string_view title, std::string_view detail,
-                                     std::string_view docsUrl, std::string_view instance = {});
+/// A problem response: Content-Type application/problem+json, body {type (docsUrl#slug), title,
+/// status, detail} from the catalogue's entry (core/http/problemcatalogue.h), and `instance` (the
+/// request id) when given. `status` only for an entry whose status varies (0 in the catalogue).
+/// Never throws for client bytes in `detail`.
+[[nodiscard]] http::Response problem(http::Problem p, std::string_view detail, std::string_view docsUrl,
+                                     std::string_view instance = {}, int status = 0);
 
 /// The generic answer for a status the transport produced itself (parse errors, limits), or a
 /// handler's plain 404/405.

@@ -86,7 +86,7 @@ class Transport::Impl {
     auto full = problemForStatus(503, "-", "", docs);
     full.headers.emplace_back("Retry-After", "1");
     l.serverFull = refusalBytes(full, "Service Unavailable");
-    auto perClient = problem(429, "too-many-connections", "Too many connections from one client",
+    auto perClient = problem(http::Problem::TooManyConnections,
                              "This client address holds as many open connections as the server allows one client "
                              "(--max-connections-per-client); reuse or close one. Nothing was executed or stored.",
                              docs);

@@ -32,7 +32,8 @@ class TestDecisions : public QObject {
   Q_OBJECT
 
   std::unique_ptr<test::LiveServer> m_s;
-  std::string docs() const { return m_s->server->url() + "/idempotency"; }
+  // The policy's docs_url: what clients see in problem types (issue 31), not the server's address.
+  std::string docs() const { return "https://docs.test/idempotency"; }
   ClientResponse post(const std::string& path, const std::string& key, const std::string& body,
                       http::Headers extra = {}, const std::string& tenant = "acct_1") {
     auto h = jsonHeaders(key, tenant);
@@ -257,7 +258,7 @@ class TestDecisions : public QObject {
     auto json = m_s->client()->get("/idempotency", {{"Accept", "application/json"}});
     QCOMPARE(json.status, 200);
     auto b = parse(json);
-    QCOMPARE(b["docs_url"].get<std::string>(), docs());  // rewritten to this server
+    QCOMPARE(b["docs_url"].get<std::string>(), docs());  // the operator's, as written
     QCOMPARE(b["tiers"].size(), std::size_t(4));
   }
 

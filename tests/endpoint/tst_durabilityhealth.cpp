@@ -42,7 +42,7 @@ class TestDurabilityHealth : public QObject {
                           test::kPayment);
     QCOMPARE(refused.status, 503);
     const json problem = json::parse(refused.body);
-    QVERIFY2(problem.at("type").get<std::string>().ends_with("/idempotency#durability-too-weak"), refused.body.c_str());
+    QVERIFY2(problem.at("type").get<std::string>() == "https://d/i#durability-too-weak", refused.body.c_str());
     QVERIFY2(problem.at("detail").get<std::string>().find("no standby") != std::string::npos, refused.body.c_str());
     auto order = c.post("/v1/orders", {{"Content-Type", "application/json"}, {"Idempotency-Key", "k-2"}},
                         R"({"item":"sku_1","quantity":1})");

@@ -192,21 +192,20 @@ class TestFrontLimits : public QObject {
   // carries a field Beast cannot hold (over 64 KiB) made the write path throw out of io.run();
   // now that request gets a 500 naming its id, and the server goes on serving.
   void anAnswerBeastCannotCarryIs500() {
-    struct OversizedAnswer : server::Handler {
-      server::Handled handle(const server::Request& r) override {
-        server::Handled h;
-        h.response.status = 200;
-        if (r.path == "/huge") h.response.headers.emplace_back("X-Huge", std::string(70'000, 'h'));
-        return h;
+    struct OversizedAnswer : gate::Execution {
+      Thread thread() const override { return Thread::Handlers; }
+      void run(const gate::CallPtr& call) override {
+        gate::Result result;
+        result.response.status = 200;
+        if (call->request().path == "/huge") result.response.headers.emplace_back("X-Huge", std::string(70'000, 'h'));
+        call->finish(std::move(result));
       }
-      server::Metrics& metrics() override { return m_metrics; }
-      server::Metrics m_metrics;
     };
     endpoint::ServerOptions o;
     o.conninfo = m_db->conninfo();
     o.policy = policy::parsePolicy(test::kEndpointPolicy, "endpoint-test-policy.json");
     o.threads = 2;
-    o.frontHandler = [](endpoint::Host&) { return std::make_unique<OversizedAnswer>(); };
+    o.execution = [](gate::Host&) { return std::make_unique<OversizedAnswer>(); };
     endpoint::Server server(std::move(o));
     server.start();
     const std::string r = exchange(server.port(), "GET /huge HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");

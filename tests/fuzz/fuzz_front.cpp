@@ -57,29 +57,28 @@ struct Seen {
   std::string body;
 };
 
-// Records what reached it and answers 200 with a small JSON body.
-class RecordingHandler : public server::Handler {
+// The execution behind the gate: records what reached it and answers 200 with a small JSON body.
+class RecordingHandler : public idem::gate::Execution {
  public:
-  server::Handled handle(const server::Request& r) override {
+  [[nodiscard]] Thread thread() const override { return Thread::Loop; }
+  void run(const idem::gate::CallPtr& call) override {
+    const server::Request& r = call->request();
     {
       std::lock_guard lock(m_mutex);
       m_seen.push_back({r.method, r.headers, r.body});
     }
-    server::Handled h;
-    h.response.status = 200;
-    h.response.headers.emplace_back("Content-Type", "application/json");
-    h.response.body = R"({"ok":true})";
-    h.outcome = "fuzz";
-    return h;
+    idem::gate::Result result;
+    result.response.status = 200;
+    result.response.headers.emplace_back("Content-Type", "application/json");
+    result.response.body = R"({"ok":true})";
+    call->finish(std::move(result));
   }
-  server::Metrics& metrics() override { return m_metrics; }
   std::vector<Seen> take() {
     std::lock_guard lock(m_mutex);
     return std::exchange(m_seen, {});
   }
 
  private:
-  server::Metrics m_metrics;
   std::mutex m_mutex;
   std::vector<Seen> m_seen;
 };
@@ -209,7 +208,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   o.maxBodyBytes = kMaxBody;
   o.maxBufferedBodyBytes = 4 * kMaxBody;
   o.headerTimeout = o.bodyTimeout = o.idleTimeout = o.writeTimeout = std::chrono::seconds(2);
-  o.frontHandler = [](endpoint::Host&) {
+  o.execution = [](idem::gate::Host&) {
     auto h = std::make_unique<RecordingHandler>();
     g_handler = h.get();
     return h;

@@ -1,4 +1,5 @@
-// One request through the endpoint's service layer in-process (core/endpoint/service.h), on a
+// One request through the gate (core/gate) and the demo API behind it (core/endpoint/service.h)
+// in-process, without the transport, on a
 // real PostgreSQL: $IDEM_FUZZ_CONNINFO names a cluster (tests/fuzz/fuzz.sh starts a throwaway
 // one); a fresh database in it is migrated and given the demo policy.
 //
@@ -15,7 +16,13 @@
 #include <string_view>
 #include <unistd.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <future>
+
 #include "core/endpoint/service.h"
+#include "core/gate/gate.h"
 #include "core/store/pg.h"
 #include "core/store/policystore.h"
 #include "resources/embedded_resources.h"
@@ -29,8 +36,27 @@ using nlohmann::json;
 
 namespace {
 
-std::unique_ptr<endpoint::Host> g_host;
-std::unique_ptr<endpoint::Service> g_service;  // answers through g_host
+std::unique_ptr<idem::gate::Host> g_host;
+std::unique_ptr<endpoint::Service> g_service;  // executes what g_gate lets through
+std::unique_ptr<idem::gate::Gate> g_gate;
+boost::asio::io_context g_loop;
+std::unique_ptr<boost::asio::thread_pool> g_handlers;
+
+// One request through the gate, as the transport hands it over: started on the loop, answered
+// from wherever the gate answers.
+server::Handled answer(server::Request request) {
+  std::promise<server::Handled> answered;
+  auto result = answered.get_future();
+  boost::asio::post(g_loop, [&] {
+    server::Done done = [&answered](server::Handled h) { answered.set_value(std::move(h)); };
+    g_gate->start(request, server::Dispatch{g_loop.get_executor(), *g_handlers}, done);
+  });
+  while (result.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    g_loop.restart();
+    g_loop.run_for(std::chrono::milliseconds(5));
+  }
+  return result.get();
+}
 
 std::string_view nextLine(std::string_view& rest) {
   const auto end = rest.find('\n');
@@ -103,8 +129,10 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   auto policy = idem::policy::parsePolicy(*idem::resources::find("policy/demo-policy.json"), "demo-policy.json");
   const int version = idem::store::recordPolicy(conn, policy);
   // Fault injection stays off: its delays would only slow the run down.
-  g_host = std::make_unique<endpoint::Host>(conninfo, std::move(policy), version, endpoint::HostOptions{2});
+  g_host = std::make_unique<idem::gate::Host>(conninfo, std::move(policy), version, idem::gate::HostOptions{2});
   g_service = std::make_unique<endpoint::Service>(*g_host, false);
+  g_handlers = std::make_unique<boost::asio::thread_pool>(2);
+  g_gate = std::make_unique<idem::gate::Gate>(*g_host, *g_service, idem::gate::GateOptions{});
   return 0;
 }
 
@@ -112,13 +140,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static unsigned long long counter = 0;
   server::Request request = decode(std::string_view(reinterpret_cast<const char*>(data), size));
   request.requestId = "fuzz-" + std::to_string(++counter);
-  const server::Handled first = g_service->handle(request);
+  const server::Handled first = answer(request);
   checkWellFormed(request, first);
 
   // Never twice: an executed, successful keyed request sent again is answered from the store.
   if (first.generation > 0 && first.response.status / 100 == 2) {
     request.requestId = "fuzz-" + std::to_string(++counter);
-    const server::Handled again = g_service->handle(request);
+    const server::Handled again = answer(request);
     checkWellFormed(request, again);
     check(again.response.status == first.response.status && again.response.body == first.response.body,
           "the same keyed request sent again gets the stored answer",

@@ -8,7 +8,7 @@
 #include "core/policy/policy.h"
 #include "core/store/durability.h"
 
-namespace idem::endpoint {
+namespace idem::gate {
 
 /// {"level", "synchronous", "meaning", the settings, standbys, lags}: what the store gives.
 [[nodiscard]] nlohmann::json durabilityStoreJson(const store::Durability& d);
@@ -23,4 +23,4 @@ namespace idem::endpoint {
 [[nodiscard]] std::string durabilityMetrics(const std::optional<store::Durability>& d, const policy::Policy& policy,
                                             const enforce::DurabilityGate& gate);
 
-}  // namespace idem::endpoint
+}  // namespace idem::gate

@@ -1,6 +1,6 @@
-#include "core/endpoint/durabilityreport.h"
+#include "core/gate/durabilityreport.h"
 
-namespace idem::endpoint {
+namespace idem::gate {
 
 using nlohmann::json;
 
@@ -94,4 +94,4 @@ std::string durabilityMetrics(const std::optional<store::Durability>& d, const p
   return out;
 }
 
-}  // namespace idem::endpoint
+}  // namespace idem::gate

@@ -1,6 +1,6 @@
-#include "core/endpoint/metrics.h"
+#include "core/gate/metrics.h"
 
-namespace idem::endpoint {
+namespace idem::gate {
 
 std::string Metrics::render(const Gauges& g) const {
   std::string out;
@@ -112,4 +112,4 @@ std::string Metrics::render(const Gauges& g) const {
   return out;
 }
 
-}  // namespace idem::endpoint
+}  // namespace idem::gate

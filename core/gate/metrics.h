@@ -8,7 +8,7 @@
 #include "core/server/metrics.h"
 #include "core/store/pool.h"
 
-namespace idem::endpoint {
+namespace idem::gate {
 
 /// Values read at scrape time from the parts the server owns.
 struct Gauges {
@@ -35,4 +35,4 @@ class Metrics : public server::Metrics {
   [[nodiscard]] std::string render(const Gauges& gauges) const;
 };
 
-}  // namespace idem::endpoint
+}  // namespace idem::gate

@@ -4,8 +4,8 @@
 
 #include "core/enforce/problem.h"
 
-namespace idem::endpoint {
+namespace idem::gate {
 
 [[nodiscard]] enforce::Response jsonResponse(int status, const nlohmann::json& body);
 
-}  // namespace idem::endpoint
+}  // namespace idem::gate

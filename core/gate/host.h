@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "core/endpoint/metrics.h"
+#include "core/gate/metrics.h"
 #include "core/enforce/enforcer.h"
 #include "core/policy/policy.h"
 #include "core/server/handler.h"
@@ -17,7 +17,7 @@
 #include "core/store/pool.h"
 #include "core/trace/tracewriter.h"
 
-namespace idem::endpoint {
+namespace idem::gate {
 
 struct HostOptions {
   int poolSize = 16;
@@ -80,4 +80,4 @@ class Host {
   std::jthread m_poolWarmer;  // last: stopped and joined before the pool goes
 };
 
-}  // namespace idem::endpoint
+}  // namespace idem::gate

@@ -1,14 +1,14 @@
-#include "core/endpoint/host.h"
+#include "core/gate/host.h"
 
 #include <algorithm>
 
-#include "core/endpoint/durabilityreport.h"
-#include "core/endpoint/jsonresponse.h"
+#include "core/gate/durabilityreport.h"
+#include "core/gate/jsonresponse.h"
 #include "core/policy/tenantsource.h"
 #include "core/server/accesslog.h"
 #include "core/text/json_text.h"
 
-namespace idem::endpoint {
+namespace idem::gate {
 
 using nlohmann::json;
 
@@ -165,4 +165,4 @@ server::Handled Host::metricsPage() {
   return h;
 }
 
-}  // namespace idem::endpoint
+}  // namespace idem::gate

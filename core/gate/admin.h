@@ -1,10 +1,11 @@
 #pragma once
-// The admin listener's answers: /healthz and /metrics of a service, nothing else. A proxy's
-// main port forwards every path to its upstream, so operators get these on a port of their own.
-#include "core/endpoint/host.h"
+// The admin listener's answers: /healthz, /metrics and the published policy (/idempotency) of a
+// service, nothing else. A proxy's main port forwards every other path to its upstream, so
+// operators get these on a port of their own.
+#include "core/gate/host.h"
 #include "core/server/handler.h"
 
-namespace idem::endpoint {
+namespace idem::gate {
 
 class AdminHandler : public server::Handler {
  public:
@@ -18,4 +19,4 @@ class AdminHandler : public server::Handler {
   const server::Handler* m_front;
 };
 
-}  // namespace idem::endpoint
+}  // namespace idem::gate

@@ -1,11 +1,9 @@
-#include "core/endpoint/tenantgate.h"
+#include "core/gate/trustedpeers.h"
 
 #include <boost/asio/ip/address.hpp>
 
-#include "core/http/headers.h"
-#include "core/server/problems.h"
 
-namespace idem::endpoint {
+namespace idem::gate {
 namespace {
 
 std::optional<std::vector<unsigned char>> addressBytes(const std::string& text) {
@@ -74,36 +72,4 @@ bool isLoopbackHost(const std::string& host) {
   return !ec && a.is_loopback();
 }
 
-TenantGate::TenantGate(server::Handler& inner, const policy::Policy& policy, TrustedPeers peers)
-    : m_inner(inner), m_policy(policy), m_peers(std::move(peers)) {}
-
-std::optional<server::Handled> TenantGate::refusal(const server::Request& request) const {
-  // Only a gateway's header needs a trusted sender; a credential digest is the client's own.
-  if (m_policy.tenantHeader.empty() || m_policy.tenantFromAuthorization || m_peers.empty() ||
-      m_peers.contains(request.remote) || !http::findHeader(request.headers, m_policy.tenantHeader))
-    return std::nullopt;
-  server::Handled h;
-  h.outcome = "tenant_rejected";
-  h.response = server::problem(403, "tenant-untrusted-peer", "Tenant header from an untrusted peer",
-                               "The " + m_policy.tenantHeader +
-                                   " header is accepted only from the gateway (--trusted-peers); this peer is not one. "
-                                   "Nothing was executed, forwarded or stored.",
-                               m_policy.docsUrl, request.requestId);
-  return h;
-}
-
-server::Handled TenantGate::handle(const server::Request& request) {
-  if (auto refused = refusal(request)) return std::move(*refused);
-  return m_inner.handle(request);
-}
-
-bool TenantGate::start(server::Request& request, const server::Dispatch& where, server::Done& done) {
-  if (auto refused = refusal(request)) {
-    server::Done answer = std::move(done);
-    answer(std::move(*refused));
-    return true;
-  }
-  return m_inner.start(request, where, done);
-}
-
-}  // namespace idem::endpoint
+}  // namespace idem::gate

@@ -1,0 +1,295 @@
+#include "core/gate/gate.h"
+
+#include <boost/asio/post.hpp>
+
+#include "core/http/connectionheader.h"
+#include "core/http/keyheader.h"
+#include "core/policy/route.h"
+#include "core/server/accesslog.h"
+#include "core/server/problems.h"
+#include "core/store/pg.h"
+
+namespace idem::gate {
+
+using server::Handled;
+using server::Request;
+
+namespace {
+
+bool isRead(const std::string& method) { return method == "GET" || method == "HEAD"; }
+
+}  // namespace
+
+Call::Call(Gate& gate, Request request, server::Dispatch where, server::Done done)
+    : m_gate(gate),
+      m_request(std::move(request)),
+      m_loop(where.loop),
+      m_handlers(where.handlers),
+      m_done(std::move(done)),
+      m_counted(std::in_place, gate.m_host) {}
+
+// An open ticket ends itself here (enforcer.h: stored as a 500 under after-start).
+Call::~Call() = default;
+
+void Call::respond() {
+  if (!m_done) return;
+  // One Request-Id: the transport's, unless the execution's answer names its own (the service's).
+  if (!http::findHeader(m_handled.response.headers, "Request-Id"))
+    m_handled.response.headers.emplace_back("Request-Id", m_request.requestId);
+  m_handled.outcome = std::string(label(m_outcome));
+  m_counted.reset();
+  auto done = std::move(m_done);
+  m_done = nullptr;
+  done(std::move(m_handled));
+}
+
+void Call::finish(Result result) {
+  if (!m_ticket) {
+    m_handled.response = std::move(result.response);
+    m_handled.resource = std::move(result.resource);
+    if (result.outcome) m_outcome = *result.outcome;
+    return respond();
+  }
+  if (m_gate.m_execution.thread() == Execution::Thread::Handlers) return settle(std::move(result));
+  // Settling writes to the store: never on the loop.
+  auto self = shared_from_this();
+  boost::asio::post(m_handlers, [self, result = std::move(result)]() mutable { self->settle(std::move(result)); });
+}
+
+void Call::answerEarly(http::Response response) {
+  if (!m_ticket || m_answered) throw std::logic_error("answerEarly needs an open ticket and no answer yet");
+  m_gate.m_host.enforcer().addKeyHeaders(response, m_ticket->scope().key, m_ticket->expiresAtMs());
+  m_handled.response = std::move(response);
+  m_outcome = Outcome::AwaitingUpstream;
+  m_answered = true;
+  respond();
+}
+
+void Call::settle(Result result) {
+  enforce::Enforcer& enforcer = m_gate.m_host.enforcer();
+  enforce::Ticket& ticket = *m_ticket;
+  http::Response answer;
+  Outcome outcome = m_outcome;  // the store's decision: executed, executed_after_expiry, lease_takeover
+  try {
+    switch (result.then) {
+      case Result::Then::Release:
+        answer = enforcer.release(ticket, std::move(result.response), result.reason);
+        outcome = Outcome::Released;
+        result.resource.clear();
+        break;
+      case Result::Then::Unknown:
+        result.options.outcomeUnknown = true;
+        answer = enforcer.complete(ticket, std::move(result.response), result.options);
+        outcome = Outcome::OutcomeUnknown;
+        break;
+      case Result::Then::Complete:
+        try {
+          answer = enforcer.complete(ticket, std::move(result.response), result.options);
+        } catch (const pg::QueryError& e) {
+          // The work was a statement of the key's own transaction, which rolled back: nothing ran.
+          if (result.options.sameTransaction.empty()) throw;
+          server::logInternalError(m_request.requestId, "recording the execution", e.what());
+          auto r = server::internalError(m_request.requestId, "Recording the execution failed, so nothing was executed.",
+                                         m_gate.m_host.policy().docsUrl);
+          answer = enforcer.release(ticket, std::move(r), "the execution's statements failed");
+          outcome = Outcome::Error;
+          result.resource.clear();
+          break;
+        }
+        // What the ticket's end says overrides the decision: the answer may not be the key's.
+        switch (ticket.end()) {
+          case enforce::Ticket::End::Open:
+          case enforce::Ticket::End::Stored:
+          case enforce::Ticket::End::Pending:
+          case enforce::Ticket::End::Unrecorded:
+            break;
+          case enforce::Ticket::End::Released:  // 2xx-only and a failure: not stored
+            outcome = Outcome::Released;
+            break;
+          case enforce::Ticket::End::LeaseLost:
+            outcome = Outcome::LeaseLost;
+            result.resource.clear();
+            break;
+          case enforce::Ticket::End::OutcomeUnknown:  // committed or not: a retry with the key finds out
+            outcome = Outcome::OutcomeUnknown;
+            result.resource.clear();
+            break;
+        }
+        break;
+    }
+  } catch (const std::exception& e) {
+    if (m_answered) {
+      server::logInternalError(m_request.requestId, "settling the key after the client's answer", e.what());
+      return;
+    }
+    m_gate.failed(shared_from_this(), e);
+    return respond();
+  }
+  if (m_answered) return;  // the client had its answer (answerEarly); the key is settled now
+  m_handled.response = std::move(answer);
+  m_handled.resource = std::move(result.resource);
+  m_outcome = outcome;
+  respond();
+}
+
+Gate::Gate(Host& host, Execution& execution, GateOptions options)
+    : m_host(host), m_execution(execution), m_options(std::move(options)) {}
+
+bool Gate::start(Request& request, const server::Dispatch& where, server::Done& done) {
+  auto call = std::make_shared<Call>(*this, std::move(request), where, std::move(done));
+  try {
+    front(call);
+  } catch (const std::exception& e) {
+    failed(call, e);
+    call->respond();
+  }
+  return true;
+}
+
+std::optional<http::Response> Gate::untrustedTenant(const Request& request) const {
+  const policy::Policy& policy = m_host.policy();
+  // Only a gateway's header needs a trusted sender; a credential digest is the client's own.
+  if (policy.tenantHeader.empty() || policy.tenantFromAuthorization || m_options.trustedPeers.empty() ||
+      m_options.trustedPeers.contains(request.remote) || !http::findHeader(request.headers, policy.tenantHeader))
+    return std::nullopt;
+  return server::problem(http::Problem::TenantUntrustedPeer,
+                         "The " + policy.tenantHeader +
+                             " header is accepted only from the gateway (--trusted-peers); this peer is not one. "
+                             "Nothing was executed, forwarded or stored.",
+                         policy.docsUrl, request.requestId);
+}
+
+void Gate::refuse(const CallPtr& call, Refusal refusal) {
+  call->m_handled.response = std::move(refusal.response);
+  call->m_outcome = refusal.outcome;
+  call->respond();
+}
+
+void Gate::front(const CallPtr& call) {
+  Request& req = call->m_request;
+  Handled& h = call->m_handled;
+  const policy::Policy& policy = m_host.policy();
+
+  if (auto refused = untrustedTenant(req)) return refuse(call, {std::move(*refused), Outcome::TenantRejected});
+
+  // The gate's pages: the published policy everywhere clients are; health and metrics where
+  // the front owns every path (a proxy forwards those to its service).
+  if (isRead(req.method)) {
+    if (req.path == "/idempotency") {
+      h = m_host.publishedPolicy(req);
+      return refuse(call, {std::move(h.response), Outcome::Read});
+    }
+    if (m_options.pagesOnMain && req.path == "/metrics") {
+      h = m_host.metricsPage();
+      h.response.body += m_execution.metricsText();
+      return refuse(call, {std::move(h.response), Outcome::Read});
+    }
+    if (m_options.pagesOnMain && req.path == "/healthz") {
+      boost::asio::post(call->m_handlers, [this, call] {  // health asks the store
+        Handled page = m_host.health(call->m_request.requestId);
+        refuse(call, {std::move(page.response), page.response.status == 200 ? Outcome::Health : Outcome::Unavailable});
+      });
+      return;
+    }
+  }
+
+  // An unsafe method's path is matched, scoped and executed in canonical form (core/policy/
+  // route.h): every spelling of an enforced route meets one tier and one key scope. A safe
+  // method keeps the path as sent (resource ids are case-sensitive); `target` stays as sent.
+  if (!policy::isSafeMethod(req.method))
+    if (auto canonical = policy::canonicalPath(req.path)) req.path = std::move(*canonical);
+  const policy::Tier* tier = policy.tierFor(req.method, req.path);
+  if (tier) h.tier = tier->name;  // every answer on a tier's route is counted under it, refusals too
+
+  // The tenant: one copy, well-formed, and present wherever a tenant's data is touched.
+  if (auto bad = m_host.tenantProblem(req.headers, tier != nullptr || m_execution.needsTenant(req)))
+    return refuse(call, {std::move(*bad), Outcome::TenantRejected});
+  h.tenant = m_host.tenantOf(req.headers);
+  const auto rawKey = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader);
+  if (rawKey)
+    if (auto parsed = http::parseIdempotencyKey(*rawKey); parsed.key) h.key = *parsed.key;
+
+  // Scoping a key by a header that must be dropped at the next hop (RFC 9110 §7.6.1) would
+  // store an answer for a tenant or key the service never saw.
+  if (auto named = http::namedInConnection(req.headers, {policy.tenantHeader, enforce::Enforcer::kKeyHeader}))
+    return refuse(call, {server::problem(http::Problem::HeaderInConnection,
+                                         "The Connection header names " + *named +
+                                             ", which Idem decides on and the service must see; send it as an "
+                                             "ordinary header. Nothing was executed or stored.",
+                                         policy.docsUrl, req.requestId),
+                         Outcome::BadRequest});
+
+  // No tier and no key to refuse: the store has nothing to decide.
+  const bool bypass = !tier && (!rawKey || policy::isSafeMethod(req.method));
+  if (m_execution.thread() == Execution::Thread::Loop) {
+    if (auto refused = m_execution.vet(req)) return refuse(call, std::move(*refused));
+    if (bypass) return m_execution.run(call);  // never leaves the loop
+    boost::asio::post(call->m_handlers, [this, call] { decide(call); });
+    return;
+  }
+  boost::asio::post(call->m_handlers, [this, call, bypass] {
+    try {
+      if (auto refused = m_execution.vet(call->m_request)) return refuse(call, std::move(*refused));
+      if (bypass) return m_execution.run(call);
+    } catch (const std::exception& e) {
+      failed(call, e);
+      return call->respond();
+    }
+    decide(call);
+  });
+}
+
+void Gate::decide(const CallPtr& call) {
+  const Request& req = call->m_request;
+  Handled& h = call->m_handled;
+  try {
+    // The tenant comes from the header the gateway sets (vetted in front()), never parsed by
+    // the enforcer itself.
+    const enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId,
+                              m_host.tenantHeaderValue(req.headers)};
+    enforce::Decision d = m_host.enforcer().begin(er);
+    if (!d.tier.empty()) h.tier = d.tier;
+    if (!d.detail.empty()) server::logInternalError(req.requestId, "deciding on the key", d.detail);
+    const auto named = outcomeNamed(d.outcome);
+    call->m_outcome = named.value_or(Outcome::Error);
+    switch (d.kind) {
+      case enforce::Decision::Kind::Respond:
+        h.response = std::move(d.response);
+        return call->respond();
+      case enforce::Decision::Kind::Bypass:
+        call->m_outcome = d.tier.empty() ? Outcome::Forwarded : Outcome::Unkeyed;
+        break;
+      case enforce::Decision::Kind::Execute:
+        h.generation = d.ticket->generation();
+        call->m_ticket.emplace(std::move(*d.ticket));
+        break;
+    }
+  } catch (const std::exception& e) {
+    failed(call, e);
+    return call->respond();
+  }
+  run(call);
+}
+
+void Gate::run(const CallPtr& call) {
+  auto runNow = [this, call] {
+    try {
+      m_execution.run(call);
+    } catch (const std::exception& e) {
+      failed(call, e);
+      call->respond();
+    }
+  };
+  if (m_execution.thread() == Execution::Thread::Handlers) return runNow();
+  boost::asio::post(call->m_loop, runNow);
+}
+
+void Gate::failed(const CallPtr& call, const std::exception& e) {
+  const Request& req = call->m_request;
+  server::logInternalError(req.requestId, req.method + " " + req.path, e.what());
+  call->m_handled.response =
+      server::internalError(req.requestId, "The server failed while handling the request.", m_host.policy().docsUrl);
+  call->m_outcome = Outcome::Error;
+}
+
+}  // namespace idem::gate

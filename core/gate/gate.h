@@ -1,0 +1,53 @@
+#pragma once
+// The enforced-request pipeline, written once for `serve` and `proxy` (docs/design.md §5):
+//   trusted peer → pages (/idempotency; /healthz, /metrics where the front owns every path)
+//   → tenant → key → the store's decision (enforce::Enforcer::begin)
+//   → respond | execute | bypass → complete | release | outcome unknown | answer early, settle later.
+// What executes is an Execution (execution.h): the demo API or the upstream call. The gate is
+// the transport's Handler for the main listener; nothing here blocks the event loop (the store's
+// calls run on the handler threads).
+#include <string>
+
+#include "core/gate/execution.h"
+#include "core/gate/host.h"
+#include "core/gate/trustedpeers.h"
+#include "core/server/handler.h"
+
+namespace idem::gate {
+
+struct GateOptions {
+  /// /healthz and /metrics on the main listener too (serve). A proxy forwards those paths to
+  /// its service; operators read them on the admin listener.
+  bool pagesOnMain = true;
+  /// The policy's tenant header is accepted only from these peers; empty: from any peer.
+  TrustedPeers trustedPeers;
+};
+
+class Gate : public server::Handler {
+ public:
+  Gate(Host& host, Execution& execution, GateOptions options);
+
+  bool start(server::Request& request, const server::Dispatch& where, server::Done& done) override;
+  [[nodiscard]] server::Metrics& metrics() override { return m_host.metrics(); }
+  void stopping() override { m_execution.stopping(); }
+  void finish() override { m_execution.finish(); }
+  [[nodiscard]] std::string metricsText() const override { return m_execution.metricsText(); }
+
+  [[nodiscard]] Host& host() { return m_host; }
+
+ private:
+  friend class Call;
+  void front(const CallPtr& call);   // loop: peers, pages, tenant, header checks
+  void decide(const CallPtr& call);  // handler thread: the enforcer's begin
+  void run(const CallPtr& call);     // where the execution runs
+  /// The 403 for a tenant header from an untrusted peer; nullopt when the request may go on.
+  [[nodiscard]] std::optional<http::Response> untrustedTenant(const server::Request& request) const;
+  void refuse(const CallPtr& call, Refusal refusal);
+  void failed(const CallPtr& call, const std::exception& e);
+
+  Host& m_host;
+  Execution& m_execution;
+  GateOptions m_options;
+};
+
+}  // namespace idem::gate

@@ -1,0 +1,188 @@
+#pragma once
+// tests/gate: the pipeline's contract, tested once for both fronts. A real store (a fresh
+// database on the CTest cluster), a real server over loopback, the real gate; only the
+// execution is a stand-in for the demo API or the upstream. It counts its runs and answers
+// what the request asks of it (headers below), on the event loop like the proxy's, or on a
+// handler thread like the demo API's.
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <QtTest>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/client/client.h"
+#include "core/endpoint/server.h"
+#include "core/server/problems.h"
+#include "tests/support/testdb.h"
+
+namespace idem::test {
+
+inline const char* const kGatePolicy = R"json({
+  "docs_url": "https://docs.test/idempotency",
+  "tenant_header": "Account-Id",
+  "tiers": [
+    { "name": "charges", "routes": ["POST /v1/charges"], "ttl": "1h", "fingerprint": { "mode": "body" } },
+    { "name": "notes", "routes": ["POST /v1/notes"], "key_required": false, "ttl": "1h" }
+  ]
+})json";
+
+/// What the fake was asked to run, as it saw it.
+struct Ran {
+  std::string path;    // the pipeline's path
+  std::string target;  // as the client sent it
+  std::string tenant;
+  bool keyed = false;
+};
+
+class FakeExecution : public gate::Execution {
+ public:
+  explicit FakeExecution(Thread where) : m_thread(where) {}
+  [[nodiscard]] Thread thread() const override { return m_thread; }
+  /// Paths under /tenant-data read a tenant's data although no tier covers them.
+  [[nodiscard]] bool needsTenant(const server::Request& r) const override { return r.path.starts_with("/tenant-data"); }
+  /// X-Refuse: refused before anything is claimed (as the demo API refuses a wrong media type).
+  [[nodiscard]] std::optional<gate::Refusal> vet(const server::Request& r) override {
+    if (!http::findHeader(r.headers, "X-Refuse")) return std::nullopt;
+    return gate::Refusal{server::problem(http::Problem::UnsupportedMediaType, "Send JSON.", "https://docs.test/idempotency"),
+                         gate::Outcome::BadRequest};
+  }
+  /// X-Throw: throws. X-Hold: answers only when release() is called. X-Then: release|unknown.
+  /// X-Own-Request-Id: the answer names a request id of its own.
+  void run(const gate::CallPtr& call) override {
+    const server::Request& r = call->request();
+    {
+      const std::lock_guard lock(m_mutex);
+      m_ran.push_back({r.path, r.target, call->tenant(), call->ticket() != nullptr});
+    }
+    ++m_calls;
+    if (http::findHeader(r.headers, "X-Throw")) throw std::runtime_error("the fake execution failed");
+    if (http::findHeader(r.headers, "X-Hold")) {
+      const std::lock_guard lock(m_mutex);
+      m_held.push_back(call);
+      return;
+    }
+    answer(call);
+  }
+
+  /// Answers every held call.
+  void release() {
+    std::vector<gate::CallPtr> held;
+    {
+      const std::lock_guard lock(m_mutex);
+      held.swap(m_held);
+    }
+    for (const auto& call : held) answer(call);
+  }
+  [[nodiscard]] std::size_t held() const {
+    const std::lock_guard lock(m_mutex);
+    return m_held.size();
+  }
+  [[nodiscard]] int calls() const { return m_calls.load(); }
+  [[nodiscard]] Ran last() const {
+    const std::lock_guard lock(m_mutex);
+    return m_ran.empty() ? Ran{} : m_ran.back();
+  }
+
+ private:
+  void answer(const gate::CallPtr& call) {
+    const server::Request& r = call->request();
+    gate::Result result;
+    result.response.status = 201;
+    result.response.headers.emplace_back("Content-Type", "application/json");
+    result.response.body = nlohmann::json{{"run", m_calls.load()}, {"path", r.path}}.dump();
+    if (http::findHeader(r.headers, "X-Own-Request-Id")) result.response.headers.emplace_back("Request-Id", "svc_1");
+    const auto then = http::findHeader(r.headers, "X-Then");
+    if (then == "release") {
+      result.response.status = 503;
+      result.then = gate::Result::Then::Release;
+      result.reason = "the fake refused before any work";
+    } else if (then == "unknown") {
+      result.response.status = 502;
+      result.then = gate::Result::Then::Unknown;
+    }
+    call->finish(std::move(result));
+  }
+
+  const Thread m_thread;
+  std::atomic<int> m_calls{0};
+  mutable std::mutex m_mutex;
+  std::vector<Ran> m_ran;
+  std::vector<gate::CallPtr> m_held;
+};
+
+/// A server whose gate runs the fake: `serve`'s shape (handler threads) or the proxy's (loop).
+struct GateServer {
+  GateServer(const TestDatabase& db, gate::Execution::Thread where) {
+    endpoint::ServerOptions o;
+    o.conninfo = db.conninfo();
+    o.policy = policy::parsePolicy(kGatePolicy, "gate-test-policy.json");
+    o.threads = 8;
+    o.poolSize = 4;
+    o.adminPort = 0;
+    o.traceFlushInterval = std::chrono::milliseconds(20);
+    o.execution = [this, where](gate::Host&) {
+      auto fake = std::make_unique<FakeExecution>(where);
+      execution = fake.get();
+      return fake;
+    };
+    server = std::make_unique<endpoint::Server>(std::move(o));
+    server->start();
+  }
+  ~GateServer() { server.reset(); }
+
+  [[nodiscard]] client::ClientResponse post(const std::string& path, const http::Headers& headers,
+                                            const std::string& body = R"({"amount":1})") const {
+    return client::Client("127.0.0.1", server->port()).post(path, headers, body);
+  }
+  [[nodiscard]] std::string metrics() const {
+    return client::Client("127.0.0.1", server->adminPort()).get("/metrics").body;
+  }
+  /// idem_requests_total for one label set; 0 when the series is absent.
+  [[nodiscard]] long long requests(const std::string& tier, const std::string& outcome, int status) const {
+    const std::string series = "idem_requests_total{tier=\"" + tier + "\",outcome=\"" + outcome + "\",status=\"" +
+                               std::to_string(status) + "\"} ";
+    const std::string body = metrics();
+    const auto at = body.find(series);
+    return at == std::string::npos ? 0 : std::stoll(body.substr(at + series.size()));
+  }
+
+  FakeExecution* execution = nullptr;
+  std::unique_ptr<endpoint::Server> server;
+};
+
+/// One store, and the gate over both shapes of an execution: a suite's tests run against each
+/// (a global data column `onLoop`); keys carry the shape's name, so the two never share one.
+struct GatePair {
+  explicit GatePair(const std::string& prefix)
+      : db(prefix),
+        loop(std::make_unique<GateServer>(db, gate::Execution::Thread::Loop)),
+        handlers(std::make_unique<GateServer>(db, gate::Execution::Thread::Handlers)) {}
+  ~GatePair() {
+    loop.reset();  // stop both before the database goes
+    handlers.reset();
+  }
+  static void addShapes() {
+    QTest::addColumn<bool>("onLoop");
+    QTest::newRow("loop") << true;
+    QTest::newRow("handlers") << false;
+  }
+  GateServer& server(bool onLoop) { return onLoop ? *loop : *handlers; }
+  static std::string key(const std::string& name, bool onLoop) { return name + (onLoop ? "-loop" : "-handlers"); }
+
+  TestDatabase db;
+  std::unique_ptr<GateServer> loop;
+  std::unique_ptr<GateServer> handlers;
+};
+
+inline http::Headers keyed(const std::string& key, const std::string& tenant = "acct_1") {
+  http::Headers h{{"Content-Type", "application/json"}};
+  if (!key.empty()) h.emplace_back("Idempotency-Key", key);
+  if (!tenant.empty()) h.emplace_back("Account-Id", tenant);
+  return h;
+}
+
+inline nlohmann::json problemOf(const client::ClientResponse& r) { return nlohmann::json::parse(r.body, nullptr, false); }
+
+}  // namespace idem::test
