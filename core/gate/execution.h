@@ -48,7 +48,7 @@ class Gate;
 /// lasts; every method is safe from any thread, but finish() is called once.
 class Call : public std::enable_shared_from_this<Call> {
  public:
-  Call(Gate& gate, server::Request request, server::Dispatch where, server::Done done);
+  Call(Gate& gate, server::Request request, const server::Dispatch& where, server::Done done);
   Call(const Call&) = delete;
   Call& operator=(const Call&) = delete;
   ~Call();
