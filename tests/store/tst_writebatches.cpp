@@ -86,11 +86,12 @@ class TestWriteBatches : public QObject {
                  const std::vector<std::function<void()>>& rest, const std::function<long long()>& queued) {
     std::vector<std::thread> threads;
     threads.emplace_back(first);
-    QVERIFY2(waitFor([&] { return statementWaitsOnLock(); }), "the first statement never waited on the lock");
+    const bool held = waitFor([&] { return statementWaitsOnLock(); });
     for (const auto& r : rest) threads.emplace_back(r);
-    const bool allQueued = waitFor([&] { return queued() == static_cast<long long>(rest.size()); });
-    blocker.exec("ROLLBACK");
+    const bool allQueued = held && waitFor([&] { return queued() == static_cast<long long>(rest.size()); });
+    blocker.exec("ROLLBACK");  // every thread can finish now; they are joined before any verdict
     for (auto& t : threads) t.join();
+    QVERIFY2(held, "the first statement never waited on the lock");
     QVERIFY2(allQueued, "the other requests never queued behind the statement in flight");
   }
 
