@@ -1,8 +1,8 @@
 #pragma once
 // A lane where concurrent callers' jobs go to the store together. No timer: a caller that finds
-// the lane idle runs its own job at once (one client alone sees a single statement's latency);
-// callers that arrive while a batch is in flight queue, and when it ends the oldest of them
-// runs everything queued as the next batch — on its own thread, so nobody hands work to a
+// a free slot runs its own job at once (one client alone sees a single statement's latency);
+// callers that arrive while every slot has a batch in flight queue, and when one ends the oldest
+// of them runs everything queued as the next batch — on its own thread, so nobody hands work to a
 // background thread and back. A few batches may be in flight at once (maxInFlight): each
 // commit waits for its WAL flush, and the server flushes concurrent commits together.
 #include <condition_variable>

@@ -71,27 +71,48 @@ class TestWriteBatches : public QObject {
   std::unique_ptr<store::RecentKeys> m_recent;
   std::unique_ptr<store::KeyStore> m_store;
 
-  /// A statement of this database that waits on a lock: the batch in flight is held.
-  bool statementWaitsOnLock() {
+  /// How many statements of this database wait on a lock: batches held in flight.
+  long long statementsWaitingOnLocks() {
     auto c = m_db->connect();
     auto r = c.exec("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() "
                     "AND wait_event_type = 'Lock'");
-    return r.integer(0, "n") > 0;
+    return r.integer(0, "n");
   }
 
-  /// Runs `first` (whose statement `blocker` holds on a lock), then `rest` on threads of their
-  /// own once the first is held; releases the lock when all of them queued behind it. Returns
-  /// once every thread is done.
-  void heldBatch(pg::Connection& blocker, const std::function<void()>& first,
+  static constexpr int kHeld = static_cast<int>(store::kWriteBatchesInFlight);
+
+  /// The blocker's open transaction holds a row for each of the keys held-0 … held-N: a claim
+  /// of one waits until it ends.
+  void holdFreshKeys(pg::Connection& blocker) {
+    blocker.exec("BEGIN");
+    blocker.exec("INSERT INTO idem.keys (tenant, endpoint, idem_key, generation, tier, fingerprint, state, "
+                 "lease_token, lease_until, request_id, expires_at) SELECT 'acct_1', $1, 'held-' || g, 1, "
+                 "'payments', '\\x00', 'processing', gen_random_uuid(), now() + interval '30 seconds', "
+                 "'req_blocker', now() + interval '1 day' FROM generate_series(1, $2) g",
+                 {kEndpoint, kHeld});
+  }
+
+  /// Claims of the held keys, one thread each: every batch slot in flight, held.
+  std::vector<std::function<void()>> heldClaims() {
+    std::vector<std::function<void()>> out;
+    for (int i = 1; i <= kHeld; ++i)
+      out.emplace_back([this, i] { (void)m_store->claim(request("held-" + std::to_string(i))); });
+    return out;
+  }
+
+  /// Runs `first` (one job per batch slot, each held by `blocker` on a lock), then `rest` on
+  /// threads of their own once every slot is held; releases the locks when all of them queued
+  /// behind. Returns once every thread is done.
+  void heldBatch(pg::Connection& blocker, const std::vector<std::function<void()>>& first,
                  const std::vector<std::function<void()>>& rest, const std::function<long long()>& queued) {
     std::vector<std::thread> threads;
-    threads.emplace_back(first);
-    const bool held = waitFor([&] { return statementWaitsOnLock(); });
+    for (const auto& f : first) threads.emplace_back(f);
+    const bool held = waitFor([&] { return statementsWaitingOnLocks() == static_cast<long long>(first.size()); });
     for (const auto& r : rest) threads.emplace_back(r);
     const bool allQueued = held && waitFor([&] { return queued() == static_cast<long long>(rest.size()); });
     blocker.exec("ROLLBACK");  // every thread can finish now; they are joined before any verdict
     for (auto& t : threads) t.join();
-    QVERIFY2(held, "the first statement never waited on the lock");
+    QVERIFY2(held, "the first statements never waited on the locks");
     QVERIFY2(allQueued, "the other requests never queued behind the statement in flight");
   }
 
@@ -112,12 +133,7 @@ class TestWriteBatches : public QObject {
   // same payload and once with another. One statement carries them all; each gets its own answer.
   void concurrentClaimsGoInOneStatementAndEachGetsItsOwnAnswer() {
     auto blocker = m_db->connect();
-    blocker.exec("BEGIN");
-    blocker.exec("INSERT INTO idem.keys (tenant, endpoint, idem_key, generation, tier, fingerprint, state, "
-                 "lease_token, lease_until, request_id, expires_at) VALUES ('acct_1', $1, 'held', 1, 'payments', "
-                 "'\\x00', 'processing', gen_random_uuid(), now() + interval '30 seconds', 'req_blocker', "
-                 "now() + interval '1 day')",
-                 {kEndpoint});
+    holdFreshKeys(blocker);
 
     std::vector<store::ClaimRequest> requests;
     for (int i = 0; i < 12; ++i) requests.push_back(request("distinct-" + std::to_string(i)));
@@ -127,18 +143,17 @@ class TestWriteBatches : public QObject {
     std::vector<std::function<void()>> rest;
     for (std::size_t i = 0; i < requests.size(); ++i)
       rest.emplace_back([&, i] { outcomes[i].result = m_store->claim(requests[i]); });
-    Outcome<store::ClaimResult> held;
-    heldBatch(
-        blocker, [&] { held.result = m_store->claim(request("held")); }, rest,
-        [&] { return m_store->writeBatches().claimsWaiting; });
+    heldBatch(blocker, heldClaims(), rest, [&] { return m_store->writeBatches().claimsWaiting; });
     if (QTest::currentTestFailed()) return;
 
-    // The held key was freed by the rollback: it is new, and claimed by its own statement. The
-    // sixteen others went in one statement.
-    QVERIFY(held.result && held.result->decision == Decision::Execute);
+    // The held keys were freed by the rollback, each claimed by its own statement; the sixteen
+    // others went in one statement.
+    auto c = m_db->connect();
+    QCOMPARE(c.exec("SELECT count(*) AS n FROM idem.keys WHERE idem_key LIKE 'held-%'").integer(0, "n"),
+             static_cast<long long>(kHeld));
     const auto stats = m_store->writeBatches();
-    QCOMPARE(stats.claimBatches, 2LL);
-    QCOMPARE(stats.claimedKeys, 17LL);
+    QCOMPARE(stats.claimBatches, kHeld + 1LL);
+    QCOMPARE(stats.claimedKeys, kHeld + 16LL);
 
     std::set<std::string> tokens;
     for (int i = 0; i < 12; ++i) {
@@ -165,7 +180,6 @@ class TestWriteBatches : public QObject {
     QCOMPARE(conflicts, otherClaimed ? 0 : 2);
 
     // Each row holds its own request's lease and request id: no answer went to another key.
-    auto c = m_db->connect();
     for (int i = 0; i < 12; ++i) {
       auto row = c.exec("SELECT lease_token::text AS token, request_id FROM idem.keys WHERE idem_key = $1",
                         {requests[i].scope.key});
@@ -179,12 +193,7 @@ class TestWriteBatches : public QObject {
   // is split, and only that key's claim fails; the seven others are claimed.
   void aPoisonedClaimFailsOnlyItsOwnKey() {
     auto blocker = m_db->connect();
-    blocker.exec("BEGIN");
-    blocker.exec("INSERT INTO idem.keys (tenant, endpoint, idem_key, generation, tier, fingerprint, state, "
-                 "lease_token, lease_until, request_id, expires_at) VALUES ('acct_1', $1, 'held', 1, 'payments', "
-                 "'\\x00', 'processing', gen_random_uuid(), now() + interval '30 seconds', 'req_blocker', "
-                 "now() + interval '1 day')",
-                 {kEndpoint});
+    holdFreshKeys(blocker);
     std::vector<store::ClaimRequest> requests;
     for (int i = 0; i < 8; ++i) requests.push_back(request("k-" + std::to_string(i)));
     requests[5].scope.key = std::string("bad-\xff\xfe");
@@ -199,9 +208,7 @@ class TestWriteBatches : public QObject {
           outcomes[i].sqlstate = e.sqlstate();
         }
       });
-    heldBatch(
-        blocker, [&] { (void)m_store->claim(request("held")); }, rest,
-        [&] { return m_store->writeBatches().claimsWaiting; });
+    heldBatch(blocker, heldClaims(), rest, [&] { return m_store->writeBatches().claimsWaiting; });
     if (QTest::currentTestFailed()) return;
     for (std::size_t i = 0; i < requests.size(); ++i) {
       if (i == 5) {
@@ -214,9 +221,9 @@ class TestWriteBatches : public QObject {
     }
     auto c = m_db->connect();
     QCOMPARE(c.exec("SELECT count(*) AS n FROM idem.keys WHERE idem_key LIKE 'k-%'").integer(0, "n"), 7LL);
-    // Two batches: the held key's, then the eight (whose statement failed and was split
+    // The held keys' batches, then one of the eight (whose statement failed and was split
     // within that batch, down to the poisoned key).
-    QCOMPARE(m_store->writeBatches().claimBatches, 2LL);
+    QCOMPARE(m_store->writeBatches().claimBatches, kHeld + 1LL);
   }
 
   // Completions queued behind one: one statement stores each key's own response; a completion
@@ -229,10 +236,11 @@ class TestWriteBatches : public QObject {
       keys.push_back("c-" + std::to_string(i));
       tokens.push_back(m_store->claim(request(keys.back())).leaseToken);
     }
-    auto first = m_store->claim(request("c-held"));
+    std::vector<std::string> heldTokens;
+    for (int i = 0; i < kHeld; ++i) heldTokens.push_back(m_store->claim(request("c-held-" + std::to_string(i))).leaseToken);
     auto blocker = m_db->connect();
     blocker.exec("BEGIN");
-    blocker.exec("SELECT 1 FROM idem.keys WHERE idem_key = 'c-held' FOR UPDATE");
+    blocker.exec("SELECT 1 FROM idem.keys WHERE idem_key LIKE 'c-held-%' FOR UPDATE");
 
     std::vector<store::CompleteRequest> requests;
     for (int i = 0; i < 10; ++i) requests.push_back(completion(keys[i], tokens[i]));
@@ -250,15 +258,16 @@ class TestWriteBatches : public QObject {
         }
       });
     const long long batchesBefore = m_store->writeBatches().completionBatches;
-    store::CompleteResult heldResult;
-    heldBatch(
-        blocker, [&] { heldResult = m_store->complete(completion("c-held", first.leaseToken)); }, rest,
-        [&] { return m_store->writeBatches().completionsWaiting; });
+    std::vector<store::CompleteResult> heldResults(kHeld);
+    std::vector<std::function<void()>> held;
+    for (int i = 0; i < kHeld; ++i)
+      held.emplace_back([&, i] { heldResults[i] = m_store->complete(completion("c-held-" + std::to_string(i), heldTokens[i])); });
+    heldBatch(blocker, held, rest, [&] { return m_store->writeBatches().completionsWaiting; });
     if (QTest::currentTestFailed()) return;
-    QVERIFY(heldResult.stored);
-    // The held one, then the ten together (their statement failed on the poisoned key and was
+    for (const auto& r : heldResults) QVERIFY(r.stored);
+    // The held ones, then the ten together (their statement failed on the poisoned key and was
     // split in halves within that batch).
-    QCOMPARE(m_store->writeBatches().completionBatches - batchesBefore, 2LL);
+    QCOMPARE(m_store->writeBatches().completionBatches - batchesBefore, kHeld + 1LL);
 
     auto c = m_db->connect();
     for (std::size_t i = 0; i < requests.size(); ++i) {
