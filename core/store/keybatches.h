@@ -1,9 +1,9 @@
 #pragma once
 // The write path of new keys, batched across concurrent requests: fresh claims that arrive while
-// a claim statement is in flight go to the store together in the next one (one multi-row INSERT,
-// one commit), and so do completions (one multi-row UPDATE). A batch is what queued while the
-// previous one ran (BatchLane): no timer, so a lone request pays one single-row statement, as
-// before. Each key keeps its own answer: a key the batch did not claim or complete (a live row,
+// every claim slot (kWriteBatchesInFlight) has a statement in flight go to the store together in
+// the next one (one multi-row INSERT, one commit), and so do completions (one multi-row UPDATE).
+// A batch is what queued while the earlier ones ran (BatchLane): no timer, so a lone request pays
+// one single-row statement, as before. Each key keeps its own answer: a key the batch did not claim or complete (a live row,
 // history, a lost lease) returns nullopt and its caller decides it alone; a statement that fails
 // is split in halves and retried, so an error reaches only the keys that cause it. Every answer
 // is given after its batch committed: a claim is durable before its execution starts.
