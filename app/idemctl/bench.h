@@ -11,8 +11,17 @@ struct Settings {
   int preloaded = 20000; // keys replayed by the replay measurements
 };
 
+/// What one measurement did: operations completed in how long.
+struct Run {
+  long long operations = 0;
+  double seconds = 0;
+  [[nodiscard]] double rate() const { return seconds > 0 ? static_cast<double>(operations) / seconds : 0; }
+};
+
 /// Requests per second through the library (Enforcer + KeyStore) with `clients` threads.
 double libraryNewKeys(const Settings& s, int clients);
+/// The same, as the count of new keys made and the time it took.
+Run libraryNewKeysRun(const Settings& s, int clients);
 /// traced=false discards the trace: a diagnostic showing what the trace costs, not the product.
 double libraryReplays(const Settings& s, int clients, bool traced = true);
 /// Replays of keys this process never decided (another instance did): the claim's order
@@ -40,5 +49,7 @@ enum class Script { MinimalNew, MinimalReplay, MinimalReplayOneKey, SeedReplay, 
 /// connection like the library's own statements — the strictest SQL baseline there is.
 enum class Protocol { Default, Prepared };
 double pgbench(const Settings& s, Script script, int clients, Protocol protocol);
+/// The same, as the transactions pgbench processed and its run time.
+Run pgbenchRun(const Settings& s, Script script, int clients, Protocol protocol);
 
 }  // namespace idemctl::bench

@@ -62,7 +62,7 @@ bool executeOnce(idem::enforce::Enforcer& e, const std::string& key) {
 }
 
 template <typename Op>
-double measure(int clients, int seconds, Op op) {
+Run measure(int clients, int seconds, Op op) {
   std::atomic<bool> stop{false};
   std::atomic<long long> done{0};
   std::vector<std::thread> threads;
@@ -78,8 +78,7 @@ double measure(int clients, int seconds, Op op) {
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
   stop = true;
   for (auto& th : threads) th.join();
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return static_cast<double>(done.load()) / elapsed;
+  return {done.load(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
 }
 
 }  // namespace
@@ -101,7 +100,9 @@ void prepareLibrary(const Settings& s) {
   for (auto& th : threads) th.join();
 }
 
-double libraryNewKeys(const Settings& s, int clients) {
+double libraryNewKeys(const Settings& s, int clients) { return libraryNewKeysRun(s, clients).rate(); }
+
+Run libraryNewKeysRun(const Settings& s, int clients) {
   Stack stack(s.conninfo, clients);
   const std::string run = std::to_string(std::random_device{}());
   return measure(clients, s.seconds, [&](int t, std::mt19937_64&, long long n) {
@@ -114,10 +115,10 @@ template <typename PickKey>
 double replays(const Settings& s, int clients, bool traced, PickKey pickKey,
                idem::store::RecentKeys& recent = idem::store::RecentKeys::shared()) {
   Stack stack(s.conninfo, clients, traced, recent);
-  double rate = measure(clients, s.seconds, [&](int, std::mt19937_64& rng, long long) {
+  const double rate = measure(clients, s.seconds, [&](int, std::mt19937_64& rng, long long) {
     auto d = stack.enforcer.begin(request(pickKey(rng)));
     return d.kind == idem::enforce::Decision::Kind::Respond && d.response.status == 201;
-  });
+  }).rate();
   stack.trace.flush();  // so the next measurement does not pay for this one's trace
   return rate;
 }

@@ -134,6 +134,10 @@ void prepareSeedTable(const Settings& s) {
 }
 
 double pgbench(const Settings& s, Script script, int clients, Protocol protocol) {
+  return pgbenchRun(s, script, clients, protocol).rate();
+}
+
+Run pgbenchRun(const Settings& s, Script script, int clients, Protocol protocol) {
   char path[] = "/tmp/idem-pgbench-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) throw std::runtime_error("cannot create a pgbench script file");
@@ -148,10 +152,15 @@ double pgbench(const Settings& s, Script script, int clients, Protocol protocol)
                                       std::to_string(s.seconds), "-f", path, s.conninfo},
                                      &output, false);
   std::remove(path);
-  std::smatch m;
+  std::smatch m, n;
   static const std::regex tps(R"(tps = ([0-9.]+) \(without initial connection time\))");
-  if (rc != 0 || !std::regex_search(output, m, tps)) throw std::runtime_error("pgbench failed: " + output);
-  return std::stod(m[1].str());
+  static const std::regex processed(R"(number of transactions actually processed: ([0-9]+))");
+  if (rc != 0 || !std::regex_search(output, m, tps) || !std::regex_search(output, n, processed))
+    throw std::runtime_error("pgbench failed: " + output);
+  // The run time pgbench measured, from its own figures: tps = processed / time.
+  const auto transactions = std::stoll(n[1].str());
+  const double rate = std::stod(m[1].str());
+  return {transactions, rate > 0 ? static_cast<double>(transactions) / rate : 0};
 }
 
 }  // namespace idemctl::bench

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "app/idemctl/bench.h"
+#include "app/idemctl/bench_costs.h"
 #include "app/idemctl/bench_report.h"
 #include "app/idemctl/command.h"
 #include "core/cluster/localcluster.h"
@@ -15,7 +16,7 @@ namespace {
 
 constexpr const char* kUsageText =
     "[--db CONNINFO] [--seconds N] [--format text|json|markdown] [--profile new|replay|replay-untraced|replay-unseen|replay-one-key "
-    "[--clients N]]";
+    "[--clients N]] [--new-key-costs [--clients N,N…] [--rounds N]]";
 
 int usage(const std::string& message) { return idemctl::usageError("bench", kUsageText, message); }
 
@@ -32,9 +33,21 @@ int runBench(const idemctl::Args& args) {
   if (args.has("profile") && profile != "new" && profile != "replay" && profile != "replay-untraced" &&
       profile != "replay-unseen" && profile != "replay-one-key")
     return usage("--profile must be new, replay, replay-untraced, replay-unseen or replay-one-key");
+  const bool costs = args.has("new-key-costs");
+  if (costs && args.has("profile")) return usage("--new-key-costs and --profile are two different runs: choose one");
   int profileClients = 8;
-  if (!idemctl::parseInt(args.get("clients", "8"), 1, 256, profileClients))
+  std::vector<int> costClients;
+  if (costs) {
+    for (const std::string& each : idemctl::splitList(args.get("clients", "8,64"))) {
+      int n = 0;
+      if (!idemctl::parseInt(each, 1, 256, n)) return usage("--clients must be whole numbers from 1 to 256, e.g. 8,64");
+      costClients.push_back(n);
+    }
+  } else if (!idemctl::parseInt(args.get("clients", "8"), 1, 256, profileClients)) {
     return usage("--clients must be a whole number from 1 to 256");
+  }
+  int rounds = 2;
+  if (!idemctl::parseInt(args.get("rounds", "2"), 1, 100, rounds)) return usage("--rounds must be a whole number from 1 to 100");
   std::unique_ptr<idem::cluster::LocalCluster> cluster;
   std::string dir;
   if (args.has("db")) {
@@ -67,7 +80,18 @@ int runBench(const idemctl::Args& args) {
   }
   if (!quiet) std::cerr << "preloading " << s.preloaded << " keys (library and seed table)...\n";
   idemctl::bench::prepareSeedTable(s);
-  idemctl::bench::prepareLibrary(s);
+  if (!costs) idemctl::bench::prepareLibrary(s);  // the replay runs' keys; new keys need none
+
+  if (costs) {
+    if (!quiet)
+      std::cerr << "measuring what a new key costs, " << rounds << " alternating round(s) of " << s.seconds
+                << " s per figure...\n";
+    const auto rows = idemctl::bench::measureNewKeyCosts(s, costClients, rounds);
+    std::cout << (format == "json"       ? idemctl::bench::costsJson(rows, s.seconds, rounds)
+                  : format == "markdown" ? idemctl::bench::costsMarkdown(rows)
+                                         : idemctl::bench::costsText(rows));
+    return idemctl::kOk;
+  }
 
   if (args.has("profile")) {
     // One measurement alone, long enough to attach a profiler to.
@@ -130,5 +154,11 @@ IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", 
                  idemctl::Flag::option("profile", "new|replay|replay-untraced|replay-unseen|replay-one-key",
                                        "Run this one measurement alone, long enough to attach a profiler.",
                                        "every measurement"),
-                 idemctl::Flag::option("clients", "N", "Clients for --profile (1 to 256).", "8")},
+                 idemctl::Flag::option("clients", "N", "Clients for --profile (1 to 256); for --new-key-costs a list.",
+                                       "8; 8,64 with --new-key-costs"),
+                 idemctl::Flag::toggle("new-key-costs",
+                                       "Per new key: commits, WAL bytes and records, PostgreSQL's CPU and the "
+                                       "client's, the library beside pgbench's minimal INSERT + UPDATE (-M prepared), "
+                                       "in alternating rounds, with ratios."),
+                 idemctl::Flag::option("rounds", "N", "Alternating rounds for --new-key-costs (1 to 100).", "2")},
                 runBench);

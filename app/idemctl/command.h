@@ -79,6 +79,9 @@ int usageError(std::string_view command, std::string_view usage, const std::stri
 /// A whole number from lo to hi written as nothing but digits (and a sign); false otherwise.
 bool parseInt(const std::string& text, int lo, int hi, int& out);
 
+/// "a,b,,c" -> {"a", "b", "c"}: a comma-separated option's items, empty ones dropped.
+std::vector<std::string> splitList(const std::string& text);
+
 }  // namespace idemctl
 
 #define IDEMCTL_CONCAT_(a, b) a##b

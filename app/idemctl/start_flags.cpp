@@ -55,18 +55,6 @@ constexpr const char* kTenantChoices =
     "(one client, or clients that may see each other's answers) — or the policy's tenant_header, "
     "tenant_from_authorization or single_tenant";
 
-std::vector<std::string> splitList(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const auto comma = text.find(',', start);
-    const auto item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!item.empty()) out.push_back(item);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
 
 std::string readTenantSource(const Args& args, idem::policy::Policy& policy) {
   namespace pol = idem::policy;

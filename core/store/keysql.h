@@ -50,6 +50,24 @@ inline constexpr const char* kFreshClaimSql =
     "ON CONFLICT DO NOTHING "
     "RETURNING k.generation, k.expires_at, k.lease_token, k.lease_until, now() AS db_now";
 
+// The same for a batch of keys claimed together (core/store/keybatches.h): one statement, one
+// commit. Rows come as parallel arrays, sorted by key so that two processes' batches lock in
+// one order; a key that returns no row has a live row or history, and decides alone. A key
+// claimed by an earlier row of the same statement is not in a batch (the batch holds each key once).
+inline constexpr const char* kFreshClaimBatchSql =
+    "INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, generation, tier, policy_version, fingerprint, "
+    "state, lease_token, lease_until, request_id, expires_at) "
+    "SELECT c.tenant, c.endpoint, c.idem_key, 1, c.tier, c.policy_version, c.fingerprint, 'processing', "
+    "gen_random_uuid(), now() + c.lease, c.request_id, greatest(now() + c.ttl, now() + c.lease + interval '1 second') "
+    "FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::integer[], $7::interval[], "
+    "$8::interval[], $9::text[]) AS c(tenant, endpoint, idem_key, fingerprint, tier, policy_version, ttl, lease, "
+    "request_id) "
+    "WHERE NOT EXISTS (SELECT 1 FROM idem.key_archive a WHERE a.tenant = c.tenant AND a.endpoint = c.endpoint "
+    "AND a.idem_key = c.idem_key) "
+    "ON CONFLICT DO NOTHING "
+    "RETURNING k.tenant, k.endpoint, k.idem_key, k.generation, k.expires_at, k.lease_token, k.lease_until, "
+    "now() AS db_now";
+
 // SQLSTATE of migration 0014's trigger: a live generation would not be newer than the archive.
 inline constexpr const char* kArchivedMeanwhile = "IDA01";
 
@@ -74,6 +92,19 @@ inline constexpr const char* kClaimSql =
   "RETURNING k.generation, (extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms, "                 \
   "(extract(epoch FROM now()) * 1000)::bigint AS now_ms"
 inline constexpr const char* kCompleteSql = IDEM_COMPLETE_UPDATE;
+
+// The completion of a batch of keys in one statement and one commit (core/store/keybatches.h).
+// A key that returns no row is not processing under that token: it decides alone, as above.
+inline constexpr const char* kCompleteBatchSql =
+    "UPDATE idem.keys k SET state = 'done', resp_status = c.status, resp_headers = c.headers, "
+    "resp_body = c.body, resource_ref = c.resource_ref, completed_at = now(), lease_until = NULL "
+    "FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::integer[], $6::jsonb[], $7::bytea[], "
+    "$8::text[]) AS c(tenant, endpoint, idem_key, lease_token, status, headers, body, resource_ref) "
+    "WHERE k.tenant = c.tenant AND k.endpoint = c.endpoint AND k.idem_key = c.idem_key "
+    "AND k.state = 'processing' AND k.lease_token = c.lease_token "
+    "RETURNING k.tenant, k.endpoint, k.idem_key, k.lease_token, k.generation, "
+    "(extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms, "
+    "(extract(epoch FROM now()) * 1000)::bigint AS now_ms";
 
 // The same completion inside a transaction with side effects (a ledger row), pipelined with
 // them: a lost lease must abort the transaction, so the side effects cannot stand without their

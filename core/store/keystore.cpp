@@ -2,6 +2,7 @@
 
 #include "core/policy/duration.h"
 #include "core/store/headercodec.h"
+#include "core/store/keybatches.h"
 #include "core/store/keysql.h"
 #include "core/store/transaction.h"
 
@@ -23,16 +24,6 @@ struct ReplayColumns {
         now(r.column("db_now", Type::Timestamptz)),
         replayable(r.column("replayable", Type::Bool)),
         syncDurable(r.column("sync_durable", Type::Bool)) {}
-};
-
-struct FreshClaimColumns {
-  int generation, expiresAt, leaseToken, leaseUntil, now;
-  explicit FreshClaimColumns(const pg::Result& r)
-      : generation(r.column("generation", Type::Int4)),
-        expiresAt(r.column("expires_at", Type::Timestamptz)),
-        leaseToken(r.column("lease_token", Type::Uuid)),
-        leaseUntil(r.column("lease_until", Type::Timestamptz)),
-        now(r.column("db_now", Type::Timestamptz)) {}
 };
 
 struct ClaimColumns {
@@ -60,32 +51,18 @@ Decision parseDecision(std::string_view s) {
   return Decision::RejectedExpired;
 }
 
-// A stored completion as the store reports it (the UPDATE's RETURNING, or kCompletedBySql).
-CompleteResult completed(const pg::Result& r) {
-  CompleteResult out;
-  out.stored = true;
-  out.generation = static_cast<int>(r.integer(0, "generation"));
-  out.expiresAt = r.integer(0, "expires_ms");
-  out.now = r.integer(0, "now_ms");
-  return out;
-}
-
-std::vector<pg::Param> completeParams(const CompleteRequest& r) {
-  return {r.scope.tenant,
-          r.scope.endpoint,
-          r.scope.key,
-          r.leaseToken,
-          r.response.status,
-          headersToJson(r.response.headers),
-          pg::Param::bytes(r.response.body),
-          r.resourceRef ? pg::Param(*r.resourceRef) : pg::Param::null()};
-}
-
 // A stored answer is acknowledged only once it is as durable as the store promises
 // (kAwaitDurableSql): every path that answers from a row it did not see committed goes through here.
 void awaitDurable(pg::Connection& c) { (void)c.exec(kAwaitDurableSql); }
 
 }  // namespace
+
+KeyStore::KeyStore(Pool& pool, RecentKeys& recent)
+    : m_pool(pool), m_recent(recent), m_batches(std::make_unique<KeyBatches>(pool)) {}
+
+KeyStore::~KeyStore() = default;
+
+WriteBatchStats KeyStore::writeBatches() const { return m_batches->stats(); }
 
 const char* decisionName(Decision d) {
   switch (d) {
@@ -115,32 +92,20 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
   bool hadLiveRow = false;  // what the read found; also the lesson on keys not seen here
   // Formatted only when a statement needs them: a replay does not.
   const auto policyVersion = [&] { return q.policyVersion > 0 ? pg::Param(q.policyVersion) : pg::Param::null(); };
-  auto result = m_pool.withRetry([&](pg::Connection& c) {
+  // A key this process takes for new is claimed in the next batch of fresh claims: one
+  // multi-row INSERT and one commit for every claim that queued meanwhile (KeyBatches).
+  std::optional<ClaimResult> fresh;
+  if (!likelyRetry) {
+    ++m_roundTrips;
+    fresh = m_batches->claimFresh(q);
+  }
+  auto result = fresh ? std::move(*fresh) : m_pool.withRetry([&](pg::Connection& c) {
     // A key never seen (no live row, no archived generation): generation 1, leased to us.
     auto claimFresh = [&](ClaimResult& out) {
       ++m_roundTrips;
-      std::optional<pg::Result> inserted;
-      try {
-        inserted.emplace(c.execPrepared("idem_claim_fresh", kFreshClaimSql,
-                                        {q.scope.tenant, q.scope.endpoint, q.scope.key,
-                                         pg::Param::bytes(q.fingerprint), q.tier, policyVersion(),
-                                         policy::toInterval(q.ttl), policy::toInterval(q.lease), q.requestId},
-                                        /*binaryResults=*/true));
-      } catch (const pg::QueryError& e) {
-        // A sweeper archived this key while we inserted (0014's trigger): the key has history.
-        if (e.sqlstate() != kArchivedMeanwhile) throw;
-        return false;
-      }
-      const pg::Result& fresh = *inserted;
-      const FreshClaimColumns col(fresh);
-      if (fresh.rows() != 1) return false;
-      out.decision = Decision::Execute;
-      out.generation = fresh.binInt32At(0, col.generation);
-      out.expiresAt = fresh.binTimestampMsAt(0, col.expiresAt);
-      out.leaseToken = fresh.binUuidAt(0, col.leaseToken);
-      out.leaseUntil = fresh.binTimestampMsAt(0, col.leaseUntil);
-      out.now = fresh.binTimestampMsAt(0, col.now);
-      return true;
+      auto claimed = claimFreshOne(c, q);
+      if (claimed) out = std::move(*claimed);
+      return claimed.has_value();
     };
     // The live row, if replayable; hadLiveRow tells whether there is one at all.
     auto readStored = [&](ClaimResult& out) {
@@ -169,7 +134,7 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
       if (readStored(out)) return out;
       if (!hadLiveRow && claimFresh(out)) return out;
     } else {
-      if (claimFresh(out)) return out;
+      // The batch did not claim it (or a retry of this lambda after a lost connection).
       if (readStored(out)) return out;
     }
     // The rare cases: a live row that is not replayable (409, 422, lease takeover, expired), or
@@ -223,6 +188,10 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
 }
 
 CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<SideStatement>& sameTransaction) {
+  // Without side statements the completion goes in the next batch of completions (KeyBatches):
+  // one multi-row UPDATE and one commit for all that queued meanwhile.
+  if (sameTransaction.empty())
+    if (auto stored = m_batches->complete(q)) return *stored;
   auto lease = m_pool.acquire();
   auto& conn = lease.conn();
   CompleteResult out;
@@ -241,18 +210,17 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
     auto ours = conn.exec(kCompletedBySql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.leaseToken});
     if (ours.rows() == 0) return std::nullopt;
     awaitDurable(conn);  // the COMMIT that stored it was never acknowledged
-    return completed(ours);
+    return completedRow(ours, 0);
   };
   try {
     std::optional<pg::Result> result;
     if (sameTransaction.empty()) {
-      result.emplace(conn.execPrepared("idem_complete", kCompleteSql, completeParams(q)));
-      if (result->rows() == 0) {
-        if (auto ours = storedByUs()) return *ours;
-        recordLeaseLost(kLeaseLostNotStored);
-        return out;
-      }
-    } else {
+      // The batch found the key not processing under our token.
+      if (auto ours = storedByUs()) return *ours;
+      recordLeaseLost(kLeaseLostNotStored);
+      return out;
+    }
+    {
       // One pipeline: BEGIN, the completion, the side statements, COMMIT — one round trip,
       // and the side effects (a ledger row) exist exactly when the key says done.
       std::vector<std::pair<std::string, std::vector<pg::Param>>> batch;
@@ -275,7 +243,7 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
       }
     }
     if (result->rows() == 0) return out;
-    out = completed(*result);
+    out = completedRow(*result, 0);
   } catch (const pg::Unavailable&) {
     lease.discard();
     m_pool.dropIdle();

@@ -5,6 +5,7 @@
 // core/store/keysql.h, which says where each rule lives. The database's now() is the only clock.
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -95,10 +96,29 @@ inline constexpr std::string_view kLeaseLostNotStored = "completed after the lea
 inline constexpr std::string_view kLeaseLostRolledBack = "completed after the lease was taken over; rolled back";
 inline constexpr std::string_view kDetailResource = "; resource ";
 
+/// How the write path batched (core/store/keybatches.h): statements sent, and the keys they
+/// carried; keys / statements is the mean batch.
+struct WriteBatchStats {
+  long long claimBatches = 0, claimedKeys = 0;
+  long long completionBatches = 0, completedKeys = 0;
+  long long claimsWaiting = 0, completionsWaiting = 0;  // queued now behind the batch in flight
+};
+
+/// Statements of each kind (fresh claims, completions) a process keeps in flight before new ones
+/// queue into the next batch. A commit waits for its WAL flush, and the server flushes
+/// concurrent commits together: with one in flight, a slow flush bounded each lane; with up
+/// to eight, a few clients run as before and many go in batches.
+inline constexpr std::size_t kWriteBatchesInFlight = 8;
+
+class KeyBatches;
+
 class KeyStore {
  public:
   /// `recent`: where the guess of the claim's order comes from; the process's table by default.
-  explicit KeyStore(Pool& pool, RecentKeys& recent = RecentKeys::shared()) : m_pool(pool), m_recent(recent) {}
+  explicit KeyStore(Pool& pool, RecentKeys& recent = RecentKeys::shared());
+  ~KeyStore();
+  KeyStore(const KeyStore&) = delete;
+  KeyStore& operator=(const KeyStore&) = delete;
 
   /// Decides a request against the key's record. Throws pg::Unavailable.
   [[nodiscard]] ClaimResult claim(const ClaimRequest& request);
@@ -120,10 +140,12 @@ class KeyStore {
   /// Whether a key this process has not seen is read before it is claimed (learned: see
   /// RecentKeys::readUnseenFirst).
   [[nodiscard]] bool readsUnseenKeysFirst() const { return m_recent.readUnseenFirst(); }
+  [[nodiscard]] WriteBatchStats writeBatches() const;
 
  private:
   Pool& m_pool;
   RecentKeys& m_recent;
+  std::unique_ptr<KeyBatches> m_batches;  // fresh claims and completions, batched across requests
   std::atomic<long long> m_claims{0};
   std::atomic<long long> m_roundTrips{0};
 };

@@ -280,24 +280,64 @@ Result Connection::execPrepared(const std::string& name, std::string_view sql, c
 }
 
 std::vector<Result> Connection::pipeline(const std::vector<std::pair<std::string, std::vector<Param>>>& statements) {
+  try {
+    return pipelineOnce(statements);
+  } catch (const QueryError& e) {
+    // A pooler moved the session: the statements prepared here are unknown there. A pipeline is
+    // one transaction (implicit, or BEGIN … COMMIT), so nothing of it committed: run it unnamed.
+    if (!m_usePrepared || (e.sqlstate() != "26000" && e.sqlstate() != "42P05")) throw;
+    setPreparedStatements(false);
+    return pipelineOnce(statements);
+  }
+}
+
+std::vector<Result> Connection::pipelineOnce(const std::vector<std::pair<std::string, std::vector<Param>>>& statements) {
   PGconn* c = m_conn.get();
   if (PQenterPipelineMode(c) != 1) throw Unavailable("cannot enter pipeline mode: " + trimmed(PQerrorMessage(c)));
   struct Exit {
     PGconn* c;
     ~Exit() { PQexitPipelineMode(c); }
   } exitGuard{c};
+  // Statements with parameters run prepared, like execPrepared's (parsed and planned once per
+  // connection); a statement not yet prepared here is prepared in the same pipeline, and counts as
+  // prepared once its PREPARE's result comes back.
+  std::vector<std::optional<Prepared>> preparing;  // per result to read: the PREPARE it answers
   for (const auto& [sql, params] : statements) {
     ParamArrays a(params);
-    if (PQsendQueryParams(c, sql.c_str(), static_cast<int>(params.size()), nullptr, a.values.data(),
-                          a.lengths.data(), a.formats.data(), 0) != 1)
-      throw Unavailable("cannot send pipelined statement: " + trimmed(PQerrorMessage(c)));
+    const Prepared* known = nullptr;
+    if (m_usePrepared && !params.empty()) {
+      const std::string name = serverStatementName("idem_pipe", sql);
+      const auto named = [&](const Prepared& p) { return p.name == name; };
+      auto it = std::find_if(m_prepared.begin(), m_prepared.end(), named);
+      // The same statement twice in one pipeline: prepared by the first.
+      auto pending = std::find_if(preparing.begin(), preparing.end(),
+                                  [&](const std::optional<Prepared>& p) { return p && named(*p); });
+      if (pending != preparing.end()) {
+        known = &**pending;
+      } else if (it == m_prepared.end()) {
+        Prepared p{name, serverStatementName(name, sql)};
+        if (PQsendPrepare(c, p.serverName.c_str(), sql.c_str(), 0, nullptr) != 1)
+          throw Unavailable("cannot send pipelined statement: " + trimmed(PQerrorMessage(c)));
+        preparing.emplace_back(std::move(p));
+        known = &*preparing.back();
+      } else {
+        known = &*it;
+      }
+    }
+    const int sent = known ? PQsendQueryPrepared(c, known->serverName.c_str(), static_cast<int>(params.size()),
+                                                 a.values.data(), a.lengths.data(), a.formats.data(), 0)
+                           : PQsendQueryParams(c, sql.c_str(), static_cast<int>(params.size()), nullptr,
+                                               a.values.data(), a.lengths.data(), a.formats.data(), 0);
+    if (sent != 1) throw Unavailable("cannot send pipelined statement: " + trimmed(PQerrorMessage(c)));
+    preparing.emplace_back(std::nullopt);
   }
   if (PQpipelineSync(c) != 1) throw Unavailable("cannot sync pipeline: " + trimmed(PQerrorMessage(c)));
   std::vector<Result> results;
   std::optional<std::string> firstError;
   std::string firstState;
   bool lost = false;
-  // Each statement yields its result then a NULL; the sync point yields PGRES_PIPELINE_SYNC.
+  std::size_t answered = 0;  // results read so far, PREPAREs included
+  // Each command yields its result then a NULL; the sync point yields PGRES_PIPELINE_SYNC.
   for (;;) {
     PGresult* r = PQgetResult(c);
     if (!r) {
@@ -312,6 +352,9 @@ std::vector<Result> Connection::pipeline(const std::vector<std::pair<std::string
       PQclear(r);
       break;
     }
+    const bool isPrepare = answered < preparing.size() && preparing[answered].has_value();
+    if (isPrepare && st == PGRES_COMMAND_OK) m_prepared.push_back(*preparing[answered]);
+    ++answered;
     if (st == PGRES_FATAL_ERROR || st == PGRES_PIPELINE_ABORTED) {
       if (!firstError && st == PGRES_FATAL_ERROR) {
         firstError = trimmed(PQresultErrorMessage(r));
@@ -319,6 +362,10 @@ std::vector<Result> Connection::pipeline(const std::vector<std::pair<std::string
         firstState = s ? s : "";
         lost = isConnectionLoss(c, r);
       }
+      PQclear(r);
+      continue;
+    }
+    if (isPrepare) {
       PQclear(r);
       continue;
     }

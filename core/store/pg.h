@@ -73,6 +73,7 @@ enum class Type : unsigned {
   Int4 = 23,
   Text = 25,
   Timestamptz = 1184,
+  Interval = 1186,
   Uuid = 2950,
   Jsonb = 3802,
 };
@@ -156,7 +157,9 @@ class Connection {
   void setPreparedStatements(bool on);
   [[nodiscard]] bool preparedStatements() const { return m_usePrepared; }
   /// Runs several statements as one pipeline (one network round trip); all or nothing when the
-  /// caller wraps them in BEGIN/COMMIT. Returns one Result per statement.
+  /// caller wraps them in BEGIN/COMMIT. Returns one Result per statement. Statements with
+  /// parameters run prepared (as execPrepared's; unnamed once a pooler was met), so a pipeline
+  /// sent on every request is not parsed and planned every time.
   std::vector<Result> pipeline(const std::vector<std::pair<std::string, std::vector<Param>>>& statements);
   /// COPY … FROM STDIN with `data` in COPY text format: the cheapest way to append many rows.
   void copyIn(std::string_view copySql, std::string_view data);
@@ -171,6 +174,7 @@ class Connection {
 
  private:
   Result check(PGresult* r);
+  std::vector<Result> pipelineOnce(const std::vector<std::pair<std::string, std::vector<Param>>>& statements);
   Result execUnnamed(std::string_view sql, const std::vector<Param>& params, bool binaryResults);
   /// A statement prepared on this connection failed because a pooler moved the session.
   Result afterPoolerMovedSession(PGresult* failed, std::string_view sql, const std::vector<Param>& params,

@@ -136,9 +136,48 @@ class TestBenchCli : public QObject {
     }
   }
 
+  // --new-key-costs: each contender's per-key figures are its totals over the keys it made, and
+  // each ratio the library's figure over pgbench's. The test cluster runs on this host, so the
+  // server's CPU is read too.
+  void newKeyCostsPrintPerKeyFiguresAndTheirRatios() {
+    test::TestDatabase db("bench_cli_costs");
+    std::string out;
+    const int rc = test::runIdemctl({"bench", "--db", db.conninfo(), "--new-key-costs", "--seconds", "1", "--rounds",
+                                     "2", "--clients", "2,3", "--format", "json"},
+                                    &out);
+    QVERIFY2(rc == 0, out.c_str());
+    const auto report = nlohmann::json::parse(out.substr(out.find('{')));
+    QCOMPARE(report.at("rounds").get<int>(), 2);
+    const auto& runs = report.at("runs");
+    QCOMPARE(runs.size(), std::size_t{2});
+    QCOMPARE(runs[0].at("clients").get<int>(), 2);
+    QCOMPARE(runs[1].at("clients").get<int>(), 3);
+    for (const auto& run : runs) {
+      for (const char* contender : {"library", "pgbench_minimal_prepared"}) {
+        const auto& c = run.at(contender);
+        const double keys = c.at("keys").get<double>();
+        QVERIFY2(keys > 0, contender);
+        // Every new key commits at least once (its claim) and writes WAL; the server worked.
+        QVERIFY2(c.at("commits").get<double>() >= keys, contender);
+        QVERIFY2(c.at("wal_bytes").get<double>() > 0 && c.at("wal_records").get<double>() > 0, contender);
+        QVERIFY2(c.at("server_cpu_s").get<double>() > 0, contender);
+        const auto& per = c.at("figures");
+        checkRatio(per, "keys/s", keys / c.at("seconds").get<double>());
+        checkRatio(per, "commits/key", c.at("commits").get<double>() / keys);
+        checkRatio(per, "WAL B/key", c.at("wal_bytes").get<double>() / keys);
+        checkRatio(per, "PG CPU ms/key", 1000 * c.at("server_cpu_s").get<double>() / keys);
+      }
+      for (const char* figure : {"keys/s", "commits/key", "WAL B/key", "WAL rec/key", "PG CPU ms/key"})
+        checkRatio(run.at("ratios"), figure,
+                   run.at("library").at("figures").at(figure).get<double>() /
+                       run.at("pgbench_minimal_prepared").at("figures").at(figure).get<double>());
+    }
+  }
+
   void badArgumentsExitTwoAndSayWhich() {
     for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{
-             {"--format", "yaml"}, {"--seconds", "0"}, {"--seconds", "soon"}, {"--profile", "everything"}}) {
+             {"--format", "yaml"}, {"--seconds", "0"}, {"--seconds", "soon"}, {"--profile", "everything"},
+             {"--rounds", "0"}}) {
       std::string out;
       const int rc = test::runIdemctl({"bench", option, value}, &out);
       QVERIFY2(rc == 2, (option + " " + value + ": " + out).c_str());

@@ -93,6 +93,26 @@ class TestTransaction : public QObject {
     QCOMPARE(rows(c), 1LL);
   }
 
+  // A pipeline sent on every request (a completion with its ledger row) is not parsed and
+  // planned every time: its statements with parameters are prepared once per connection, the
+  // same statement twice in one pipeline too.
+  void aPipelinesStatementsArePreparedOnce() {
+    auto c = m_db->connect();
+    const std::string insert = "INSERT INTO public.t VALUES ($1::integer)";
+    for (int round = 0; round < 3; ++round) {
+      auto tx = pg::Transaction::begunByPipeline(c);
+      auto results = c.pipeline({{"BEGIN", {}}, {insert, {round * 2}}, {insert, {round * 2 + 1}}, {"COMMIT", {}}});
+      tx.committedByPipeline();
+      QCOMPARE(results.size(), std::size_t{4});  // one per statement, none for the PREPARE
+    }
+    QCOMPARE(rows(c), 6LL);
+    auto prepared = c.exec("SELECT count(*) AS n, coalesce(sum(generic_plans + custom_plans), 0) AS runs "
+                           "FROM pg_prepared_statements WHERE statement = $1",
+                           {insert});
+    QCOMPARE(prepared.integer(0, "n"), 1LL);
+    QCOMPARE(prepared.integer(0, "runs"), 6LL);
+  }
+
   void cancelHandleStopsARunningStatement() {
     auto c = m_db->connect();
     const pg::CancelHandle cancel(c);

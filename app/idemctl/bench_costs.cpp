@@ -1,0 +1,265 @@
+#include "app/idemctl/bench_costs.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/store/pg.h"
+
+namespace idemctl::bench {
+namespace {
+
+// ---- what the server and this process have spent so far ----
+
+/// utime + stime (+ cutime + cstime: children the process has reaped) of one process, in
+/// seconds, and its parent; nullopt when it is gone.
+struct ProcCpu {
+  double own = 0, reaped = 0;
+  long parent = 0;
+};
+
+std::optional<ProcCpu> procCpu(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!in || !std::getline(in, text)) return std::nullopt;
+  // The command name may hold spaces or parentheses: the fields start after its last ')'.
+  const auto close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(close + 2));
+  std::string f[15];  // fields 3..17: state, ppid, …, utime (14), stime, cutime, cstime (17)
+  for (auto& v : f)
+    if (!(fields >> v)) return std::nullopt;
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  ProcCpu p;
+  p.parent = std::stol(f[1]);
+  p.own = (std::stod(f[11]) + std::stod(f[12])) / tick;
+  p.reaped = (std::stod(f[13]) + std::stod(f[14])) / tick;
+  return p;
+}
+
+bool isPostgres(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string comm;
+  return in && std::getline(in, comm) && comm.starts_with("postgres");
+}
+
+/// The CPU every process of the server has used: the postmaster, the backends it reaped (its
+/// cutime: the bench's backends, gone by the time this is read) and the children still running.
+/// -1 when the server is not a process on this host.
+double serverCpuSeconds(long backendPid) {
+  const auto backend = procCpu(backendPid);
+  if (!backend || !isPostgres(backendPid) || !isPostgres(backend->parent)) return -1;
+  const long postmaster = backend->parent;
+  const auto top = procCpu(postmaster);
+  if (!top) return -1;
+  double total = top->own + top->reaped;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const auto child = procCpu(std::stol(name));
+    if (child && child->parent == postmaster) total += child->own;
+  }
+  return total;
+}
+
+double rusageSeconds(int who) {
+  rusage u{};
+  getrusage(who, &u);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(u.ru_utime) + seconds(u.ru_stime);
+}
+
+struct Snapshot {
+  double commits = 0, walBytes = 0, walRecords = 0, serverCpuS = -1, clientCpuS = 0;
+};
+
+/// Read once the previous run's connections are closed: a backend reports its counters to the
+/// cumulative statistics when it exits (or at most once a second while it lives).
+Snapshot snapshot(const std::string& conninfo) {
+  idem::pg::Connection c(conninfo);
+  // The bench's own connections close asynchronously: wait (briefly) for their backends to exit.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto others = c.exec(
+        "SELECT pg_stat_clear_snapshot(), (SELECT count(*) FROM pg_stat_activity WHERE datname = "
+        "current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend') AS n");
+    if (others.integer(0, "n") == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto r = c.exec(
+      "SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()) AS commits, "
+      "w.wal_bytes::float8 AS wal_bytes, w.wal_records AS wal_records, pg_backend_pid() AS pid FROM pg_stat_wal w");
+  Snapshot s;
+  s.commits = r.real(0, "commits");
+  s.walBytes = r.real(0, "wal_bytes");
+  s.walRecords = r.real(0, "wal_records");
+  s.serverCpuS = serverCpuSeconds(static_cast<long>(r.integer(0, "pid")));
+  s.clientCpuS = rusageSeconds(RUSAGE_SELF) + rusageSeconds(RUSAGE_CHILDREN);
+  return s;
+}
+
+/// Runs `measure` between two snapshots and adds what it cost to `into`.
+template <typename Measure>
+void accumulate(const Settings& s, Costs& into, Measure measure) {
+  const Snapshot before = snapshot(s.conninfo);
+  const Run run = measure();
+  const Snapshot after = snapshot(s.conninfo);
+  into.run.operations += run.operations;
+  into.run.seconds += run.seconds;
+  into.commits += after.commits - before.commits;
+  into.walBytes += after.walBytes - before.walBytes;
+  into.walRecords += after.walRecords - before.walRecords;
+  if (before.serverCpuS >= 0 && after.serverCpuS >= 0)
+    into.serverCpuS = (into.serverCpuS < 0 ? 0 : into.serverCpuS) + after.serverCpuS - before.serverCpuS;
+  into.clientCpuS += after.clientCpuS - before.clientCpuS;
+}
+
+// ---- printing ----
+
+struct Column {
+  const char* header;
+  double (*value)(const Costs&);
+  const char* format;  // for one figure
+};
+
+const Column kColumns[] = {
+    {"keys/s", [](const Costs& c) { return c.run.rate(); }, "%.0f"},
+    {"commits/key", [](const Costs& c) { return c.perKey(c.commits); }, "%.2f"},
+    {"WAL B/key", [](const Costs& c) { return c.perKey(c.walBytes); }, "%.0f"},
+    {"WAL rec/key", [](const Costs& c) { return c.perKey(c.walRecords); }, "%.1f"},
+    {"PG CPU ms/key", [](const Costs& c) { return c.serverCpuS < 0 ? -1 : 1000 * c.perKey(c.serverCpuS); }, "%.3f"},
+    {"client CPU ms/key", [](const Costs& c) { return 1000 * c.perKey(c.clientCpuS); }, "%.3f"},
+};
+
+std::string cell(const Column& col, double v) {
+  if (v < 0) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, col.format, v);
+  return buf;
+}
+
+std::string ratioCell(double library, double baseline) {
+  if (library < 0 || baseline <= 0) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2fx", library / baseline);
+  return buf;
+}
+
+/// The three lines of one client count: each contender, then library / pgbench per column.
+std::vector<std::vector<std::string>> lines(const CostRow& r) {
+  std::vector<std::vector<std::string>> out;
+  const std::string n = std::to_string(r.clients);
+  for (const auto& [label, costs] : {std::pair<const char*, const Costs*>{"library (Idem)", &r.library},
+                                     {"pgbench minimal, -M prepared", &r.minimalPrepared}}) {
+    std::vector<std::string> line{n, label};
+    for (const auto& col : kColumns) line.push_back(cell(col, col.value(*costs)));
+    out.push_back(line);
+  }
+  std::vector<std::string> ratio{n, "library / pgbench"};
+  for (const auto& col : kColumns) ratio.push_back(ratioCell(col.value(r.library), col.value(r.minimalPrepared)));
+  out.push_back(ratio);
+  return out;
+}
+
+}  // namespace
+
+std::vector<CostRow> measureNewKeyCosts(const Settings& s, const std::vector<int>& clients, int rounds) {
+  std::vector<CostRow> rows;
+  for (int n : clients) rows.push_back(CostRow{n, {}, {}});
+  for (int round = 0; round < rounds; ++round)
+    for (auto& row : rows) {
+      const auto library = [&] { accumulate(s, row.library, [&] { return libraryNewKeysRun(s, row.clients); }); };
+      const auto minimal = [&] {
+        accumulate(s, row.minimalPrepared,
+                   [&] { return pgbenchRun(s, Script::MinimalNew, row.clients, Protocol::Prepared); });
+      };
+      if (round % 2 == 0) {
+        library();
+        minimal();
+      } else {
+        minimal();
+        library();
+      }
+    }
+  return rows;
+}
+
+std::string costsText(const std::vector<CostRow>& rows) {
+  std::string out;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-8s %-30s", "clients", "new keys");
+  out += buf;
+  for (const auto& col : kColumns) {
+    std::snprintf(buf, sizeof buf, " %17s", col.header);
+    out += buf;
+  }
+  out += '\n';
+  for (const auto& r : rows)
+    for (const auto& line : lines(r)) {
+      std::snprintf(buf, sizeof buf, "%-8s %-30s", line[0].c_str(), line[1].c_str());
+      out += buf;
+      for (std::size_t i = 2; i < line.size(); ++i) {
+        std::snprintf(buf, sizeof buf, " %17s", line[i].c_str());
+        out += buf;
+      }
+      out += '\n';
+    }
+  return out;
+}
+
+std::string costsMarkdown(const std::vector<CostRow>& rows) {
+  std::string out = "| clients | new keys |";
+  std::string rule = "|---|---|";
+  for (const auto& col : kColumns) {
+    out += std::string(" ") + col.header + " |";
+    rule += "---:|";
+  }
+  out += '\n' + rule + '\n';
+  for (const auto& r : rows)
+    for (const auto& line : lines(r)) {
+      out += '|';
+      for (const auto& c : line) out += ' ' + c + " |";
+      out += '\n';
+    }
+  return out;
+}
+
+std::string costsJson(const std::vector<CostRow>& rows, int secondsPerFigure, int rounds) {
+  const auto contender = [](const Costs& c) {
+    nlohmann::json per;
+    for (const auto& col : kColumns)
+      if (col.value(c) >= 0) per[col.header] = col.value(c);
+    return nlohmann::json{{"keys", c.run.operations},
+                          {"seconds", c.run.seconds},
+                          {"commits", c.commits},
+                          {"wal_bytes", c.walBytes},
+                          {"wal_records", c.walRecords},
+                          {"server_cpu_s", c.serverCpuS},
+                          {"client_cpu_s", c.clientCpuS},
+                          {"figures", per}};
+  };
+  nlohmann::json out{{"seconds_per_figure", secondsPerFigure}, {"rounds", rounds}, {"runs", nlohmann::json::array()}};
+  for (const auto& r : rows) {
+    nlohmann::json ratios;
+    for (const auto& col : kColumns) {
+      const double lib = col.value(r.library), base = col.value(r.minimalPrepared);
+      if (lib >= 0 && base > 0) ratios[col.header] = lib / base;
+    }
+    out["runs"].push_back({{"clients", r.clients},
+                           {"library", contender(r.library)},
+                           {"pgbench_minimal_prepared", contender(r.minimalPrepared)},
+                           {"ratios", ratios}});
+  }
+  return out.dump(2) + '\n';
+}
+
+}  // namespace idemctl::bench

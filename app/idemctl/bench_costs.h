@@ -1,0 +1,40 @@
+#pragma once
+// idemctl bench --new-key-costs: what one new key costs, beside what pgbench's minimal INSERT +
+// UPDATE (-M prepared) costs on the same server — commits, WAL bytes and records, the server's
+// CPU and the client's — measured in alternating rounds so the host's drift falls on both.
+#include <string>
+#include <vector>
+
+#include "app/idemctl/bench.h"
+
+namespace idemctl::bench {
+
+/// Totals of one contender over its rounds at one client count.
+struct Costs {
+  Run run;                 // new keys made, and the time they took
+  double commits = 0;      // pg_stat_database.xact_commit
+  double walBytes = 0;     // pg_stat_wal.wal_bytes
+  double walRecords = 0;   // pg_stat_wal.wal_records
+  double serverCpuS = -1;  // every PostgreSQL process; -1 when the server is not on this host
+  double clientCpuS = 0;   // this process (the library) or its pgbench child
+
+  [[nodiscard]] double perKey(double total) const {
+    return run.operations > 0 ? total / static_cast<double>(run.operations) : 0;
+  }
+};
+
+struct CostRow {
+  int clients = 0;
+  Costs library, minimalPrepared;
+};
+
+/// Measures each client count `rounds` times, the library and pgbench alternating (which goes
+/// first alternates too).
+[[nodiscard]] std::vector<CostRow> measureNewKeyCosts(const Settings& s, const std::vector<int>& clients, int rounds);
+
+[[nodiscard]] std::string costsText(const std::vector<CostRow>& rows);
+[[nodiscard]] std::string costsMarkdown(const std::vector<CostRow>& rows);
+/// Per row: both contenders' totals and per-key figures, and `ratios` (library / pgbench).
+[[nodiscard]] std::string costsJson(const std::vector<CostRow>& rows, int secondsPerFigure, int rounds);
+
+}  // namespace idemctl::bench

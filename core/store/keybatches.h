@@ -1,0 +1,62 @@
+#pragma once
+// The write path of new keys, batched across concurrent requests: fresh claims that arrive while
+// every claim slot (kWriteBatchesInFlight) has a statement in flight go to the store together in
+// the next one (one multi-row INSERT, one commit), and so do completions (one multi-row UPDATE).
+// A batch is what queued while the earlier ones ran (BatchLane): no timer, so a lone request pays
+// one single-row statement, as before. Each key keeps its own answer: a key the batch did not claim or complete (a live row,
+// history, a lost lease) returns nullopt and its caller decides it alone; a statement that fails
+// is split in halves and retried, so an error reaches only the keys that cause it. Every answer
+// is given after its batch committed: a claim is durable before its execution starts.
+#include <atomic>
+#include <exception>
+#include <optional>
+
+#include "core/store/batchlane.h"
+#include "core/store/keystore.h"
+
+namespace idem::store {
+
+/// The parameters of kCompleteSql and kCompleteOrAbortSql for one key.
+[[nodiscard]] std::vector<pg::Param> completeParams(const CompleteRequest& r);
+/// A stored completion as a RETURNING row of those statements (or kCompletedBySql) reports it.
+[[nodiscard]] CompleteResult completedRow(const pg::Result& r, int row);
+
+/// One key's fresh claim by a single-row statement on `c`: nullopt when the key has a live row
+/// or history (or a sweeper archived it meanwhile). Throws like any statement.
+[[nodiscard]] std::optional<ClaimResult> claimFreshOne(pg::Connection& c, const ClaimRequest& q);
+
+class KeyBatches {
+ public:
+  explicit KeyBatches(Pool& pool);
+
+  /// The key claimed as new (generation 1, leased to the caller), or nullopt: it decides alone.
+  /// Throws what the key's statement threw.
+  [[nodiscard]] std::optional<ClaimResult> claimFresh(const ClaimRequest& q);
+  /// The response stored, or nullopt: the key is not processing under this token. Throws what
+  /// the key's statement threw.
+  [[nodiscard]] std::optional<CompleteResult> complete(const CompleteRequest& q);
+
+  [[nodiscard]] WriteBatchStats stats() const;
+
+  struct ClaimJob {
+    const ClaimRequest* request;
+    std::optional<ClaimResult> claimed;
+    std::exception_ptr error;
+  };
+  struct CompletionJob {
+    const CompleteRequest* request;
+    std::optional<CompleteResult> stored;
+    std::exception_ptr error;
+  };
+
+ private:
+  void runClaims(std::vector<ClaimJob*>& jobs);
+  void runCompletions(std::vector<CompletionJob*>& jobs);
+
+  Pool& m_pool;
+  BatchLane<ClaimJob> m_claims;
+  BatchLane<CompletionJob> m_completions;
+  std::atomic<long long> m_claimBatches{0}, m_claimedKeys{0}, m_completionBatches{0}, m_completedKeys{0};
+};
+
+}  // namespace idem::store
