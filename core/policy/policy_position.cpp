@@ -1,5 +1,6 @@
-// A small scanner over a JSON text that parsed already: it records where each value starts
-// under the same field paths the reader uses (policy_json.h: member, element).
+// A small scanner over a policy's JSON text: it records where each value starts under the same
+// field paths the reader uses (policy_json.h: member, element). It also sees text the reader
+// refused, so it never assumes the text is valid and always ends.
 #include "core/policy/policy_position.h"
 
 #include <algorithm>
@@ -27,10 +28,12 @@ class Scanner {
           ++m_at;
           continue;
         }
+        const std::size_t before = m_at;
         const std::string key = string();
         skipSpace();
         if (m_at < m_text.size() && m_text[m_at] == ':') ++m_at;
         value(member(path, key));
+        stepIfStuck(before);
       }
       ++m_at;
     } else if (c == '[') {
@@ -41,7 +44,9 @@ class Scanner {
           ++m_at;
           continue;
         }
+        const std::size_t before = m_at;
         value(element(path, index++));
+        stepIfStuck(before);
       }
       ++m_at;
     } else if (c == '"') {
@@ -52,6 +57,12 @@ class Scanner {
   }
 
  private:
+  // Text the reader refused (a stray '}' inside an array, a lone '/') is not valid JSON: the
+  // scanner must still end, so a pass that consumed nothing steps over one character.
+  void stepIfStuck(std::size_t before) {
+    if (m_at == before && m_at < m_text.size()) ++m_at;
+  }
+
   void skipSpace() {
     while (m_at < m_text.size()) {
       const char c = m_text[m_at];

@@ -124,7 +124,7 @@ void checkWellFormed(const server::Request& request, const server::Handled& h) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const std::string conninfo = idem::fuzz::freshDatabase("fuzz_service");
+  const std::string conninfo = idem::fuzz::freshDatabase("fuzz_service", /*withDemo=*/true);
   idem::pg::Connection conn(conninfo);
   auto policy = idem::policy::parsePolicy(*idem::resources::find("policy/demo-policy.json"), "demo-policy.json");
   const int version = idem::store::recordPolicy(conn, policy);

@@ -12,8 +12,9 @@
 
 namespace idem::fuzz {
 
-/// The new database's conninfo; exits with a message when no cluster is named.
-inline std::string freshDatabase(const std::string& target) {
+/// The new database's conninfo; exits with a message when no cluster is named. `withDemo`: the
+/// demo API's tables too (`idemctl migrate --demo`), for a target that runs serve's API.
+inline std::string freshDatabase(const std::string& target, bool withDemo = false) {
   const char* admin = std::getenv("IDEM_FUZZ_CONNINFO");
   if (!admin || !*admin) {
     std::fprintf(stderr, "%s: set IDEM_FUZZ_CONNINFO to a PostgreSQL cluster (./run fuzz does)\n", target.c_str());
@@ -23,7 +24,7 @@ inline std::string freshDatabase(const std::string& target) {
   pg::Connection(admin).exec("CREATE DATABASE " + pg::quoteIdentifier(db));
   const std::string conninfo = std::string(admin) + " dbname=" + db;
   pg::Connection conn(conninfo);
-  store::migrate(conn);
+  store::migrate(conn, store::kDefaultLockTimeout, withDemo);
   return conninfo;
 }
 

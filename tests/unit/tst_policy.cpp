@@ -299,6 +299,16 @@ class TestPolicy : public QObject {
     QVERIFY2(!error.contains(u'\n'), qPrintable(error));
   }
 
+  void textTheReaderRefusesStillEndsWithAnError() {
+    // Found by fuzz_policy: a stray '}' inside the tiers array (and a member without its ':')
+    // sent the position scanner into an endless loop; it must end, and the problem be named.
+    const std::string text =
+        R"({"docs_url":"https://x","tenant_header":"Tenant","tiers":[{"name":"f","routes":["PUT /x/y","POST /z"],)"
+        R"("key_required":false,"on_expired"lease"ct","on_conflict":"wait:321m"}}]})";
+    QVERIFY(!errorOf(text).isEmpty());
+    QVERIFY(!errorOf(R"({"tiers":[1 / 2]})").isEmpty());
+  }
+
   void onConflictMessageIsExact() {
     QCOMPARE(errorOf(changed(QStringLiteral("/tiers/1/on_conflict"), QStringLiteral(R"("wait")")), "demo.json"),
              QStringLiteral(R"(demo.json: line 14, column 22: tiers[1].on_conflict: "wait" is not valid (use "409" or )"
