@@ -54,6 +54,16 @@ pg::Param policyVersionParam(const ClaimRequest& q) {
 
 auto scopeOrder(const Scope& s) { return std::tie(s.tenant, s.endpoint, s.key); }
 
+/// Where a batch statement's returned rows name their key.
+struct ScopeColumns {
+  int tenant, endpoint, key;
+};
+
+/// Whether a returned row is `s`'s: rows come back by key, not in the order they were sent.
+bool rowIsScope(const pg::Result& r, int row, const ScopeColumns& col, const Scope& s) {
+  return r.text(row, col.key) == s.key && r.text(row, col.endpoint) == s.endpoint && r.text(row, col.tenant) == s.tenant;
+}
+
 bool sameUuid(std::string_view a, std::string_view b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(),
                     [](char x, char y) { return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y)); });
@@ -186,13 +196,11 @@ void KeyBatches::runClaims(std::vector<ClaimJob*>& jobs) {
                                versions.take(), ttls.take(), leases.take(), requestIds.take()},
                               /*binaryResults=*/true);
       const FreshClaimColumns col(r);
-      const int tenant = r.column("tenant", Type::Text), endpoint = r.column("endpoint", Type::Text),
-                key = r.column("idem_key", Type::Text);
+      const ScopeColumns scope{r.column("tenant", Type::Text), r.column("endpoint", Type::Text),
+                               r.column("idem_key", Type::Text)};
       for (int row = 0; row < r.rows(); ++row) {
-        const auto mine = std::find_if(part.begin(), part.end(), [&](const ClaimJob* j) {
-          const Scope& s = j->request->scope;
-          return r.text(row, key) == s.key && r.text(row, endpoint) == s.endpoint && r.text(row, tenant) == s.tenant;
-        });
+        const auto mine = std::find_if(part.begin(), part.end(),
+                                       [&](const ClaimJob* j) { return rowIsScope(r, row, scope, j->request->scope); });
         if (mine != part.end()) (*mine)->claimed = freshClaim(r, col, row);
       }
     });
@@ -234,13 +242,11 @@ void KeyBatches::runCompletions(std::vector<CompletionJob*>& jobs) {
       auto r = c.execPrepared("idem_complete_batch", kCompleteBatchSql,
                               {tenants.take(), endpoints.take(), keys.take(), tokens.take(), statuses.take(),
                                headers.take(), bodies.take(), resources.take()});
-      const int tenant = r.column("tenant"), endpoint = r.column("endpoint"), key = r.column("idem_key"),
-                token = r.column("lease_token");
+      const ScopeColumns scope{r.column("tenant"), r.column("endpoint"), r.column("idem_key")};
+      const int token = r.column("lease_token");
       for (int row = 0; row < r.rows(); ++row) {
         const auto mine = std::find_if(part.begin(), part.end(), [&](const CompletionJob* j) {
-          const Scope& s = j->request->scope;
-          return r.text(row, key) == s.key && r.text(row, endpoint) == s.endpoint && r.text(row, tenant) == s.tenant &&
-                 sameUuid(r.text(row, token), j->request->leaseToken);
+          return rowIsScope(r, row, scope, j->request->scope) && sameUuid(r.text(row, token), j->request->leaseToken);
         });
         if (mine != part.end()) (*mine)->stored = completedRow(r, row);
       }

@@ -170,6 +170,13 @@ struct GatePair {
   }
   GateServer& server(bool onLoop) { return onLoop ? *loop : *handlers; }
   static std::string key(const std::string& name, bool onLoop) { return name + (onLoop ? "-loop" : "-handlers"); }
+  /// The running test row's shape (its global data, addShapes), and its server and keys.
+  static bool rowOnLoop() {
+    QFETCH_GLOBAL(bool, onLoop);
+    return onLoop;
+  }
+  GateServer& server() { return server(rowOnLoop()); }
+  static std::string key(const std::string& name) { return key(name, rowOnLoop()); }
 
   TestDatabase db;
   std::unique_ptr<GateServer> loop;

@@ -16,14 +16,6 @@ class TstContract : public QObject {
 
   std::unique_ptr<test::GatePair> m_pair;
 
-  test::GateServer& server() {
-    QFETCH_GLOBAL(bool, onLoop);
-    return m_pair->server(onLoop);
-  }
-  static std::string key(const std::string& name) {
-    QFETCH_GLOBAL(bool, onLoop);
-    return test::GatePair::key(name, onLoop);
-  }
   long long keyRows(const std::string& endpoint) const {
     auto c = m_pair->db.connect();
     return c.exec("SELECT count(*) AS n FROM idem.keys WHERE endpoint = $1", {endpoint}).integer(0, "n");
@@ -35,10 +27,10 @@ class TstContract : public QObject {
   void initTestCase_data() { test::GatePair::addShapes(); }
 
   void aRetryReplaysTheFirstAnswer() {
-    auto& s = server();
+    auto& s = m_pair->server();
     const int before = s.execution->calls();
-    const auto first = s.post("/v1/charges", test::keyed(key("replay")));
-    const auto again = s.post("/v1/charges", test::keyed(key("replay")));
+    const auto first = s.post("/v1/charges", test::keyed(test::GatePair::key("replay")));
+    const auto again = s.post("/v1/charges", test::keyed(test::GatePair::key("replay")));
     QCOMPARE(first.status, 201);
     QCOMPARE(again.status, 201);
     QCOMPARE(again.body, first.body);
@@ -49,13 +41,13 @@ class TstContract : public QObject {
   }
 
   void aRetryWhileTheFirstRunsIs409() {
-    auto& s = server();
+    auto& s = m_pair->server();
     const int before = s.execution->calls();
-    http::Headers held = test::keyed(key("inflight"));
+    http::Headers held = test::keyed(test::GatePair::key("inflight"));
     held.emplace_back("X-Hold", "1");
     auto first = std::async(std::launch::async, [&] { return s.post("/v1/charges", held); });
     QTRY_COMPARE(s.execution->held(), std::size_t(1));
-    const auto retry = s.post("/v1/charges", test::keyed(key("inflight")));
+    const auto retry = s.post("/v1/charges", test::keyed(test::GatePair::key("inflight")));
     QCOMPARE(retry.status, 409);
     QVERIFY(test::problemOf(retry)["type"].get<std::string>().ends_with("#request-in-progress"));
     QVERIFY(!retry.header("Retry-After").empty());
@@ -65,17 +57,17 @@ class TstContract : public QObject {
   }
 
   void anotherPayloadUnderTheKeyIs422() {
-    auto& s = server();
-    QCOMPARE(s.post("/v1/charges", test::keyed(key("mismatch")), R"({"amount":1})").status, 201);
+    auto& s = m_pair->server();
+    QCOMPARE(s.post("/v1/charges", test::keyed(test::GatePair::key("mismatch")), R"({"amount":1})").status, 201);
     const int before = s.execution->calls();
-    const auto other = s.post("/v1/charges", test::keyed(key("mismatch")), R"({"amount":2})");
+    const auto other = s.post("/v1/charges", test::keyed(test::GatePair::key("mismatch")), R"({"amount":2})");
     QCOMPARE(other.status, 422);
     QVERIFY(test::problemOf(other)["type"].get<std::string>().ends_with("#payload-mismatch"));
     QCOMPARE(s.execution->calls(), before);
   }
 
   void aMalformedOrMissingKeyIs400() {
-    auto& s = server();
+    auto& s = m_pair->server();
     const int before = s.execution->calls();
     const auto malformed = s.post("/v1/charges", test::keyed("has space"));
     QCOMPARE(malformed.status, 400);
@@ -87,7 +79,7 @@ class TstContract : public QObject {
   }
 
   void routesNoTierCoversBypassTheStore() {
-    auto& s = server();
+    auto& s = m_pair->server();
     const int before = s.execution->calls();
     const auto plain = s.post("/v1/other", test::keyed(""));
     QCOMPARE(plain.status, 201);
@@ -95,17 +87,17 @@ class TstContract : public QObject {
     QVERIFY(!s.execution->last().keyed);
     QCOMPARE(keyRows("POST /v1/other"), 0LL);
     // A key there cannot be honoured: refused, not run (fail closed).
-    const auto withKey = s.post("/v1/other", test::keyed(key("uncovered")));
+    const auto withKey = s.post("/v1/other", test::keyed(test::GatePair::key("uncovered")));
     QCOMPARE(withKey.status, 400);
     QVERIFY(test::problemOf(withKey)["type"].get<std::string>().ends_with("#key-not-honoured"));
     QCOMPARE(s.execution->calls(), before + 1);
   }
 
   void keysAreScopedByTenant() {
-    auto& s = server();
+    auto& s = m_pair->server();
     const int before = s.execution->calls();
-    const auto alice = s.post("/v1/charges", test::keyed(key("shared"), "acct_alice"));
-    const auto bob = s.post("/v1/charges", test::keyed(key("shared"), "acct_bob"));
+    const auto alice = s.post("/v1/charges", test::keyed(test::GatePair::key("shared"), "acct_alice"));
+    const auto bob = s.post("/v1/charges", test::keyed(test::GatePair::key("shared"), "acct_bob"));
     QCOMPARE(alice.status, 201);
     QCOMPARE(bob.status, 201);
     QVERIFY(bob.header("Idempotent-Replayed").empty());  // never alice's answer

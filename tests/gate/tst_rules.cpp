@@ -16,14 +16,6 @@ class TstRules : public QObject {
 
   std::unique_ptr<test::GatePair> m_pair;
 
-  test::GateServer& server() {
-    QFETCH_GLOBAL(bool, onLoop);
-    return m_pair->server(onLoop);
-  }
-  static std::string key(const std::string& name) {
-    QFETCH_GLOBAL(bool, onLoop);
-    return test::GatePair::key(name, onLoop);
-  }
   static std::string typeOf(const client::ClientResponse& r) {
     return test::problemOf(r).value("type", std::string());
   }
@@ -48,13 +40,13 @@ class TstRules : public QObject {
   // serve's early refusals had labels of their own, the proxy's `bad_request`), and a refusal
   // on a tier's route is counted under that tier (serve's were, the proxy's were not).
   void outcomesAreOneVocabularyAndRefusalsKeepTheirTier() {
-    auto& s = server();
+    auto& s = m_pair->server();
     const long long forwarded = s.requests("", "forwarded", 201);
     const long long unkeyed = s.requests("notes", "unkeyed", 201);
     const long long refused = s.requests("charges", "bad_request", 415);
     QCOMPARE(s.post("/v1/other", test::keyed("")).status, 201);
     QCOMPARE(s.post("/v1/notes", test::keyed("")).status, 201);
-    http::Headers refuse = test::keyed(key("refused"));
+    http::Headers refuse = test::keyed(test::GatePair::key("refused"));
     refuse.emplace_back("X-Refuse", "1");
     const int before = s.execution->calls();
     QCOMPARE(s.post("/v1/charges", refuse).status, 415);
@@ -63,16 +55,16 @@ class TstRules : public QObject {
     QCOMPARE(s.requests("notes", "unkeyed", 201), unkeyed + 1);
     QCOMPARE(s.requests("charges", "bad_request", 415), refused + 1);
     // The corrected retry with the same key runs normally.
-    QCOMPARE(s.post("/v1/charges", test::keyed(key("refused"))).status, 201);
+    QCOMPARE(s.post("/v1/charges", test::keyed(test::GatePair::key("refused"))).status, 201);
     QCOMPARE(s.execution->calls(), before + 1);
   }
 
   // A tenant is required on every route a tier covers and wherever the execution touches a
   // tenant's data; a route neither covers passes without one.
   void aTenantIsRequiredWhereATenantsDataIsTouched() {
-    auto& s = server();
+    auto& s = m_pair->server();
     const int before = s.execution->calls();
-    const auto onTier = s.post("/v1/charges", test::keyed(key("no-tenant"), ""));
+    const auto onTier = s.post("/v1/charges", test::keyed(test::GatePair::key("no-tenant"), ""));
     QCOMPARE(onTier.status, 400);
     QVERIFY2(typeOf(onTier).ends_with("#tenant-missing"), onTier.body.c_str());
     const auto onData = s.post("/tenant-data/list", test::keyed("", ""));
@@ -85,13 +77,13 @@ class TstRules : public QObject {
   // An unsafe method's path is matched and executed in canonical form: every spelling of an
   // enforced route meets one key scope; the execution still sees the target as sent.
   void everySpellingOfARouteSharesOneKey() {
-    auto& s = server();
+    auto& s = m_pair->server();
     const int before = s.execution->calls();
-    const auto odd = s.post("/V1//Charges/", test::keyed(key("spelling")));
+    const auto odd = s.post("/V1//Charges/", test::keyed(test::GatePair::key("spelling")));
     QCOMPARE(odd.status, 201);
     QCOMPARE(s.execution->last().path, std::string("/v1/charges"));
     QCOMPARE(s.execution->last().target, std::string("/V1//Charges/"));
-    const auto plain = s.post("/v1/charges", test::keyed(key("spelling")));
+    const auto plain = s.post("/v1/charges", test::keyed(test::GatePair::key("spelling")));
     QCOMPARE(plain.header("Idempotent-Replayed"), std::string("true"));
     QCOMPARE(s.execution->calls(), before + 1);
   }
@@ -99,24 +91,24 @@ class TstRules : public QObject {
   // An answer that may or may not reflect executed work is stored whatever the cache rule and
   // labelled outcome_unknown; a release stores nothing and is labelled released.
   void unknownIsStoredAndReleaseIsNot() {
-    auto& s = server();
+    auto& s = m_pair->server();
     const long long unknownBefore = s.requests("charges", "outcome_unknown", 502);
     const long long releasedBefore = s.requests("charges", "released", 503);
     const int before = s.execution->calls();
-    http::Headers unknown = test::keyed(key("unknown"));
+    http::Headers unknown = test::keyed(test::GatePair::key("unknown"));
     unknown.emplace_back("X-Then", "unknown");
     QCOMPARE(s.post("/v1/charges", unknown).status, 502);
-    const auto retried = s.post("/v1/charges", test::keyed(key("unknown")));
+    const auto retried = s.post("/v1/charges", test::keyed(test::GatePair::key("unknown")));
     QCOMPARE(retried.status, 502);
     QCOMPARE(retried.header("Idempotent-Replayed"), std::string("true"));
     QCOMPARE(s.execution->calls(), before + 1);
     QCOMPARE(s.requests("charges", "outcome_unknown", 502), unknownBefore + 1);
 
-    http::Headers release = test::keyed(key("release"));
+    http::Headers release = test::keyed(test::GatePair::key("release"));
     release.emplace_back("X-Then", "release");
     QCOMPARE(s.post("/v1/charges", release).status, 503);
     QCOMPARE(s.requests("charges", "released", 503), releasedBefore + 1);
-    const auto again = s.post("/v1/charges", test::keyed(key("release")));
+    const auto again = s.post("/v1/charges", test::keyed(test::GatePair::key("release")));
     QCOMPARE(again.status, 201);  // the key was free again: the retry ran
     QCOMPARE(s.execution->calls(), before + 3);
   }
@@ -124,7 +116,7 @@ class TstRules : public QObject {
   // One Request-Id on every answer: the execution's own when it names one (the service's),
   // else the gate's.
   void oneRequestIdPerAnswer() {
-    auto& s = server();
+    auto& s = m_pair->server();
     auto count = [](const std::string& raw) {
       int n = 0;
       for (auto at = raw.find("\r\nRequest-Id: "); at != std::string::npos; at = raw.find("\r\nRequest-Id: ", at + 1)) ++n;
@@ -144,13 +136,13 @@ class TstRules : public QObject {
 
   // A header the gate decides on cannot also be one the next hop must drop: refused, not run.
   void aKeyOrTenantNamedInConnectionIsRefused() {
-    auto& s = server();
+    auto& s = m_pair->server();
     const int before = s.execution->calls();
     const std::string body = R"({"amount":1})";
     for (const std::string named : {"Idempotency-Key", "account-id"}) {
       const std::string raw = test::exchange(
           s.server->port(), "POST /v1/charges HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAccount-Id: "
-                            "acct_1\r\nIdempotency-Key: " + key("connection") + "\r\nConnection: close, " + named +
+                            "acct_1\r\nIdempotency-Key: " + test::GatePair::key("connection") + "\r\nConnection: close, " + named +
                                 "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
       QCOMPARE(test::statusOf(raw), 400);
       QVERIFY2(raw.find("#header-in-connection") != std::string::npos, raw.c_str());
@@ -161,10 +153,10 @@ class TstRules : public QObject {
   // An execution that throws: one wording for both fronts, labelled error; under after-start
   // the abandoned key keeps a 500 and a retry never runs the work a second time.
   void aFailureInsideTheExecutionIsOne500() {
-    auto& s = server();
+    auto& s = m_pair->server();
     const long long errors = s.requests("charges", "error", 500);
     const int before = s.execution->calls();
-    http::Headers throws = test::keyed(key("throws"));
+    http::Headers throws = test::keyed(test::GatePair::key("throws"));
     throws.emplace_back("X-Throw", "1");
     const auto failed = s.post("/v1/charges", throws);
     QCOMPARE(failed.status, 500);
@@ -172,7 +164,7 @@ class TstRules : public QObject {
                  "The server failed while handling the request."),
              failed.body.c_str());
     QCOMPARE(s.requests("charges", "error", 500), errors + 1);
-    QTRY_COMPARE(s.post("/v1/charges", test::keyed(key("throws"))).status, 500);
+    QTRY_COMPARE(s.post("/v1/charges", test::keyed(test::GatePair::key("throws"))).status, 500);
     QCOMPARE(s.execution->calls(), before + 1);
   }
 };
