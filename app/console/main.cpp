@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/sim/scenarios.h"
 #include "core/store/migrations.h"
 #include "ui/common/dbsession.h"
 #include "ui/connection/connectioncontroller.h"
@@ -44,13 +45,18 @@ struct Options {
   QCommandLineOption runSim{u"run"_s, u"Run the simulator's scenario once the window is shown."_s};
   QCommandLineOption simTab{u"sim-tab"_s,
                             u"Open the simulator on this tab: ab, offsets, load, heatmap, live, measure."_s, u"NAME"_s};
+  QCommandLineOption simEditor{u"sim-editor"_s,
+                               u"Show this simulator editor: policy-a, policy-b, server, across-keys."_s, u"NAME"_s};
+  QCommandLineOption scenario{u"scenario"_s,
+                              u"Load this built-in simulator scenario: charge-twice, storm, budget-spike, new-keys."_s,
+                              u"NAME"_s};
 
   void addTo(QCommandLineParser& cli) const {
     cli.setApplicationDescription(
         u"Idem operations console: browse idempotency keys, trace replays, explain duplicates."_s);
     cli.addHelpOption();
     cli.addVersionOption();
-    cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size, workspace, runSim, simTab});
+    cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size, workspace, runSim, simTab, simEditor, scenario});
   }
 };
 
@@ -105,6 +111,8 @@ int main(int argc, char** argv) {
   const QCommandLineOption& workspace = options.workspace;
   const QCommandLineOption& runSim = options.runSim;
   const QCommandLineOption& simTab = options.simTab;
+  const QCommandLineOption& scenario = options.scenario;
+  const QCommandLineOption& simEditor = options.simEditor;
 
   if (cli.isSet(demo)) {
     // The demo (private PostgreSQL, endpoint, traffic) is idemctl's; it opens a console on
@@ -176,6 +184,17 @@ int main(int argc, char** argv) {
     }
     window.setWorkspace(static_cast<idem::ui::MainWindow::Workspace>(index));
   }
+  if (cli.isSet(scenario)) {
+    const auto& builtIn = idem::sim::builtInScenarios();
+    const auto* found = idem::sim::findScenario(cli.value(scenario).toStdString());
+    if (!found) {
+      std::fprintf(stderr, "idem-console: --scenario takes one of charge-twice, storm, budget-spike, new-keys (not %s)\n",
+                   qPrintable(cli.value(scenario)));
+      return 2;
+    }
+    window.setWorkspace(idem::ui::MainWindow::SimulatorPage);
+    window.simulator()->loadScenario(static_cast<idem::ui::sim::SimulatorWorkspace::Scenario>(found - builtIn.data()));
+  }
   if (cli.isSet(runSim)) QTimer::singleShot(0, window.simulator(), &idem::ui::sim::SimulatorWorkspace::run);
   if (cli.isSet(simTab)) {
     static const QStringList names{u"ab"_s, u"offsets"_s, u"load"_s, u"heatmap"_s, u"live"_s, u"measure"_s};
@@ -183,6 +202,14 @@ int main(int argc, char** argv) {
     if (auto* simulator = window.findChild<idem::ui::sim::SimulatorWorkspace*>(); simulator && index >= 0) {
       window.setWorkspace(idem::ui::MainWindow::SimulatorPage);
       simulator->setCurrentTab(static_cast<idem::ui::sim::SimulatorWorkspace::Tab>(index));
+    }
+  }
+  if (cli.isSet(simEditor)) {
+    static const QStringList names{u"policy-a"_s, u"policy-b"_s, u"server"_s, u"across-keys"_s};
+    const int index = static_cast<int>(names.indexOf(cli.value(simEditor).toLower()));
+    if (auto* editors = window.findChild<QTabWidget*>(u"simEditors"_s); editors && index >= 0) {
+      window.setWorkspace(idem::ui::MainWindow::SimulatorPage);
+      editors->setCurrentIndex(index);
     }
   }
   if (cli.isSet(screenshot)) {

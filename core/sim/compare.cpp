@@ -32,6 +32,7 @@ std::vector<Row> rowsFor(const std::vector<NamedResult>& runs) {
                         {"verdict", {}},
                         {"duplicates", {}},
                         {"  per million", {}},
+                        {"  under a new key", {}},
                         {"retry horizon", {}},
                         {"TTL + purge lag", {}},
                         {"attempts", {}},
@@ -51,6 +52,7 @@ std::vector<Row> rowsFor(const std::vector<NamedResult>& runs) {
         shortVerdict(verdictOf(r).exposure),
         withThousands(r.duplicates),
         fixed(r.duplicatesPerMillion(), 1),
+        withThousands(r.duplicatesNewKey),
         r.horizon.value ? humanSeconds(toSeconds(*r.horizon.value)) : std::string("unbounded"),
         humanSeconds(toSeconds(r.config.store.ttl + r.config.store.purgeLag)),
         withThousands(r.attempts),
@@ -61,6 +63,20 @@ std::vector<Row> rowsFor(const std::vector<NamedResult>& runs) {
         recovery};
     for (std::size_t i = 0; i < rows.size(); ++i) rows[i].cells.push_back(cells[i]);
   }
+  // Only a scenario with a cause across keys gets the detection rows.
+  const bool counterparts = std::any_of(runs.begin(), runs.end(), [](const NamedResult& n) { return n.result.counterpart; });
+  if (!counterparts) return rows;
+  Row other{"", {}};
+  Row held{"  held or rejected", {}};
+  Row meant{"  meant, never ran", {}};
+  for (const auto& [name, r] : runs) {
+    const bool detecting = r.counterpart && r.counterpart->mode == CrossKey::Mode::Off;
+    other.label = detecting ? "without detection" : "with detection";
+    other.cells.push_back(r.counterpart ? withThousands(r.counterpart->duplicates) : std::string("-"));
+    held.cells.push_back(withThousands(r.crossKey.held + r.crossKey.rejected));
+    meant.cells.push_back(withThousands(r.crossKey.legitimateRefused));
+  }
+  rows.insert(rows.begin() + 5, {std::move(other), std::move(held), std::move(meant)});
   return rows;
 }
 

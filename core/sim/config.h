@@ -93,12 +93,23 @@ struct Server {
   std::vector<ServerEvent> events;
 };
 
+/// Detection of the same request under another key (docs/simulator.md, "Causes"): a first
+/// attempt of a key whose operation already executed under another key inside `window` is a
+/// match. observe: executes and counts; hold: 409 (a client may retry it); reject: refused, the
+/// operation ends.
+struct CrossKey {
+  enum class Mode { Off, Observe, Hold, Reject };
+  Mode mode = Mode::Off;
+  Usec window = 10 * 60 * kUsecPerSecond;
+};
+
 struct Store {
   enum class StoredAt { FirstReceipt, Completion };
   Usec ttl = 24LL * 3600 * kUsecPerSecond;
   std::optional<Usec> lease = 30 * kUsecPerSecond;  // nullopt: a processing key is never taken over
   Usec purgeLag = 0;                                // the key keeps protecting until stored + ttl + purge_lag
   StoredAt storedAt = StoredAt::FirstReceipt;
+  CrossKey crossKey;
 };
 
 struct Clients {
@@ -108,6 +119,32 @@ struct Clients {
   /// (an AWS quota or gRPC bucket belongs to one client). 1: one client shared by every
   /// operation, what the presets assume.
   std::int64_t clientObjects = 1;
+  /// Chance that a retry goes out under a key of its own (an agent told ids must be unique, a
+  /// browser that keys every click): the store cannot know it is the same operation.
+  double newKeyOnRetry = 0;
+  /// Share of operations that are legitimately the same request as the operation before them
+  /// (the same charge twice on purpose): what cross-key detection wrongly matches.
+  double sameBodyShare = 0;
+};
+
+/// Something between the client and the server that retries on its own with the same request
+/// (a service mesh, an API gateway), inside one client attempt: its tries are invisible to the
+/// client, whose timeout keeps running. Its retry rules are a Policy's (max_attempts = 1 +
+/// retries; timeout and deadline unused).
+struct Intermediary {
+  bool enabled = false;
+  std::string preset;  // "" for none
+  Policy retry;
+};
+
+/// Hedged requests (gRPC hedging, Polly): while no answer has come, another copy of the same
+/// attempt (same key) goes out every `delay`, up to `maxCopies`. The first success wins; a
+/// failure listed in nonFatal waits for the other copies, any other failure ends the attempt.
+struct Hedging {
+  bool enabled = false;
+  Usec delay = 500 * kUsecPerMs;
+  int maxCopies = 2;
+  unsigned nonFatal = 0;  // Outcome bits
 };
 
 struct SimConfig {
@@ -116,6 +153,8 @@ struct SimConfig {
   Policy policy;
   Server server;
   Store store;
+  Intermediary intermediary;
+  Hedging hedging;
 };
 
 }  // namespace idem::sim

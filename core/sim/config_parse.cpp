@@ -7,147 +7,14 @@
 #include <utility>
 #include <vector>
 
+#include "core/sim/config_reader.h"
 #include "core/sim/presets.h"
 
 namespace idem::sim {
 
 namespace {
 
-using nlohmann::json;
-
-template <typename E>
-struct Named {
-  std::string_view name;
-  E value;
-};
-
-constexpr Named<Backoff> kBackoffs[] = {{"none", Backoff::None},
-                                        {"constant", Backoff::Constant},
-                                        {"linear", Backoff::Linear},
-                                        {"exponential", Backoff::Exponential}};
-constexpr Named<Jitter> kJitters[] = {
-    {"none", Jitter::None}, {"full", Jitter::Full}, {"equal", Jitter::Equal}, {"decorrelated", Jitter::Decorrelated}};
-constexpr Named<RetryAfterMode> kRetryAfterModes[] = {
-    {"ignore", RetryAfterMode::Ignore}, {"max", RetryAfterMode::Max}, {"replace", RetryAfterMode::Replace}};
-constexpr Named<OverCap> kOverCaps[] = {
-    {"clamp", OverCap::Clamp}, {"ignore", OverCap::Ignore}, {"give_up", OverCap::GiveUp}};
-constexpr Named<Store::StoredAt> kStoredAts[] = {{"first_receipt", Store::StoredAt::FirstReceipt},
-                                                 {"completion", Store::StoredAt::Completion}};
-constexpr Named<unsigned> kOutcomes[] = {{"timeout", kTimeout}, {"connection_error", kConnectionError},
-                                         {"409", kConflict409}, {"5xx", kStatus5xx},
-                                         {"500", kStatus500},   {"503", kStatus503}};
-
-template <typename E, std::size_t N>
-std::string_view nameOf(const Named<E> (&table)[N], E value) {
-  for (const auto& n : table)
-    if (n.value == value) return n.name;
-  return "?";
-}
-
-template <typename E, std::size_t N>
-std::string choices(const Named<E> (&table)[N]) {
-  std::string out;
-  for (const auto& n : table) out += (out.empty() ? "" : " | ") + std::string(n.name);
-  return out;
-}
-
-/// Reads one JSON object; remembers which keys were read so the rest can be reported.
-class Reader final {
- public:
-  Reader(const json& value, std::string path) : m_value(value), m_path(std::move(path)) {
-    if (!m_value.is_object()) throw ConfigError(m_path.empty() ? "(top level)" : m_path, "must be an object");
-  }
-
-  [[nodiscard]] std::string field(std::string_view key) const {
-    return m_path.empty() ? std::string(key) : m_path + "." + std::string(key);
-  }
-  [[nodiscard]] bool has(std::string_view key) {
-    m_seen.insert(std::string(key));
-    return m_value.contains(key);
-  }
-  [[nodiscard]] const json& at(std::string_view key) const { return m_value.at(key); }
-  [[nodiscard]] bool isNull(std::string_view key) const { return m_value.at(key).is_null(); }
-
-  void number(std::string_view key, double& out, double min, double max, std::string_view rule) {
-    if (!has(key)) return;
-    const json& v = at(key);
-    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < min || v.get<double>() > max)
-      throw ConfigError(field(key), "must be " + std::string(rule));
-    out = v.get<double>();
-  }
-
-  template <typename Int>
-  void integer(std::string_view key, Int& out, std::int64_t min, std::int64_t max) {
-    if (!has(key)) return;
-    const json& v = at(key);
-    const std::string rule = "must be an integer from " + std::to_string(min) + " to " + std::to_string(max);
-    if (!v.is_number_integer()) throw ConfigError(field(key), rule);
-    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
-      throw ConfigError(field(key), rule);
-    const auto i = v.get<std::int64_t>();
-    if (i < min || i > max) throw ConfigError(field(key), rule);
-    out = static_cast<Int>(i);
-  }
-
-  void boolean(std::string_view key, bool& out) {
-    if (!has(key)) return;
-    if (!at(key).is_boolean()) throw ConfigError(field(key), "must be true or false");
-    out = at(key).get<bool>();
-  }
-
-  Usec durationValue(std::string_view key, bool positive) const {
-    const json& v = at(key);
-    const std::string rule = std::string("must be a duration such as \"500ms\", \"3s\", \"30m\", \"24h\"") +
-                             (positive ? " (more than 0)" : "");
-    if (!v.is_string()) throw ConfigError(field(key), rule);
-    const auto d = parseDuration(v.get<std::string>());
-    if (!d || (positive && *d == 0)) throw ConfigError(field(key), rule);
-    return *d;
-  }
-
-  void duration(std::string_view key, Usec& out, bool positive = false) {
-    if (has(key)) out = durationValue(key, positive);
-  }
-
-  /// A duration that may be null ("none").
-  void optionalDuration(std::string_view key, std::optional<Usec>& out, bool positive) {
-    if (!has(key)) return;
-    if (isNull(key)) {
-      out = std::nullopt;
-      return;
-    }
-    const json& v = at(key);
-    if (!v.is_string()) {
-      throw ConfigError(field(key), "must be a duration such as \"3s\", or null for none");
-    }
-    out = durationValue(key, positive);
-  }
-
-  template <typename E, std::size_t N>
-  void choice(std::string_view key, const Named<E> (&table)[N], E& out) {
-    if (!has(key)) return;
-    const json& v = at(key);
-    if (v.is_string()) {
-      for (const auto& n : table)
-        if (n.name == v.get<std::string>()) {
-          out = n.value;
-          return;
-        }
-    }
-    throw ConfigError(field(key), "must be one of " + choices(table));
-  }
-
-  /// Reports the first key that nothing read.
-  void finish() const {
-    for (const auto& [key, value] : m_value.items())
-      if (m_seen.find(key) == m_seen.end()) throw ConfigError(field(key), "unknown field");
-  }
-
- private:
-  const json& m_value;
-  std::string m_path;
-  std::set<std::string, std::less<>> m_seen;
-};
+using namespace config_detail;
 
 Budget defaultBudget(Budget::Type type, Budget::Style style) {
   Budget b;
@@ -155,76 +22,6 @@ Budget defaultBudget(Budget::Type type, Budget::Style style) {
   b.style = style;
   if (type == Budget::Type::TokenBucket && style == Budget::Style::Aws) b.maxTokens = 500;
   return b;
-}
-
-void parseBudget(Reader& parent, Budget& b) {
-  if (!parent.has("budget")) return;
-  if (parent.isNull("budget")) {
-    b = Budget{};
-    return;
-  }
-  Reader r(parent.at("budget"), parent.field("budget"));
-  if (r.has("type")) {
-    const json& t = r.at("type");
-    Budget::Type type = Budget::Type::None;
-    if (t == "token_bucket") {
-      type = Budget::Type::TokenBucket;
-    } else if (t == "ratio") {
-      type = Budget::Type::Ratio;
-    } else if (t == "none") {
-      type = Budget::Type::None;
-    } else {
-      throw ConfigError(r.field("type"), "must be one of token_bucket | ratio | none");
-    }
-    Budget::Style style = type == b.type ? b.style : Budget::Style::Grpc;
-    if (r.has("style")) {
-      const json& s = r.at("style");
-      if (s == "grpc") {
-        style = Budget::Style::Grpc;
-      } else if (s == "aws") {
-        style = Budget::Style::Aws;
-      } else {
-        throw ConfigError(r.field("style"), "must be one of grpc | aws");
-      }
-    }
-    // Another type or style starts from that kind's defaults; the same one refines what is there.
-    if (type != b.type || style != b.style) b = defaultBudget(type, style);
-  } else if (b.type == Budget::Type::None) {
-    throw ConfigError(r.field("type"), "is required: token_bucket | ratio | none");
-  } else if (r.has("style")) {
-    throw ConfigError(r.field("style"), "needs \"type\": \"token_bucket\" beside it");
-  }
-  if (b.type == Budget::Type::TokenBucket) {
-    r.number("max_tokens", b.maxTokens, 1, 1e9, "a number from 1 to 1e9");
-    if (b.style == Budget::Style::Grpc) {
-      r.number("ratio", b.ratio, 0, 1e9, "a number >= 0 (tokens earned per success)");
-    } else {
-      r.number("retry_cost", b.retryCost, 0, 1e9, "a number >= 0");
-      r.number("timeout_cost", b.timeoutCost, 0, 1e9, "a number >= 0");
-      r.number("success_credit", b.successCredit, 0, 1e9, "a number >= 0");
-    }
-  } else if (b.type == Budget::Type::Ratio) {
-    r.number("ratio", b.ratio, 0, 1e9, "a number >= 0 (retries allowed per first attempt)");
-    r.duration("window", b.window, true);
-    r.number("min_retries_per_s", b.minRetriesPerSecond, 0, 1e9, "a number >= 0");
-  }
-  r.finish();
-}
-
-unsigned parseRetryOn(Reader& r) {
-  const json& list = r.at("retry_on");
-  if (!list.is_array())
-    throw ConfigError(r.field("retry_on"), "must be a list such as [\"timeout\", \"5xx\", \"409\"]");
-  unsigned bits = 0;
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const json& v = list[i];
-    const auto* it = std::find_if(std::begin(kOutcomes), std::end(kOutcomes),
-                                  [&](const auto& n) { return v.is_string() && n.name == v.get<std::string>(); });
-    if (it == std::end(kOutcomes))
-      throw ConfigError(r.field("retry_on") + "[" + std::to_string(i) + "]", "must be one of " + choices(kOutcomes));
-    bits |= it->value;
-  }
-  return bits;
 }
 
 Policy parsePolicy(const json& value) {
@@ -335,6 +132,7 @@ Store parseStore(const json& value) {
   r.optionalDuration("lease", st.lease, true);
   r.duration("purge_lag", st.purgeLag);
   r.choice("stored_at", kStoredAts, st.storedAt);
+  if (r.has("cross_key")) st.crossKey = parseCrossKey(r.at("cross_key"), r.field("cross_key"));
   r.finish();
   return st;
 }
@@ -345,11 +143,87 @@ Clients parseClients(const json& value) {
   r.integer("operations", c.operations, 1, 100'000'000);
   r.number("arrival_rate_per_s", c.arrivalRatePerSecond, 1e-6, 1e9, "a number > 0 (operations per second)");
   r.integer("client_objects", c.clientObjects, 1, 1'000'000);
+  r.number("new_key_on_retry", c.newKeyOnRetry, 0, 1, "a probability from 0 to 1");
+  r.number("same_body_share", c.sameBodyShare, 0, 1, "a share from 0 to 1");
   r.finish();
   return c;
 }
 
 json durationOrNull(const std::optional<Usec>& d) { return d ? json(formatDuration(*d)) : json(nullptr); }
+
+}  // namespace
+
+namespace config_detail {
+
+void parseBudget(Reader& parent, Budget& b) {
+  if (!parent.has("budget")) return;
+  if (parent.isNull("budget")) {
+    b = Budget{};
+    return;
+  }
+  Reader r(parent.at("budget"), parent.field("budget"));
+  if (r.has("type")) {
+    const json& t = r.at("type");
+    Budget::Type type = Budget::Type::None;
+    if (t == "token_bucket") {
+      type = Budget::Type::TokenBucket;
+    } else if (t == "ratio") {
+      type = Budget::Type::Ratio;
+    } else if (t == "none") {
+      type = Budget::Type::None;
+    } else {
+      throw ConfigError(r.field("type"), "must be one of token_bucket | ratio | none");
+    }
+    Budget::Style style = type == b.type ? b.style : Budget::Style::Grpc;
+    if (r.has("style")) {
+      const json& s = r.at("style");
+      if (s == "grpc") {
+        style = Budget::Style::Grpc;
+      } else if (s == "aws") {
+        style = Budget::Style::Aws;
+      } else {
+        throw ConfigError(r.field("style"), "must be one of grpc | aws");
+      }
+    }
+    // Another type or style starts from that kind's defaults; the same one refines what is there.
+    if (type != b.type || style != b.style) b = defaultBudget(type, style);
+  } else if (b.type == Budget::Type::None) {
+    throw ConfigError(r.field("type"), "is required: token_bucket | ratio | none");
+  } else if (r.has("style")) {
+    throw ConfigError(r.field("style"), "needs \"type\": \"token_bucket\" beside it");
+  }
+  if (b.type == Budget::Type::TokenBucket) {
+    r.number("max_tokens", b.maxTokens, 1, 1e9, "a number from 1 to 1e9");
+    if (b.style == Budget::Style::Grpc) {
+      r.number("ratio", b.ratio, 0, 1e9, "a number >= 0 (tokens earned per success)");
+    } else {
+      r.number("retry_cost", b.retryCost, 0, 1e9, "a number >= 0");
+      r.number("timeout_cost", b.timeoutCost, 0, 1e9, "a number >= 0");
+      r.number("success_credit", b.successCredit, 0, 1e9, "a number >= 0");
+    }
+  } else if (b.type == Budget::Type::Ratio) {
+    r.number("ratio", b.ratio, 0, 1e9, "a number >= 0 (retries allowed per first attempt)");
+    r.duration("window", b.window, true);
+    r.number("min_retries_per_s", b.minRetriesPerSecond, 0, 1e9, "a number >= 0");
+  }
+  r.finish();
+}
+
+unsigned parseRetryOn(Reader& r, std::string_view key) {
+  const json& list = r.at(key);
+  if (!list.is_array())
+    throw ConfigError(r.field(key), "must be a list such as [\"timeout\", \"5xx\", \"409\"]");
+  unsigned bits = 0;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json& v = list[i];
+    const auto* it = std::find_if(std::begin(kOutcomes), std::end(kOutcomes),
+                                  [&](const auto& n) { return v.is_string() && n.name == v.get<std::string>(); });
+    if (it == std::end(kOutcomes))
+      throw ConfigError(r.field(key) + "[" + std::to_string(i) + "]", "must be one of " + choices(kOutcomes));
+    bits |= it->value;
+  }
+  return bits;
+}
 
 std::vector<std::string> outcomeNames(unsigned bits) {
   std::vector<std::string> out;
@@ -362,7 +236,33 @@ std::vector<std::string> outcomeNames(unsigned bits) {
   return out;
 }
 
-}  // namespace
+
+nlohmann::ordered_json budgetToJson(const Budget& b) {
+  nlohmann::ordered_json j;
+  switch (b.type) {
+    case Budget::Type::None:
+      j = nullptr;
+      break;
+    case Budget::Type::TokenBucket:
+      if (b.style == Budget::Style::Grpc) {
+        j = {{"type", "token_bucket"}, {"style", "grpc"}, {"max_tokens", b.maxTokens}, {"ratio", b.ratio}};
+      } else {
+        j = {{"type", "token_bucket"},        {"style", "aws"},
+                       {"max_tokens", b.maxTokens},     {"retry_cost", b.retryCost},
+                       {"timeout_cost", b.timeoutCost}, {"success_credit", b.successCredit}};
+      }
+      break;
+    case Budget::Type::Ratio:
+      j = {{"type", "ratio"},
+                     {"ratio", b.ratio},
+                     {"window", formatDuration(b.window)},
+                     {"min_retries_per_s", b.minRetriesPerSecond}};
+      break;
+  }
+  return j;
+}
+
+}  // namespace config_detail
 
 std::string_view backoffName(Backoff b) { return nameOf(kBackoffs, b); }
 std::string_view jitterName(Jitter j) { return nameOf(kJitters, j); }
@@ -376,6 +276,8 @@ SimConfig parseConfig(const json& document) {
   if (r.has("policy")) c.policy = parsePolicy(r.at("policy"));
   if (r.has("server")) c.server = parseServer(r.at("server"));
   if (r.has("store")) c.store = parseStore(r.at("store"));
+  if (r.has("intermediary")) c.intermediary = parseIntermediary(r.at("intermediary"));
+  if (r.has("hedging")) c.hedging = parseHedging(r.at("hedging"));
   r.finish();
   return c;
 }
@@ -407,27 +309,7 @@ nlohmann::ordered_json policyToJson(const Policy& p) {
   j["retry_after"] = retryAfterModeName(p.retryAfter);
   j["retry_after_cap"] = durationOrNull(p.retryAfterCap);
   j["retry_after_over_cap"] = nameOf(kOverCaps, p.overCap);
-  const Budget& b = p.budget;
-  switch (b.type) {
-    case Budget::Type::None:
-      j["budget"] = nullptr;
-      break;
-    case Budget::Type::TokenBucket:
-      if (b.style == Budget::Style::Grpc) {
-        j["budget"] = {{"type", "token_bucket"}, {"style", "grpc"}, {"max_tokens", b.maxTokens}, {"ratio", b.ratio}};
-      } else {
-        j["budget"] = {{"type", "token_bucket"},        {"style", "aws"},
-                       {"max_tokens", b.maxTokens},     {"retry_cost", b.retryCost},
-                       {"timeout_cost", b.timeoutCost}, {"success_credit", b.successCredit}};
-      }
-      break;
-    case Budget::Type::Ratio:
-      j["budget"] = {{"type", "ratio"},
-                     {"ratio", b.ratio},
-                     {"window", formatDuration(b.window)},
-                     {"min_retries_per_s", b.minRetriesPerSecond}};
-      break;
-  }
+  j["budget"] = budgetToJson(p.budget);
   return j;
 }
 
@@ -436,6 +318,9 @@ nlohmann::ordered_json configToJson(const SimConfig& c) {
   j["seed"] = c.seed;
   j["clients"] = {{"operations", c.clients.operations}, {"arrival_rate_per_s", c.clients.arrivalRatePerSecond}};
   if (c.clients.clientObjects != 1) j["clients"]["client_objects"] = c.clients.clientObjects;
+  // The causes across keys appear only when set, so older reports keep their shape.
+  if (c.clients.newKeyOnRetry > 0) j["clients"]["new_key_on_retry"] = c.clients.newKeyOnRetry;
+  if (c.clients.sameBodyShare > 0) j["clients"]["same_body_share"] = c.clients.sameBodyShare;
   j["policy"] = policyToJson(c.policy);
   nlohmann::ordered_json server;
   server["latency"] = {{"median", formatDuration(c.server.latencyMedian)},
@@ -469,6 +354,9 @@ nlohmann::ordered_json configToJson(const SimConfig& c) {
                 {"lease", durationOrNull(c.store.lease)},
                 {"purge_lag", formatDuration(c.store.purgeLag)},
                 {"stored_at", nameOf(kStoredAts, c.store.storedAt)}};
+  if (c.store.crossKey.mode != CrossKey::Mode::Off) j["store"]["cross_key"] = crossKeyToJson(c.store.crossKey);
+  if (c.intermediary.enabled) j["intermediary"] = intermediaryToJson(c.intermediary);
+  if (c.hedging.enabled) j["hedging"] = hedgingToJson(c.hedging);
   return j;
 }
 

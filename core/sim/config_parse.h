@@ -36,5 +36,7 @@ class ConfigError : public std::runtime_error {
 [[nodiscard]] std::string_view backoffName(Backoff b);
 [[nodiscard]] std::string_view jitterName(Jitter j);
 [[nodiscard]] std::string_view retryAfterModeName(RetryAfterMode m);
+/// "off" | "observe" | "hold" | "reject".
+[[nodiscard]] std::string_view crossKeyModeName(CrossKey::Mode m);
 
 }  // namespace idem::sim

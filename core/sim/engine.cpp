@@ -8,6 +8,7 @@
 
 #include "core/sim/backoff.h"
 #include "core/sim/budget.h"
+#include "core/sim/engine_state.h"
 #include "core/sim/event_queue.h"
 #include "core/sim/horizon.h"
 #include "core/sim/rng.h"
@@ -18,74 +19,21 @@ namespace idem::sim {
 
 namespace {
 
-constexpr Usec kNever = std::numeric_limits<Usec>::max();
-
-enum class EvType : std::uint8_t { Arrival, Send, Start, Done, Timeout };
-
-/// What an answer is. Outage503 and ConnectionError never reached the server's queue;
-/// ExecutedLost ran and was stored, but its answer never reached the client.
-enum class Kind : std::uint8_t {
-  Executed,
-  ExecutedLost,
-  Replay,
-  Conflict,
-  Fail500,
-  Fail503,
-  Outage503,
-  ConnectionError
-};
-
-struct Event {
-  Usec t;
-  std::uint64_t seq;
-  Usec retryAfter;   // Done: Retry-After carried by the answer, < 0 for none
-  std::uint32_t id;  // operation index; Arrival: arrival stream index
-  std::uint16_t attempt;
-  EvType type;
-  Kind kind;
-};
-
-struct Earlier {
-  bool operator()(const Event& a, const Event& b) const { return a.t != b.t ? a.t < b.t : a.seq < b.seq; }
-};
-
-enum class KeyState : std::uint8_t { None, Processing, Done };
-enum class ClientState : std::uint8_t { Waiting, Sleeping, Finished };
-
-struct Op {
-  Usec t0 = 0;         // first attempt sent
-  Usec sentAt = 0;     // latest attempt sent
-  Usec storedAt = -1;  // key stored (first receipt or completion); < 0: no key
-  Usec leaseUntil = 0;
-  BackoffState backoff;
-  float lastRetryCost = -1;        // AWS retry quota refund; < 0: no retry taken
-  std::uint32_t clientObject = 0;  // clients.client_objects: whose retry budget it spends
-  std::uint16_t pending = 0;       // events in the queue that name this operation
-  std::uint16_t attempt = 0;
-  KeyState key = KeyState::None;
-  ClientState client = ClientState::Waiting;
-  bool executed = false;
-  bool purged = false;  // the key was purged at least once
-};
-
-/// One arrival process: Poisson at `rate` over [from, until), at most `limit` operations.
-struct ArrivalStream {
-  double meanGapUs = 0;
-  Usec until = kNever;
-  std::int64_t limit = std::numeric_limits<std::int64_t>::max();
-  std::int64_t created = 0;
-};
+using namespace engine_detail;
 
 class Engine final {
  public:
   Engine(const SimConfig& config, const RunControl& control)
       : m_cfg(config),
         m_p(m_cfg.policy),
+        m_mesh(m_cfg.intermediary),
+        m_cross(m_cfg.store.crossKey),
         m_control(control),
         m_rng(config.seed),
         m_server(config.server),
         m_budgets(static_cast<std::size_t>(std::max<std::int64_t>(1, config.clients.clientObjects)),
-                  RetryBudget(config.policy.budget)) {
+                  RetryBudget(config.policy.budget)),
+        m_meshBudget(config.intermediary.retry.budget) {
     m_result.config = config;
     m_offsets.resize(static_cast<std::size_t>(std::max(2, m_p.maxAttempts + 1)));
     m_ttlPlusLag = m_cfg.store.ttl + m_cfg.store.purgeLag;
@@ -109,18 +57,21 @@ class Engine final {
 
  private:
   // ---- event queue -------------------------------------------------------------------
-  void push(Usec t, EvType type, std::uint32_t id, std::uint16_t attempt, Kind kind = Kind::Executed,
-            Usec retryAfter = -1) {
+  void push(Usec t, EvType type, std::uint32_t id, std::uint16_t attempt, std::uint16_t keyGen = 0,
+            Kind kind = Kind::Executed, Usec retryAfter = -1) {
     if (type != EvType::Arrival) ++m_ops[id].pending;
-    m_queue.push(Event{t, m_seq++, retryAfter, id, attempt, type, kind});
+    m_queue.push(Event{t, m_seq++, retryAfter, id, attempt, keyGen, type, kind});
   }
 
   /// An event of operation id was handled. Once the client is done and no event names the
-  /// operation any more, nothing can reach its key again: its slot is reused, so memory
+  /// operation any more, nothing can reach its keys again: its slot is reused, so memory
   /// follows the operations in progress, not all operations.
   void release(std::uint32_t id) {
     Op& o = m_ops[id];
-    if (--o.pending == 0 && o.client == ClientState::Finished) m_free.push_back(id);
+    if (--o.pending != 0 || o.client != ClientState::Finished) return;
+    // Meant to run twice, and detection kept it from running at all.
+    if (o.twinExecAt >= 0 && o.matched && !o.executed) ++m_result.crossKey.legitimateRefused;
+    m_free.push_back(id);
   }
 
   void dispatch(const Event& ev) {
@@ -131,8 +82,14 @@ class Engine final {
       case EvType::Send:
         send(ev.id);
         break;
+      case EvType::Hedge:
+        hedge(ev.id, ev.attempt);
+        break;
+      case EvType::Retry:
+        meshRetry(ev);
+        break;
       case EvType::Start:
-        start(ev.id, ev.attempt);
+        start(ev.id, ev.attempt, ev.keyGen);
         break;
       case EvType::Done:
         done(ev);
@@ -193,7 +150,10 @@ class Engine final {
       id = static_cast<std::uint32_t>(m_ops.size());
       m_ops.emplace_back();
     }
-    m_ops[id].clientObject = static_cast<std::uint32_t>(m_arrivals++ % m_budgets.size());
+    Op& o = m_ops[id];
+    o.clientObject = static_cast<std::uint32_t>(m_arrivals++ % m_budgets.size());
+    // The same request as the one that ran last, on purpose (the same charge twice).
+    if (m_rng.chance(m_cfg.clients.sameBodyShare)) o.twinExecAt = m_lastExecAt;
     ++m_result.operations;
     ++row().offered;
     send(id);
@@ -210,50 +170,92 @@ class Engine final {
     return limit;
   }
 
+  /// The client sends its next attempt (under a new key, with new_key_on_retry's chance).
   void send(std::uint32_t id) {
     Op& o = m_ops[id];
     ++o.attempt;
     o.sentAt = m_now;
     o.client = ClientState::Waiting;
-    ++m_result.attempts;
-    ++row().attempts;
+    o.meshTries = 0;
+    o.copiesSent = 1;
+    o.copiesOut = 1;
+    countAttempt();
     if (o.attempt == 1) {
       o.t0 = m_now;
       budgetOf(o).onFirstAttempt(m_now);
     } else {
       ++row().retries;
       m_offsets[o.attempt].push_back(toSeconds(m_now - o.t0));
+      if (o.keyGen < std::numeric_limits<std::uint16_t>::max() && m_rng.chance(m_cfg.clients.newKeyOnRetry)) {
+        o.retired.push_back(o.key);
+        o.key = KeyRecord{};
+        ++o.keyGen;
+        ++m_result.newKeyRetries;
+      }
     }
-    const Usec limit = waitLimit(o);
-    const Usec fast = m_cfg.server.fastLatency;
+    transmit(id, o.attempt, o.keyGen);
+    if (m_cfg.hedging.enabled && m_cfg.hedging.maxCopies > 1)
+      push(m_now + m_cfg.hedging.delay, EvType::Hedge, id, o.attempt, o.keyGen);
+  }
 
+  void countAttempt() {
+    ++m_result.attempts;
+    ++row().attempts;
+  }
+
+  /// Another copy of the attempt the client still waits for (hedging).
+  void hedge(std::uint32_t id, std::uint16_t attempt) {
+    Op& o = m_ops[id];
+    if (!waitingFor(o, attempt) || o.copiesSent >= m_cfg.hedging.maxCopies) return;
+    ++o.copiesSent;
+    ++o.copiesOut;
+    ++m_result.hedgedCopies;
+    countAttempt();
+    transmit(id, attempt, o.keyGen);
+    if (o.copiesSent < m_cfg.hedging.maxCopies) push(m_now + m_cfg.hedging.delay, EvType::Hedge, id, attempt, o.keyGen);
+  }
+
+  /// The intermediary sends the same request again (same key) while the client waits.
+  void meshRetry(const Event& ev) {
+    if (!waitingFor(m_ops[ev.id], ev.attempt)) return;  // the client hung up: the mesh stops too
+    ++m_result.intermediaryRetries;
+    countAttempt();
+    transmit(ev.id, ev.attempt, ev.keyGen);
+  }
+
+  /// One request of an attempt goes over the network: an outage or a connection error answers
+  /// at once, otherwise it joins the server's queue.
+  void transmit(std::uint32_t id, std::uint16_t attempt, std::uint16_t keyGen) {
+    const Usec limit = waitLimit(m_ops[id]);
+    const Usec fast = m_cfg.server.fastLatency;
     const ServerEvent* outage = m_server.outageAt(m_now);
     if (outage && (outage->outageFraction >= 1 || m_rng.chance(outage->outageFraction))) {
       const Kind kind = outage->outageConnectionError ? Kind::ConnectionError : Kind::Outage503;
       ++(kind == Kind::Outage503 ? m_result.status503 : m_result.connectionErrors);
-      answer(id, o.attempt, m_now + fast, kind, m_server.retryAfter503At(m_now), limit);
+      answer(id, attempt, keyGen, m_now + fast, kind, m_server.retryAfter503At(m_now), limit);
       return;
     }
     if (m_rng.chance(m_cfg.server.connectionErrorRate)) {
       ++m_result.connectionErrors;
-      answer(id, o.attempt, m_now + fast, Kind::ConnectionError, -1, limit);
+      answer(id, attempt, keyGen, m_now + fast, Kind::ConnectionError, -1, limit);
       return;
     }
     ++m_inFlight;
     const Usec begin = m_server.admit(m_now);
     m_result.maxQueueWait = std::max(m_result.maxQueueWait, begin - m_now);
     if (begin == m_now) {
-      start(id, o.attempt);
+      start(id, attempt, keyGen);
       return;
     }
-    push(begin, EvType::Start, id, o.attempt);
+    push(begin, EvType::Start, id, attempt, keyGen);
     // The client gives up before the handler even starts: its timeout is certain now.
-    if (limit <= begin) push(limit, EvType::Timeout, id, o.attempt);
+    if (limit <= begin) push(limit, EvType::Timeout, id, attempt);
   }
 
   /// Schedules an answer, and the client's timeout if the answer would come too late.
-  void answer(std::uint32_t id, std::uint16_t attempt, Usec at, Kind kind, Usec retryAfter, Usec limit) {
-    push(at, EvType::Done, id, attempt, kind, retryAfter);
+  void answer(std::uint32_t id, std::uint16_t attempt, std::uint16_t keyGen, Usec at, Kind kind, Usec retryAfter,
+              Usec limit) {
+    push(at, EvType::Done, id, attempt, keyGen, kind, retryAfter);
     if (limit < at && limit > m_now) push(limit, EvType::Timeout, id, attempt);
   }
 
@@ -276,7 +278,7 @@ class Engine final {
     budgetOf(o).onSuccess(o.lastRetryCost);
   }
 
-  void failed(Op& o, std::uint32_t id, Outcome outcome, Usec retryAfter) {
+  void failed(Op& o, std::uint32_t id, unsigned outcome, Usec retryAfter) {
     o.client = ClientState::Finished;
     if ((m_p.retryOn & outcome) == 0) {
       ++m_result.failures.notRetryable;
@@ -310,29 +312,52 @@ class Engine final {
   }
 
   // ---- server ------------------------------------------------------------------------
-  /// The handler runs: the key store decides replay, 409 or execution.
-  void start(std::uint32_t id, std::uint16_t attempt) {
+  static KeyRecord& keyOf(Op& o, std::uint16_t gen) { return gen == o.keyGen ? o.key : o.retired[gen]; }
+
+  /// Cross-key detection: would this key's first execution repeat an execution of the same
+  /// request under another key inside the window? Legitimate: the repeat is meant.
+  enum class Match : std::uint8_t { None, Duplicate, Legitimate };
+  Match crossKeyMatch(const Op& o, std::uint16_t gen) const {
+    if (m_cross.mode == CrossKey::Mode::Off) return Match::None;
+    if (o.lastExecAt >= 0 && o.lastExecGen != gen && m_now - o.lastExecAt <= m_cross.window) return Match::Duplicate;
+    if (o.twinExecAt >= 0 && m_now - o.twinExecAt <= m_cross.window) return Match::Legitimate;
+    return Match::None;
+  }
+
+  /// The handler runs: the key store decides replay, 409, a cross-key hold or execution.
+  void start(std::uint32_t id, std::uint16_t attempt, std::uint16_t gen) {
     Op& o = m_ops[id];
+    KeyRecord& k = keyOf(o, gen);
     const Usec fast = m_cfg.server.fastLatency;
-    bool present = o.storedAt >= 0 && m_now < o.storedAt + m_ttlPlusLag;
-    if (!present && o.storedAt >= 0) {  // the sweeper purged it
-      o.storedAt = -1;
-      o.key = KeyState::None;
-      o.purged = true;
+    const bool present = k.storedAt >= 0 && m_now < k.storedAt + m_ttlPlusLag;
+    if (!present && k.storedAt >= 0) {  // the sweeper purged it
+      k.storedAt = -1;
+      k.state = KeyState::None;
+      k.purged = true;
     }
     Kind kind = Kind::Executed;
-    Usec at = 0;
+    Usec at = m_now + fast;
     Usec retryAfter = -1;
-    const bool leaseHeld = !m_cfg.store.lease || m_now < o.leaseUntil;
-    if (present && o.key == KeyState::Done) {
+    const bool leaseHeld = !m_cfg.store.lease || m_now < k.leaseUntil;
+    const Match match = present ? Match::None : crossKeyMatch(o, gen);
+    if (match != Match::None) {
+      o.matched = true;
+      ++m_result.crossKey.matches;
+      if (match == Match::Legitimate) ++m_result.crossKey.legitimateMatches;
+    }
+    if (present && k.state == KeyState::Done) {
       kind = Kind::Replay;
       ++m_result.replays;
-      at = m_now + fast;
-    } else if (present && o.key == KeyState::Processing && leaseHeld) {
+    } else if (present && k.state == KeyState::Processing && leaseHeld) {
       kind = Kind::Conflict;
       ++m_result.conflicts409;
       retryAfter = m_cfg.server.conflictRetryAfter;
-      at = m_now + fast;
+    } else if (match != Match::None && m_cross.mode == CrossKey::Mode::Hold) {
+      kind = Kind::Held;
+      ++m_result.crossKey.held;
+    } else if (match != Match::None && m_cross.mode == CrossKey::Mode::Reject) {
+      kind = Kind::Rejected;
+      ++m_result.crossKey.rejected;
     } else if (m_rng.chance(m_server.failureRateAt(m_now))) {
       // Fails before execution starts: nothing is stored (docs/design.md §2 caching rule).
       if (m_cfg.server.failureStatus == 503) {
@@ -343,9 +368,8 @@ class Engine final {
         kind = Kind::Fail500;
         ++m_result.status500;
       }
-      at = m_now + fast;
     } else {
-      execute(o, present);
+      execute(o, k, gen, present);
       at = m_now + m_server.executionLatency(m_rng);
       if (m_rng.chance(m_cfg.server.lostResponseRate)) {
         kind = Kind::ExecutedLost;
@@ -353,61 +377,85 @@ class Engine final {
         ++m_result.connectionErrors;
       }
     }
-    push(at, EvType::Done, id, attempt, kind, retryAfter);
+    push(at, EvType::Done, id, attempt, gen, kind, retryAfter);
     if (waitingFor(o, attempt)) {
       const Usec limit = waitLimit(o);
       if (limit < at && limit > m_now) push(limit, EvType::Timeout, id, attempt);
     }
   }
 
-  void execute(Op& o, bool keyPresent) {
+  void execute(Op& o, KeyRecord& k, std::uint16_t gen, bool keyPresent) {
     ++m_result.executions;
     if (o.executed) {
       ++m_result.duplicates;
-      if (keyPresent) {
+      if (!k.executed) {
+        ++m_result.duplicatesNewKey;
+      } else if (keyPresent) {
         ++m_result.duplicatesLeaseTakeover;
-      } else if (o.purged) {
+      } else if (k.purged) {
         ++m_result.duplicatesAfterPurge;
       } else {
         ++m_result.duplicatesConcurrent;
       }
     }
     o.executed = true;
+    k.executed = true;
+    o.lastExecAt = m_now;
+    o.lastExecGen = gen;
+    m_lastExecAt = m_now;
     if (m_cfg.store.storedAt == Store::StoredAt::FirstReceipt) {
       if (!keyPresent) {
-        o.storedAt = m_now;
-        o.key = KeyState::Processing;
+        k.storedAt = m_now;
+        k.state = KeyState::Processing;
       }
-      if (m_cfg.store.lease) o.leaseUntil = m_now + *m_cfg.store.lease;
+      if (m_cfg.store.lease) k.leaseUntil = m_now + *m_cfg.store.lease;
     }
+  }
+
+  /// Does the intermediary send this answer's request again instead of passing the answer on?
+  bool meshRetries(Op& o, const Event& ev) {
+    if (!m_mesh.enabled || (m_mesh.retry.retryOn & outcomeOf(ev.kind)) == 0) return false;
+    if (o.meshTries + 1 >= m_mesh.retry.maxAttempts) return false;
+    m_meshBudget.onQualifiedFailure();
+    double cost = 0;
+    if (!m_meshBudget.tryAcquire(m_now, false, &cost)) return false;
+    ++o.meshTries;
+    const Usec backoff = backoffDelay(m_mesh.retry, o.meshTries, o.meshBackoff, m_rng);
+    const auto honoured = ev.retryAfter >= 0 ? honouredRetryAfter(m_mesh.retry, ev.retryAfter) : std::nullopt;
+    push(m_now + combineWithRetryAfter(m_mesh.retry, backoff, honoured), EvType::Retry, ev.id, ev.attempt, ev.keyGen);
+    return true;
   }
 
   void done(const Event& ev) {
     Op& o = m_ops[ev.id];
     if (ev.kind != Kind::Outage503 && ev.kind != Kind::ConnectionError) --m_inFlight;
     if (ev.kind == Kind::Executed || ev.kind == Kind::ExecutedLost) {
-      o.key = KeyState::Done;
-      if (o.storedAt < 0) o.storedAt = m_now;  // stored at completion (or re-stored after a purge)
+      KeyRecord& k = keyOf(o, ev.keyGen);
+      k.state = KeyState::Done;
+      if (k.storedAt < 0) k.storedAt = m_now;  // stored at completion (or re-stored after a purge)
     }
     if (!waitingFor(o, ev.attempt)) return;
+    const unsigned outcome = outcomeOf(ev.kind);
+    if (outcome != 0 && meshRetries(o, ev)) return;
+    // Hedging: a failure the policy calls non-fatal waits for the copies still out.
+    if (outcome != 0 && o.copiesOut > 1 && (m_cfg.hedging.nonFatal & outcome) != 0) {
+      --o.copiesOut;
+      return;
+    }
     switch (ev.kind) {
       case Kind::Executed:
       case Kind::Replay:
         succeeded(o);
         break;
-      case Kind::Conflict:
-        failed(o, ev.id, kConflict409, ev.retryAfter);
+      case Kind::Rejected:  // a refusal no client retries: the operation ends
+        o.client = ClientState::Finished;
+        ++m_result.failures.notRetryable;
         break;
-      case Kind::Fail500:
-        failed(o, ev.id, kStatus500, -1);
+      case Kind::Held:
+        failed(o, ev.id, outcome, -1);
         break;
-      case Kind::Fail503:
-      case Kind::Outage503:
-        failed(o, ev.id, kStatus503, ev.retryAfter);
-        break;
-      case Kind::ExecutedLost:
-      case Kind::ConnectionError:
-        failed(o, ev.id, kConnectionError, -1);
+      default:
+        failed(o, ev.id, outcome, ev.retryAfter);
         break;
     }
   }
@@ -446,10 +494,13 @@ class Engine final {
 
   const SimConfig& m_cfg;
   const Policy& m_p;
+  const Intermediary& m_mesh;
+  const CrossKey& m_cross;
   const RunControl& m_control;
   Rng m_rng;
   ServerModel m_server;
   std::vector<RetryBudget> m_budgets;  // one per client object
+  RetryBudget m_meshBudget;            // the intermediary's, shared by all its traffic
   std::uint64_t m_arrivals = 0;        // operations created, for handing out client objects
   RetryBudget& budgetOf(const Op& o) { return m_budgets[o.clientObject]; }
   Result m_result;
@@ -461,16 +512,37 @@ class Engine final {
   Usec m_now = 0;
   Usec m_ttlPlusLag = 0;
   Usec m_lastBaseArrival = 0;
+  Usec m_lastExecAt = -1;  // latest execution of any operation
   std::uint64_t m_seq = 0;
   std::int64_t m_inFlight = 0;
   std::int64_t m_second = 0;
 };
 
+/// Does a report need the run with detection the other way round? Only when the scenario has
+/// something detection could change.
+bool wantsCounterpart(const SimConfig& c) {
+  return c.store.crossKey.mode != CrossKey::Mode::Off || c.clients.newKeyOnRetry > 0;
+}
+
 }  // namespace
 
 Result simulate(const SimConfig& config, const RunControl& control) {
-  Engine engine(config, control);
-  return engine.run();
+  if (!wantsCounterpart(config)) return Engine(config, control).run();
+  // Two runs: progress is reported as halves of one.
+  RunControl half = control;
+  if (control.onProgress) half.onProgress = [&control](double f) { control.onProgress(f / 2); };
+  Result result = Engine(config, half).run();
+  if (result.cancelled) return result;
+  SimConfig other = config;
+  const bool detecting = config.store.crossKey.mode == CrossKey::Mode::Hold ||
+                         config.store.crossKey.mode == CrossKey::Mode::Reject;
+  other.store.crossKey.mode = detecting ? CrossKey::Mode::Off : CrossKey::Mode::Hold;
+  if (control.onProgress) half.onProgress = [&control](double f) { control.onProgress(0.5 + f / 2); };
+  const Result twin = Engine(other, half).run();
+  result.cancelled = twin.cancelled;
+  result.counterpart = CrossKeyCounterpart{other.store.crossKey.mode, twin.duplicates, twin.duplicatesNewKey,
+                                           twin.crossKey.legitimateRefused};
+  return result;
 }
 
 }  // namespace idem::sim

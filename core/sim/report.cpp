@@ -50,6 +50,54 @@ std::string fmt(const char* format, double v) {
 
 std::string seconds(double s) { return humanSeconds(s); }
 
+ojson acrossKeysJson(const Result& r) {
+  const CrossKeyCounts& x = r.crossKey;
+  ojson j;
+  j["new_key_retries"] = r.newKeyRetries;
+  j["intermediary_retries"] = r.intermediaryRetries;
+  j["hedged_copies"] = r.hedgedCopies;
+  j["detection"] = {{"mode", crossKeyModeName(r.config.store.crossKey.mode)},
+                    {"window_s", round6(toSeconds(r.config.store.crossKey.window))},
+                    {"matches", x.matches},
+                    {"legitimate_matches", x.legitimateMatches},
+                    {"held", x.held},
+                    {"rejected", x.rejected},
+                    {"legitimate_refused", x.legitimateRefused}};
+  if (r.counterpart) {
+    j["counterpart"] = {{"mode", crossKeyModeName(r.counterpart->mode)},
+                        {"duplicates", r.counterpart->duplicates},
+                        {"duplicates_new_key", r.counterpart->duplicatesNewKey},
+                        {"legitimate_refused", r.counterpart->legitimateRefused}};
+  } else {
+    j["counterpart"] = nullptr;
+  }
+  return j;
+}
+
+/// One line on what crosses keys, when the scenario has any of it.
+std::string acrossKeysText(const Result& r) {
+  const CrossKey& ck = r.config.store.crossKey;
+  if (r.newKeyRetries == 0 && ck.mode == CrossKey::Mode::Off && !r.config.intermediary.enabled &&
+      !r.config.hedging.enabled && r.config.clients.sameBodyShare == 0)
+    return {};
+  std::ostringstream out;
+  out << "  across keys        new-key retries " << r.newKeyRetries << " (" << r.duplicatesNewKey
+      << " ran again), intermediary retries " << r.intermediaryRetries << ", hedged copies " << r.hedgedCopies << '\n';
+  if (ck.mode != CrossKey::Mode::Off)
+    out << "  detection          " << crossKeyModeName(ck.mode) << " within " << seconds(toSeconds(ck.window)) << ": "
+        << r.crossKey.matches << " requests matched (" << r.crossKey.legitimateMatches << " of them meant), held " << r.crossKey.held
+        << ", rejected " << r.crossKey.rejected << ", meant repeats that never ran " << r.crossKey.legitimateRefused
+        << '\n';
+  if (r.counterpart)
+    out << "  " << (r.counterpart->mode == CrossKey::Mode::Off ? "without detection  " : "with hold          ")
+        << r.counterpart->duplicates << " duplicates (" << r.counterpart->duplicatesNewKey << " under a new key)"
+        << (r.counterpart->mode == CrossKey::Mode::Off
+                ? std::string()
+                : ", meant repeats that never ran " + std::to_string(r.counterpart->legitimateRefused))
+        << '\n';
+  return out.str();
+}
+
 }  // namespace
 
 bool expiryDuplicatesPossible(const Result& r) {
@@ -80,7 +128,9 @@ nlohmann::ordered_json toJson(const Result& r) {
   j["duplicates_per_million"] = round6(r.duplicatesPerMillion());
   j["duplicate_causes"] = {{"after_purge", r.duplicatesAfterPurge},
                            {"concurrent", r.duplicatesConcurrent},
-                           {"lease_takeover", r.duplicatesLeaseTakeover}};
+                           {"lease_takeover", r.duplicatesLeaseTakeover},
+                           {"new_key", r.duplicatesNewKey}};
+  j["across_keys"] = acrossKeysJson(r);
   j["horizon_s"] = secondsOrNull(r.horizon.value);
   j["horizon_bounded_by"] = r.horizon.boundedBy;
   j["ttl_s"] = round6(toSeconds(r.config.store.ttl));
@@ -143,7 +193,9 @@ std::string toText(const Result& r, bool withAttempts) {
       << r.status503 << ", replays " << r.replays << '\n';
   out << "  executions         " << r.executions << ", duplicates " << r.duplicates << " ("
       << fmt("%.1f", r.duplicatesPerMillion()) << " per million: after purge " << r.duplicatesAfterPurge
-      << ", concurrent " << r.duplicatesConcurrent << ", lease takeover " << r.duplicatesLeaseTakeover << ")\n";
+      << ", concurrent " << r.duplicatesConcurrent << ", lease takeover " << r.duplicatesLeaseTakeover
+      << ", new key " << r.duplicatesNewKey << ")\n";
+  out << acrossKeysText(r);
   const double keyLife = toSeconds(r.config.store.ttl + r.config.store.purgeLag);
   const std::string horizon =
       r.horizon.value ? seconds(toSeconds(*r.horizon.value)) + " (bounded by " + std::string(r.horizon.boundedBy) + ")"

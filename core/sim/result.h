@@ -45,6 +45,24 @@ struct Failures {
   std::int64_t budget = 0;            // the retry budget refused the retry
 };
 
+/// The same request under another key (config store.cross_key, clients.new_key_on_retry).
+struct CrossKeyCounts {
+  std::int64_t matches = 0;            // first attempts of a key matching another key's execution
+  std::int64_t legitimateMatches = 0;  // of which: an operation that was the same request on purpose
+  std::int64_t held = 0;               // answered 409 (hold)
+  std::int64_t rejected = 0;           // refused (reject): the operation ends
+  std::int64_t legitimateRefused = 0;  // operations meant to run twice that never ran (held or rejected to the end)
+};
+
+/// The same scenario run once more with detection switched the other way (off when the config
+/// holds or rejects, hold when it is off or observes), so a report shows both.
+struct CrossKeyCounterpart {
+  CrossKey::Mode mode = CrossKey::Mode::Off;
+  std::int64_t duplicates = 0;
+  std::int64_t duplicatesNewKey = 0;
+  std::int64_t legitimateRefused = 0;
+};
+
 struct Result {
   SimConfig config;  // as run (preset resolved)
   std::int64_t operations = 0;
@@ -63,6 +81,12 @@ struct Result {
   std::int64_t duplicatesAfterPurge = 0;     // a retry came after the key was purged
   std::int64_t duplicatesConcurrent = 0;     // stored_at completion: a retry while the first ran
   std::int64_t duplicatesLeaseTakeover = 0;  // a retry found the lease expired
+  std::int64_t duplicatesNewKey = 0;         // a retry under a new key executed again
+  std::int64_t newKeyRetries = 0;            // retries the client sent under a new key
+  std::int64_t intermediaryRetries = 0;      // tries an intermediary added (in attempts)
+  std::int64_t hedgedCopies = 0;             // extra copies hedging sent (in attempts)
+  CrossKeyCounts crossKey;
+  std::optional<CrossKeyCounterpart> counterpart;
   Horizon horizon;
   Usec maxQueueWait = 0;
   Usec simulatedUntil = 0;  // time of the last event

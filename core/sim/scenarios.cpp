@@ -38,6 +38,18 @@ constexpr std::string_view kBudgetSpike = R"({ "seed": 7, "clients": { "operatio
     "events": [ { "at": "20s", "duration": "5s", "extra_rate_per_s": 40 } ] },
   "store": { "ttl": "30m", "purge_lag": "0s", "stored_at": "first_receipt" } })";
 
+// new-keys.json: an agent calling a slow payment API re-keys half its retries (told ids must
+// be unique); a mesh in front retries 409 and 5xx (Envoy's retriable-4xx); one operation in a
+// thousand is the same charge on purpose. Cross-key detection holds repeats for 10 minutes.
+constexpr std::string_view kNewKeys = R"({ "seed": 3, "clients": { "operations": 20000, "arrival_rate_per_s": 20,
+    "new_key_on_retry": 0.5, "same_body_share": 0.001 },
+  "policy": { "max_attempts": 3, "timeout": "10s", "deadline": "120s", "backoff": "exponential",
+    "jitter": "full", "base": "2s", "multiplier": 2, "cap": "30s", "retry_on": ["timeout", "5xx", "409"],
+    "retry_after": "max", "budget": null },
+  "server": { "latency": { "median": "2s", "p99": "15s" }, "failure_rate": 0.01, "lost_response_rate": 0.005 },
+  "store": { "ttl": "24h", "stored_at": "first_receipt", "cross_key": { "mode": "hold", "window": "10m" } },
+  "intermediary": { "preset": "envoy-retriable-4xx" } })";
+
 }  // namespace
 
 const std::vector<BuiltInScenario>& builtInScenarios() {
@@ -45,6 +57,7 @@ const std::vector<BuiltInScenario>& builtInScenarios() {
       {"charge-twice", "Which one charges twice? (30 min TTL)", kChargeTwice, R"({ "preset": "urllib3" })"},
       {"storm", "Retry storm: jitter vs none", kStorm, kStormB},
       {"budget-spike", "Retry budget under a short spike", kBudgetSpike, R"({ "preset": "stripe" })"},
+      {"new-keys", "Retries under new keys: cross-key detection", kNewKeys, R"({ "preset": "stripe-node" })"},
   };
   return all;
 }

@@ -22,8 +22,9 @@ Verdict verdictOf(const Result& r) {
     v.exposure = Exposure::ChargedTwice;
     v.headline = "charges twice: " + withThousands(r.duplicates) + " duplicates in " + withThousands(r.operations) +
                  " operations = " + fixed(r.duplicatesPerMillion(), 1) + " per million";
-    v.detail = "(" + withThousands(r.duplicatesAfterPurge) + " after the key's TTL). Retry horizon " + horizon +
-               " vs TTL " + ttl + ".";
+    v.detail = "(" + withThousands(r.duplicatesAfterPurge) + " after the key's TTL" +
+               (r.duplicatesNewKey > 0 ? ", " + withThousands(r.duplicatesNewKey) + " under a new key" : std::string()) +
+               "). Retry horizon " + horizon + " vs TTL " + ttl + ".";
   } else if (expiryDuplicatesPossible(r)) {
     v.exposure = Exposure::CanChargeTwice;
     v.headline = "did not charge twice in this run, but it can:";
@@ -33,6 +34,11 @@ Verdict verdictOf(const Result& r) {
     v.exposure = Exposure::CannotChargeTwice;
     v.headline = "cannot charge twice through expiry:";
     v.detail = "its last retry comes within " + horizon + ", before the TTL " + ttl + " ends.";
+  }
+  if (r.counterpart) {
+    const bool withDetection = r.counterpart->mode != CrossKey::Mode::Off;
+    v.detail += std::string(withDetection ? " With cross-key detection (hold): " : " Without cross-key detection: ") +
+                withThousands(r.counterpart->duplicates) + " duplicates.";
   }
   v.detail += " Amplification " + fixed(r.amplification(), 2) + ", success " + fixed(100 * r.successRate(), 2) + " %" +
               ".";

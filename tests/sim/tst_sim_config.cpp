@@ -232,6 +232,7 @@ class TestSimConfig : public QObject {
     QTest::newRow("budget-spike") << "budget-spike.json";
     QTest::newRow("charge-twice") << "charge-twice.json";
     QTest::newRow("storm") << "storm.json";
+    QTest::newRow("new-keys") << "new-keys.json";
   }
   void examples() {
     QFETCH(QString, file);

@@ -16,6 +16,9 @@
 
 #include "core/sim/engine.h"
 #include "core/sim/presets.h"
+#include "core/sim/config_parse.h"
+#include "core/sim/scenarios.h"
+#include "ui/sim/causeseditor.h"
 #include "ui/sim/chartexport.h"
 #include "ui/sim/comparisonmodel.h"
 #include "ui/sim/durationedit.h"
@@ -112,6 +115,49 @@ class TestSim : public QObject {
     QCOMPARE(ws.comparisonModel()->result(0)->config.store.ttl, 30 * 60 * core::kUsecPerSecond);
     QCOMPARE(ws.comparisonModel()->result(0)->duplicatesAfterPurge, 0);
     QVERIFY(ws.comparisonModel()->result(1)->duplicatesAfterPurge > 0);
+  }
+
+  // Issue 32: the causes across keys are edited in their own tab, run with the scenario, and the
+  // A/B table shows the duplicates with detection and the other way.
+  void acrossKeysTabRunsDetectionBothWays() {
+    SimulatorWorkspace ws;
+    ws.loadScenario(SimulatorWorkspace::NewKeys);
+    CausesEditor* causes = ws.causesEditor();
+    QCOMPARE(causes->newKeyBox()->value(), 50.0);
+    QCOMPARE(causes->detectionBox()->currentIndex(), static_cast<int>(core::CrossKey::Mode::Hold));
+    QCOMPARE(causes->meshBox()->currentIndex(), static_cast<int>(CausesEditor::EnvoyRetriable4xx));
+    // What the editor writes back is the scenario's causes, field for field.
+    const auto shown = ws.config(0);
+    QVERIFY(shown.has_value());
+    const core::SimConfig file = core::scenarioConfig(*core::findScenario("new-keys"));
+    const auto causesOf = [](const core::SimConfig& c) {
+      const auto j = core::configToJson(c);
+      return j["clients"].dump() + j["store"].dump() + j["intermediary"].dump() + j.value("hedging", nlohmann::ordered_json()).dump();
+    };
+    QCOMPARE(causesOf(*shown), causesOf(file));
+
+    ws.serverEditor()->operationsBox()->setValue(4000);
+    QSignalSpy done(ws.runner(), &SimRunner::finished);
+    ws.run();
+    QVERIFY(waitFinished(done, 60000));
+    const ComparisonModel* m = ws.comparisonModel();
+    const auto held = m->result(0);
+    QVERIFY(held && held->counterpart);
+    QCOMPARE(held->duplicatesNewKey, 0);  // hold for 10 minutes: no re-keyed retry runs again
+    QVERIFY(held->counterpart->duplicates > 0);
+    QVERIFY(m->index(ComparisonModel::DuplicatesOtherWay, 0).data().toString().endsWith(u"without detection"_s));
+    QCOMPARE(m->index(ComparisonModel::HeldOrRejected, 0).data(ComparisonModel::ValueRole).toDouble(),
+             static_cast<double>(held->crossKey.held));
+
+    // Detection off: the re-keyed retries run again, and the other way is "with hold".
+    causes->detectionBox()->setCurrentIndex(static_cast<int>(core::CrossKey::Mode::Off));
+    done.clear();
+    ws.run();
+    QVERIFY(waitFinished(done, 60000));
+    const auto off = m->result(0);
+    QVERIFY(off->duplicatesNewKey > 0);
+    QCOMPARE(off->counterpart->mode, core::CrossKey::Mode::Hold);
+    QVERIFY(m->index(ComparisonModel::DuplicatesOtherWay, 0).data().toString().endsWith(u"with hold"_s));
   }
 
   void cancelStopsALongRunPromptly() {

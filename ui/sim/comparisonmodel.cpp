@@ -67,6 +67,16 @@ QString ComparisonModel::rowName(Row row) {
       return tr("… after the key's TTL");
     case DuplicatesOther:
       return tr("… lease takeover or stored at completion");
+    case DuplicatesNewKey:
+      return tr("… a retry under a new key");
+    case DuplicatesOtherWay:
+      return tr("Duplicates with cross-key detection the other way");
+    case NewKeyRetries:
+      return tr("Retries sent under a new key");
+    case HeldOrRejected:
+      return tr("Held or refused as the same request");
+    case MeantNeverRan:
+      return tr("Meant repeats that never ran");
     case Horizon:
       return tr("Retry horizon H vs TTL + purge lag");
     case MaxQueueWait:
@@ -107,6 +117,16 @@ QVariant ComparisonModel::value(const core::Result& r, Row row) {
       return static_cast<double>(r.duplicatesAfterPurge);
     case DuplicatesOther:
       return static_cast<double>(r.duplicatesConcurrent + r.duplicatesLeaseTakeover);
+    case DuplicatesNewKey:
+      return static_cast<double>(r.duplicatesNewKey);
+    case DuplicatesOtherWay:
+      return r.counterpart ? QVariant(static_cast<double>(r.counterpart->duplicates)) : QVariant();
+    case NewKeyRetries:
+      return static_cast<double>(r.newKeyRetries);
+    case HeldOrRejected:
+      return static_cast<double>(r.crossKey.held + r.crossKey.rejected);
+    case MeantNeverRan:
+      return static_cast<double>(r.crossKey.legitimateRefused);
     case Horizon:
       return r.horizon.value ? QVariant(core::toSeconds(*r.horizon.value)) : QVariant();
     case MaxQueueWait:
@@ -136,6 +156,11 @@ QString ComparisonModel::text(const core::Result& r, Row row) {
       return core::expiryDuplicatesPossible(r) ? tr("%1 ≥ %2: can charge twice").arg(h, formatSeconds(ttl))
                                                : tr("%1 < %2: cannot").arg(h, formatSeconds(ttl));
     }
+    case DuplicatesOtherWay:
+      if (!r.counterpart) return tr("no cause across keys");
+      return r.counterpart->mode == core::CrossKey::Mode::Off
+                 ? tr("%1 without detection").arg(formatCount(static_cast<qint64>(v.toDouble())))
+                 : tr("%1 with hold").arg(formatCount(static_cast<qint64>(v.toDouble())));
     case Recovery:
       if (!r.recovery) return tr("no event");
       return v.isNull() ? tr("never (still collapsed)") : formatSeconds(v.toDouble());
@@ -158,7 +183,8 @@ QVariant ComparisonModel::data(const QModelIndex& index, int role) const {
     case Qt::ForegroundRole: {
       // Magenta is the colour of a duplicate charge everywhere in the console.
       const bool duplicateRow = row == Duplicates || row == DuplicatesPerMillion || row == DuplicatesAfterPurge ||
-                                row == DuplicatesOther || row == Horizon;
+                                row == DuplicatesOther || row == DuplicatesNewKey || row == DuplicatesOtherWay ||
+                                row == Horizon;
       if (r && duplicateRow && (row == Horizon ? core::expiryDuplicatesPossible(*r) : value(*r, row).toDouble() > 0))
         return QBrush(QColor(0xc0, 0x1c, 0x8c));
       return {};

@@ -12,6 +12,7 @@
 
 #include "core/sim/presets.h"
 #include "ui/sim/durationedit.h"
+#include "ui/sim/numberbox.h"
 
 using namespace Qt::StringLiterals;
 namespace core = idem::sim;
@@ -20,14 +21,6 @@ namespace idem::ui::sim {
 namespace {
 
 enum BudgetChoice { NoBudget, GrpcBucket, AwsBucket, RatioBudget };
-
-QDoubleSpinBox* number(double lo, double hi, int decimals, QWidget* parent) {
-  auto* box = new QDoubleSpinBox(parent);
-  box->setRange(lo, hi);
-  box->setDecimals(decimals);
-  box->setMaximumWidth(110);
-  return box;
-}
 
 QString presetTitle(const core::Preset& p) {
   return QString::fromUtf8(p.title.data(), static_cast<qsizetype>(p.title.size()));
@@ -45,7 +38,7 @@ PolicyEditor::PolicyEditor(QWidget* parent)
       m_backoff(new QComboBox(this)),
       m_jitter(new QComboBox(this)),
       m_base(new DurationEdit(false, this)),
-      m_multiplier(number(1, 1000, 2, this)),
+      m_multiplier(numberBox(1, 1000, 2, QString(), this, 110)),
       m_cap(new DurationEdit(true, this)),
       m_minDelay(new DurationEdit(false, this)),
       m_firstImmediate(new QCheckBox(tr("first retry immediately"), this)),
@@ -58,13 +51,13 @@ PolicyEditor::PolicyEditor(QWidget* parent)
       m_retryAfterCap(new DurationEdit(true, this)),
       m_overCap(new QComboBox(this)),
       m_budget(new QComboBox(this)),
-      m_maxTokens(number(1, 1e6, 0, this)),
-      m_ratio(number(0, 100, 3, this)),
-      m_retryCost(number(0, 1e6, 1, this)),
-      m_timeoutCost(number(0, 1e6, 1, this)),
-      m_successCredit(number(0, 1e6, 1, this)),
+      m_maxTokens(numberBox(1, 1e6, 0, QString(), this, 110)),
+      m_ratio(numberBox(0, 100, 3, QString(), this, 110)),
+      m_retryCost(numberBox(0, 1e6, 1, QString(), this, 110)),
+      m_timeoutCost(numberBox(0, 1e6, 1, QString(), this, 110)),
+      m_successCredit(numberBox(0, 1e6, 1, QString(), this, 110)),
       m_window(new DurationEdit(false, this)),
-      m_minRetries(number(0, 1e6, 2, this)) {
+      m_minRetries(numberBox(0, 1e6, 2, QString(), this, 110)) {
   m_preset->setObjectName(u"preset"_s);
   m_preset->addItem(tr("Custom policy"), QString());
   for (const auto& p : core::presets())

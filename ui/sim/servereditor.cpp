@@ -8,46 +8,34 @@
 #include <QVBoxLayout>
 
 #include "ui/sim/durationedit.h"
+#include "ui/sim/numberbox.h"
 
 using namespace Qt::StringLiterals;
 namespace core = idem::sim;
 
 namespace idem::ui::sim {
-namespace {
-
-QDoubleSpinBox* number(double lo, double hi, int decimals, const QString& suffix, QWidget* parent) {
-  auto* box = new QDoubleSpinBox(parent);
-  box->setRange(lo, hi);
-  box->setDecimals(decimals);
-  box->setSuffix(suffix);
-  box->setMaximumWidth(130);
-  return box;
-}
-
-}  // namespace
-
 ServerEditor::ServerEditor(QWidget* parent)
     : QWidget(parent),
       m_seed(new QSpinBox(this)),
       m_operations(new QSpinBox(this)),
-      m_rate(number(0.01, 1e6, 2, tr(" /s"), this)),
+      m_rate(numberBox(0.01, 1e6, 2, tr(" /s"), this)),
       m_median(new DurationEdit(false, this)),
       m_p99(new DurationEdit(false, this)),
-      m_failure(number(0, 100, 2, tr(" %"), this)),
+      m_failure(numberBox(0, 100, 2, tr(" %"), this)),
       m_failureStatus(new QComboBox(this)),
-      m_connectionErrors(number(0, 100, 2, tr(" %"), this)),
-      m_lost(number(0, 100, 2, tr(" %"), this)),
-      m_capacity(number(0, 1e7, 0, tr(" req/s"), this)),
+      m_connectionErrors(numberBox(0, 100, 2, tr(" %"), this)),
+      m_lost(numberBox(0, 100, 2, tr(" %"), this)),
+      m_capacity(numberBox(0, 1e7, 0, tr(" req/s"), this)),
       m_retryAfter(new DurationEdit(false, this)),
       m_conflictRetryAfter(new DurationEdit(false, this)),
       m_event(new QComboBox(this)),
       m_eventAt(new DurationEdit(false, this)),
       m_eventDuration(new DurationEdit(false, this)),
-      m_extraRate(number(0, 1e6, 1, tr(" /s"), this)),
-      m_outageFraction(number(0, 100, 1, tr(" %"), this)),
+      m_extraRate(numberBox(0, 1e6, 1, tr(" /s"), this)),
+      m_outageFraction(numberBox(0, 100, 1, tr(" %"), this)),
       m_outageAnswer(new QComboBox(this)),
       m_eventRetryAfter(new DurationEdit(true, this)),
-      m_eventFailure(number(0, 100, 2, tr(" %"), this)),
+      m_eventFailure(numberBox(0, 100, 2, tr(" %"), this)),
       m_ttl(new DurationEdit(false, this)),
       m_lease(new DurationEdit(true, this)),
       m_purgeLag(new DurationEdit(false, this)),

@@ -21,6 +21,7 @@
 #include "core/sim/scenarios.h"
 #include "core/sim/verdict.h"
 #include "ui/cases/casebook.h"
+#include "ui/sim/causeseditor.h"
 #include "ui/sim/chartexport.h"
 #include "ui/sim/comparisonmodel.h"
 #include "ui/sim/ecdfchart.h"
@@ -56,6 +57,7 @@ SimulatorWorkspace::SimulatorWorkspace(QWidget* parent)
       m_policyA(new PolicyEditor(this)),
       m_policyB(new PolicyEditor(this)),
       m_server(new ServerEditor(this)),
+      m_causes(new CausesEditor(this)),
       m_runner(new SimRunner(this)),
       m_heatRunner(new SimRunner(this)),
       m_comparison(new ComparisonModel(this)),
@@ -125,6 +127,7 @@ QWidget* SimulatorWorkspace::buildLeft() {
   tabs->addTab(scrolled(m_policyA, tabs), tr("Policy A"));
   tabs->addTab(scrolled(m_policyB, tabs), tr("Policy B"));
   tabs->addTab(scrolled(m_server, tabs), tr("Server && store"));
+  tabs->addTab(scrolled(m_causes, tabs), tr("Across keys"));
   layout->addWidget(tabs, 1);
 
   m_compare = new QCheckBox(tr("Compare with policy B"), left);
@@ -241,6 +244,7 @@ void SimulatorWorkspace::loadScenario(Scenario scenario) {
   const auto& builtIn = core::builtInScenarios().at(static_cast<std::size_t>(scenario));
   const core::SimConfig c = core::scenarioConfig(builtIn);
   m_server->setConfig(c);
+  m_causes->setConfig(c);
   m_policyA->setPolicy(c.policy);
   const core::Policy b = core::scenarioPolicyB(builtIn);
   if (!b.preset.empty())
@@ -320,6 +324,7 @@ bool SimulatorWorkspace::loadSavedScenario(const QString& name) {
   cancel();
   m_scenario->setCurrentIndex(m_scenario->findData(name));
   m_server->setConfig(scenario->a);
+  m_causes->setConfig(scenario->a);
   m_policyA->setPolicy(scenario->a.policy);
   m_policyB->setPolicy(scenario->b);
   m_compare->setChecked(scenario->compare);
@@ -329,8 +334,12 @@ bool SimulatorWorkspace::loadSavedScenario(const QString& name) {
 
 std::optional<core::SimConfig> SimulatorWorkspace::config(int policy) const {
   const PolicyEditor* editor = policyEditor(policy);
-  if (!editor->invalidFields().isEmpty() || !m_server->invalidFields().isEmpty()) return std::nullopt;
-  return m_server->config(editor->policy());
+  if (!editor->invalidFields().isEmpty() || !m_server->invalidFields().isEmpty() ||
+      !m_causes->invalidFields().isEmpty())
+    return std::nullopt;
+  core::SimConfig c = m_server->config(editor->policy());
+  m_causes->apply(c);
+  return c;
 }
 
 QString SimulatorWorkspace::title(int policy) const { return policyEditor(policy)->title(); }
@@ -338,7 +347,7 @@ QString SimulatorWorkspace::title(int policy) const { return policyEditor(policy
 void SimulatorWorkspace::run() {
   QStringList bad = m_policyA->invalidFields();
   if (m_compare->isChecked()) bad << m_policyB->invalidFields();
-  bad << m_server->invalidFields();
+  bad << m_server->invalidFields() << m_causes->invalidFields();
   if (!bad.isEmpty()) {
     m_status->setText(tr("Not run: %1 not a valid duration (use 250ms, 3s, 30m, 24h). Fix the fields marked red.")
                           .arg(bad.join(u", "_s)));

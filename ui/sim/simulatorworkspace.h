@@ -28,6 +28,7 @@ class DbSession;
 namespace idem::ui::sim {
 
 class ChartFrame;
+class CausesEditor;
 class ComparisonModel;
 class EcdfChart;
 class HeatmapModel;
@@ -45,7 +46,7 @@ class SimulatorWorkspace final : public QWidget {
 
  public:
   /// The built-in scenarios in core::builtInScenarios() order.
-  enum Scenario { ChargeTwice, RetryStorm, BudgetSpike };
+  enum Scenario { ChargeTwice, RetryStorm, BudgetSpike, NewKeys };
   enum Tab { ComparisonTab, OffsetsTab, LoadTab, HeatmapTab, LiveTab, MeasureTab };
 
   explicit SimulatorWorkspace(QWidget* parent = nullptr);
@@ -74,6 +75,7 @@ class SimulatorWorkspace final : public QWidget {
 
   [[nodiscard]] PolicyEditor* policyEditor(int policy) const { return policy == 0 ? m_policyA : m_policyB; }
   [[nodiscard]] ServerEditor* serverEditor() const { return m_server; }
+  [[nodiscard]] CausesEditor* causesEditor() const { return m_causes; }
   [[nodiscard]] QCheckBox* compareBox() const { return m_compare; }
   [[nodiscard]] SimRunner* runner() const { return m_runner; }
   [[nodiscard]] SimRunner* heatmapRunner() const { return m_heatRunner; }
@@ -110,6 +112,7 @@ class SimulatorWorkspace final : public QWidget {
   PolicyEditor* m_policyA;
   PolicyEditor* m_policyB;
   ServerEditor* m_server;
+  CausesEditor* m_causes;
   SimRunner* m_runner;
   SimRunner* m_heatRunner;
   ComparisonModel* m_comparison;
