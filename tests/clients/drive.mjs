@@ -31,6 +31,18 @@ const drivers = {
     });
     await client.send(new ListTablesCommand({}));
   },
+  // The same SDK on another service: SQS (defaults; its retry settings are the SDK's, not
+  // DynamoDB's), so the preset can say which of them it stands for.
+  async 'aws-js-v3-default'(i) {
+    const { SQSClient, ListQueuesCommand } = require('@aws-sdk/client-sqs');
+    const { NodeHttpHandler } = require('@smithy/node-http-handler');
+    const client = new SQSClient({
+      endpoint: url(i), region: 'us-east-1',
+      credentials: { accessKeyId: 'AKIDMEASURE', secretAccessKey: 'measure' },
+      requestHandler: new NodeHttpHandler({ requestTimeout: kTimeoutMs, connectionTimeout: kTimeoutMs, throwOnRequestTimeout: true }),
+    });
+    await client.send(new ListQueuesCommand({}));
+  },
   // got: defaults (limit 2) with POST added to retry.methods; the key set by the caller.
   async got(i) {
     const got = (await import(require.resolve('got'))).default;

@@ -14,14 +14,14 @@ chmod 755 "$WORK"  # the postgres user runs the throwaway cluster inside it
 # Narrow a refresh with PROFILES, NODE_LIBS or PY_LIBS in the environment (store.py rewrites
 # only the files of libraries that ran).
 PROFILES=${PROFILES:-"500 503-retry-after-2 409 reset hang"}
-NODE_LIBS=${NODE_LIBS-"stripe-node aws-js-v3 got axios-retry"}
+NODE_LIBS=${NODE_LIBS-"stripe-node aws-js-v3 aws-js-v3-default got axios-retry"}
 PY_LIBS=${PY_LIBS-"urllib3 aws-botocore stripe-python"}
 
 # 1. The libraries: npm packages in IDEM_CLIENTS_DIR, Debian's Python packages.
 mkdir -p "$IDEM_CLIENTS_DIR"
 ( cd "$IDEM_CLIENTS_DIR" && [ -f package.json ] || npm init -y >/dev/null )
 ( cd "$IDEM_CLIENTS_DIR" && timeout 300 npm install --no-audit --no-fund stripe @aws-sdk/client-dynamodb \
-    @smithy/node-http-handler got axios axios-retry >/dev/null )
+    @aws-sdk/client-sqs @smithy/node-http-handler got axios axios-retry >/dev/null )
 DEBIAN_FRONTEND=noninteractive timeout 300 apt-get install -y -qq python3-urllib3 python3-botocore python3-stripe >/dev/null
 
 # 2. A throwaway store and the endpoint with fault injection, on loopback.

@@ -25,8 +25,10 @@ LIBS = {
     # library: (User-Agent pattern, package, version getter, settings the driver made)
     "stripe-node": (r"NodeBindings", "npm stripe", lambda: npm_version("stripe"),
                     "defaults (maxNetworkRetries 2); timeout 1 s; rawRequest POST"),
-    "aws-js-v3": (r"^aws-sdk-js/", "npm @aws-sdk/client-dynamodb", lambda: npm_version("@aws-sdk/client-dynamodb"),
+    "aws-js-v3": (r"^aws-sdk-js/.* api/dynamodb#", "npm @aws-sdk/client-dynamodb", lambda: npm_version("@aws-sdk/client-dynamodb"),
                   "defaults (standard retry mode); endpoint override; requestTimeout 1 s"),
+    "aws-js-v3-default": (r"^aws-sdk-js/.* api/sqs#", "npm @aws-sdk/client-sqs", lambda: npm_version("@aws-sdk/client-sqs"),
+                      "defaults (standard retry mode); endpoint override; requestTimeout 1 s"),
     "got": (r"^got ", "npm got", lambda: npm_version("got"),
             "defaults (retry.limit 2) plus POST in retry.methods; timeout.request 1 s (also its maxRetryAfter)",
             {"retry_after_cap": "1s"}),

@@ -53,7 +53,7 @@ class TestSimMeasured : public QObject {
   void data_present() {
     // Every library the issue names that can run here has stored data.
     for (const char* lib :
-         {"stripe-node", "stripe-python", "aws-js-v3", "aws-botocore", "urllib3", "got", "axios-retry"})
+         {"stripe-node", "stripe-python", "aws-js-v3", "aws-js-v3-default", "aws-botocore", "urllib3", "got", "axios-retry"})
       QVERIFY2(QFile::exists(QStringLiteral(IDEM_TEST_DATA_DIR "/clients/%1.json").arg(lib)), lib);
   }
 
