@@ -30,7 +30,7 @@ install(FILES ${CMAKE_BINARY_DIR}/systemd/idem-proxy@.service ${CMAKE_BINARY_DIR
         DESTINATION ${unit_dir})
 
 install(FILES docs/install.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/idem)
-install(FILES resources/examples/proxy-main.env resources/examples/sweep.env resources/examples/main-policy.json
+install(FILES resources/examples/proxy-main.toml resources/examples/proxy-main.env resources/examples/sweep.env resources/examples/main-policy.json
         DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/idem/examples)
 
 if(IDEM_BUILD_UI)

@@ -1,7 +1,7 @@
-// The proxy as idem-proxy@.service starts it: under the unit's LimitNOFILE, with the flags of the
-// shipped example instance (resources/examples/proxy-main.env) and its example policy. Only
-// what names this machine's places is swapped for the test's: the store, the upstream, the
-// ports, the policy file's path. Both numbers come from the shipped files, so raising a default
+// The proxy as idem-proxy@.service starts it: under the unit's LimitNOFILE, with the unit's own
+// command line (--config and the shipped example instance, resources/examples/proxy-main.toml)
+// and its example policy. Only what names this machine's places is swapped for the test's, by
+// flags that beat the file: the store, the upstream, the ports, the policy file's path. Both numbers come from the shipped files, so raising a default
 // flag or lowering the limit past what the proxy's descriptor budget accepts fails here. And
 // every system call it makes from start to a SIGTERM stop, and every one a sweeper round makes,
 // is one the units' SystemCallFilter admits (systemd applies the filter only when it starts the
@@ -38,24 +38,23 @@ std::string setting(const std::string& text, const std::string& name) {
   return std::regex_search(text, m, line) ? m[2].str() : std::string();
 }
 
-// IDEM_PROXY_ARGS split at whitespace as systemd splits an unquoted $VAR, without the flags
-// that name this machine's places (each with its value).
-std::vector<std::string> exampleFlags() {
-  std::istringstream words(setting(readSource("resources/examples/proxy-main.env"), "IDEM_PROXY_ARGS"));
-  std::vector<std::string> kept;
-  for (std::string w; words >> w;) {
-    if (w == "--policy" || w == "--upstream" || w == "--db" || w == "--listen" || w == "--admin-listen") {
-      words >> w;
-      continue;
-    }
-    kept.push_back(w);
-  }
-  return kept;
+// The arguments the unit's ExecStart gives idemctl proxy, the unit's configuration path swapped
+// for the shipped example's.
+std::vector<std::string> unitArguments() {
+  const std::string exec = setting(readSource("resources/systemd/idem-proxy@.service.in"), "ExecStart");
+  std::istringstream words(exec);
+  std::vector<std::string> args;
+  for (std::string w; words >> w;) args.push_back(w);
+  // "@IDEM_BINDIR@/idemctl proxy --config /etc/idem/proxy-%i.toml"
+  if (args.size() != 4 || args[1] != "proxy" || args[2] != "--config") return {};
+  return {"--config", IDEM_SOURCE_DIR "/resources/examples/proxy-main.toml"};
 }
 
-int intFlag(const std::vector<std::string>& flags, const std::string& name, int fallback) {
-  const auto it = std::find(flags.begin(), flags.end(), name);
-  return it == flags.end() || it + 1 == flags.end() ? fallback : std::stoi(*(it + 1));
+// An integer key of the example TOML file (`max-connections = 4096`), or the flag's default.
+int intSetting(const std::string& key, int fallback) {
+  std::smatch m;
+  const std::string text = readSource("resources/examples/proxy-main.toml");
+  return std::regex_search(text, m, std::regex("(^|\n)" + key + " *= *([0-9]+)")) ? std::stoi(m[2].str()) : fallback;
 }
 
 // The system calls a systemd filter expression names ("@system-service", "~@privileged
@@ -122,18 +121,17 @@ class TestSystemdUnit : public QObject {
   void theUnitsLimitFitsTheExampleFlags() {
     const std::string limit = setting(readSource("resources/systemd/idem-proxy@.service.in"), "LimitNOFILE");
     QVERIFY2(!limit.empty(), "idem-proxy@.service sets no LimitNOFILE");
-    const auto flags = exampleFlags();
-    QVERIFY2(!flags.empty(), "proxy-main.env has no IDEM_PROXY_ARGS");
-    // The proxy's own accounting, with the flags' values or the options' defaults.
+    QVERIFY2(!unitArguments().empty(), "idem-proxy@.service does not run `idemctl proxy --config FILE`");
+    // The proxy's own accounting, with the example file's values or the options' defaults.
     const auto budget = proxy::planDescriptors(
-        {static_cast<std::size_t>(intFlag(flags, "--pool", endpoint::ServerOptions{}.poolSize)),
+        {static_cast<std::size_t>(intSetting("pool", endpoint::ServerOptions{}.poolSize)),
          static_cast<std::size_t>(
-             intFlag(flags, "--upstream-connections", static_cast<int>(proxy::UpstreamOptions{}.maxConnections))),
+             intSetting("upstream-connections", static_cast<int>(proxy::UpstreamOptions{}.maxConnections))),
          64},
         std::stoul(limit));
     QVERIFY2(budget.refusal.empty(), budget.refusal.c_str());
     // Not merely accepted: the default client budget is not cut down to fit.
-    const int maxConnections = intFlag(flags, "--max-connections", endpoint::ServerOptions{}.maxConnections);
+    const int maxConnections = intSetting("max-connections", endpoint::ServerOptions{}.maxConnections);
     QVERIFY2(budget.clientConnections >= static_cast<std::size_t>(maxConnections),
              ("LimitNOFILE=" + limit + " leaves " + std::to_string(budget.clientConnections) +
               " client connections, under --max-connections " + std::to_string(maxConnections))
@@ -142,7 +140,8 @@ class TestSystemdUnit : public QObject {
 
   void theProxyStartsUnderTheUnitsLimitWithTheExampleFlags() {
     const std::string limit = setting(readSource("resources/systemd/idem-proxy@.service.in"), "LimitNOFILE");
-    auto flags = exampleFlags();
+    auto flags = unitArguments();
+    QVERIFY(!flags.empty());
     flags.insert(flags.end(), {"--admin-listen", "127.0.0.1:0"});
     test::RawUpstreamRig rig("px_unit", readSource("resources/examples/main-policy.json"), flags,
                              {"/usr/bin/prlimit", "--nofile=" + limit + ":" + limit});
@@ -167,7 +166,8 @@ class TestSystemdUnit : public QObject {
 #endif
     const std::string limit = setting(readSource("resources/systemd/idem-proxy@.service.in"), "LimitNOFILE");
     const std::string trace = QDir::temp().filePath("px_unit_strace_" + QString::number(getpid())).toStdString();
-    auto flags = exampleFlags();
+    auto flags = unitArguments();
+    QVERIFY(!flags.empty());
     flags.insert(flags.end(), {"--admin-listen", "127.0.0.1:0"});
     test::RawUpstreamRig rig(
         "px_unit_calls", readSource("resources/examples/main-policy.json"), flags,
