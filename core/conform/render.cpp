@@ -92,7 +92,8 @@ std::string asMarkdown(const Report& r) {
   }
   for (const auto& s : r.scenarios) {
     if (s.verdict != Verdict::Fail) continue;
-    out << "\n## `" << s.name << "` failed\n\n" << s.title << ". Expected: " << s.expects << ".\n\n```\n";
+    out << "\n## `" << s.name << "` failed\n\nIt checks that " << s.title << " (" << s.draft << "). Expected: " << s.expects
+        << ".\n\n```\n";
     for (const auto& e : s.exchanges) evidence(out, e, "");
     out << "```\n";
   }

@@ -56,14 +56,14 @@ void expectRefusals(Probe& probe, const Mark& mark, ScenarioResult& out, int sta
   for (std::size_t i = from; i < out.exchanges.size(); ++i) {
     const auto& e = out.exchanges[i];
     if (!answered(out, e)) return;
-    if (e.status != status) wrong += (wrong.empty() ? "" : "; ") + e.label + ": " + brief(e);
+    if (e.status != status) wrong += (wrong.empty() ? "" : "; ") + e.label + " got " + brief(e);
   }
   const auto n = executionsOrFail(probe, mark, out);
   if (!n) return;
-  if (!wrong.empty()) verdict(out, Verdict::Fail, "expected " + std::to_string(status) + ", got " + wrong);
+  if (!wrong.empty()) verdict(out, Verdict::Fail, "expected " + std::to_string(status) + "; " + wrong);
   if (*n > executionsAllowed)
     verdict(out, Verdict::Fail,
-            "executed " + std::to_string(*n - executionsAllowed) + " time(s) although refused or malformed");
+            "executed " + std::to_string(*n - executionsAllowed) + " time(s) where nothing should have run");
   std::string labels;
   for (std::size_t i = from; i < out.exchanges.size(); ++i) labels += (labels.empty() ? "" : ", ") + out.exchanges[i].label;
   verdict(out, Verdict::Pass,
