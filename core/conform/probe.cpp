@@ -142,8 +142,8 @@ Exchange Probe::sendAlone(const std::string& label, const Route& route, const ht
 std::optional<long long> Probe::readCount(std::string& error) {
   auto answer = m_countClient->get(m_countPath, m_options.headers);
   if (answer.status != 200) {
-    error = "--count-url " + m_options.countUrl + " answered " +
-            (answer.status == 0 ? answer.error : std::to_string(answer.status));
+    error = "--count-url " + m_options.countUrl + ": " +
+            (answer.status == 0 ? answer.error : "answered " + std::to_string(answer.status) + ", not 200");
     return std::nullopt;
   }
   auto value = valueAt(answer.body, pointerOf(m_options.countField));

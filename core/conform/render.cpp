@@ -18,6 +18,13 @@ std::string trimmed(const std::string& body) {
   return body.substr(0, kBodyShown) + "… (" + std::to_string(body.size()) + " bytes)";
 }
 
+// One line of evidence: the body without the line break a text body ends with.
+std::string shown(const std::string& body) {
+  std::string out = trimmed(body);
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
 std::string upper(std::string_view v) {
   std::string out(v);
   for (auto& c : out) c = static_cast<char>(c - 'a' + 'A');
@@ -46,8 +53,11 @@ bool noise(const std::string& name) {
 
 std::string headersLine(const http::Headers& headers) {
   std::string out;
-  for (const auto& [name, value] : headers)
-    if (!noise(name)) out += (out.empty() ? "" : "  ") + name + ": " + value;
+  for (const auto& [name, value] : headers) {
+    if (noise(name)) continue;
+    if (!out.empty()) out += "  ";
+    out.append(name).append(": ").append(value);
+  }
   return out;
 }
 
@@ -55,13 +65,13 @@ std::string headersLine(const http::Headers& headers) {
 void evidence(std::ostream& out, const Exchange& e, const std::string& indent) {
   out << indent << e.label << ":\n";
   out << indent << "  > " << e.method << ' ' << e.path << "  " << headersLine(e.requestHeaders) << '\n';
-  if (!e.requestBody.empty()) out << indent << "    " << trimmed(e.requestBody) << '\n';
+  if (!e.requestBody.empty()) out << indent << "    " << shown(e.requestBody) << '\n';
   if (e.status == 0) {
     out << indent << "  < no answer: " << e.error << '\n';
     return;
   }
   out << indent << "  < " << e.status << "  " << headersLine(e.responseHeaders) << '\n';
-  if (!e.responseBody.empty()) out << indent << "    " << trimmed(e.responseBody) << '\n';
+  if (!e.responseBody.empty()) out << indent << "    " << shown(e.responseBody) << '\n';
 }
 
 std::string asText(const Report& r) {

@@ -4,11 +4,11 @@ with: the conformance kit's own test (tst_detectsflaws.cpp) runs `idemctl confor
 with one flaw at a time and checks that the scenario for that flaw fails and no other does. A kit
 that cannot fail proves nothing.
 
-    python3 flawed_service.py [--port 0] [--ttl SECONDS] [--flaw NAME]...
+    python3 flawed_service.py [--port 0] [--ttl SECONDS] [--prefix /api] [--flaw NAME]...
 
 Prints "flawed_service listening on http://127.0.0.1:PORT" once it accepts connections.
 POST /v1/charges executes (201 {"id": "ch_N", ...} + Location); X-Delay-Ms: N makes it take N ms.
-GET /executions answers {"total": N}. Keys are strict RFC 9651 sf-strings of 1-255 characters,
+GET /executions answers {"total": N}. With --prefix, every path is under it (/api/v1/charges). Keys are strict RFC 9651 sf-strings of 1-255 characters,
 scoped per X-Tenant-Id, bound to the body; a key used again after --ttl executes again.
 
 Flaws (each one breaks one rule):
@@ -31,6 +31,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FLAWS = set()
 TTL = 3600.0
+PREFIX = ""
 _lock = threading.Lock()
 _records = {}  # (tenant, key) -> {"body", "state", "status", "answer", "location", "at"}
 _executions = 0
@@ -79,8 +80,12 @@ class Handler(BaseHTTPRequestHandler):
             problem = {"type": "https://flawed.test/idempotency#" + slug, "title": title, "status": status}
             self.answer(status, json.dumps(problem), "application/problem+json")
 
+    def route(self):
+        """The path under --prefix; None when it is not under it."""
+        return self.path[len(PREFIX):] if self.path.startswith(PREFIX) else None
+
     def do_GET(self):
-        if self.path == "/executions":
+        if self.route() == "/executions":
             self.answer(200, json.dumps({"total": _executions}))
         else:
             self.refuse(404, "not-found", "Not found")
@@ -98,7 +103,7 @@ class Handler(BaseHTTPRequestHandler):
         return 201, answer, "/v1/charges/" + charge
 
     def do_POST(self):
-        if self.path != "/v1/charges":
+        if self.route() != "/v1/charges":
             return self.refuse(404, "not-found", "Not found")
         body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
         if "ignore-keys" in FLAWS:
@@ -141,10 +146,11 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    global TTL
+    global TTL, PREFIX
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--ttl", type=float, default=3600.0)
+    parser.add_argument("--prefix", default="")
     parser.add_argument("--flaw", action="append", default=[])
     args = parser.parse_args()
     unknown = set(args.flaw) - {"ignore-keys", "replay-status", "replay-location", "no-fingerprint", "key-optional",
@@ -153,6 +159,7 @@ def main():
         parser.error("unknown flaw: " + ", ".join(sorted(unknown)))
     FLAWS.update(args.flaw)
     TTL = args.ttl
+    PREFIX = args.prefix
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     print("flawed_service listening on http://127.0.0.1:%d" % server.server_port, flush=True)

@@ -11,9 +11,9 @@ using namespace Qt::StringLiterals;
 namespace {
 
 struct FlawedService {
-  explicit FlawedService(const QStringList& flaws) {
+  explicit FlawedService(const QStringList& flaws, const std::string& prefix = {}) {
     std::vector<std::string> argv{"/usr/bin/python3", IDEM_SOURCE_DIR "/tests/conform/flawed_service.py", "--port", "0",
-                                  "--ttl", "1"};
+                                  "--ttl", "1", "--prefix", prefix};
     for (const auto& f : flaws) argv.insert(argv.end(), {"--flaw", f.toStdString()});
     process = std::make_unique<idem::test::ServeProcess>(idem::test::ServeProcess::Program{argv});
   }
@@ -82,6 +82,21 @@ class TestDetectsFlaws : public QObject {
     auto hold = idem::test::runConform(service.url(), {u"--only"_s, u"cross-key"_s, u"--expect-cross-key"_s, u"hold"_s});
     QVERIFY2(hold.finished.exitedWith(1), hold.describe());
     QVERIFY2(hold.scenario(u"cross-key"_s).value(u"reason").toString().startsWith(u"executed twice"_s), hold.describe());
+  }
+
+  void theUrlsPathIsPutBeforeEveryRoute() {
+    FlawedService service({}, "/api");
+    const auto run = idem::test::runConform(service.url() + u"/api/"_s, {u"--count-url"_s, u"/executions"_s, u"--only"_s,
+                                                                         u"first-request,replay"_s});
+    QVERIFY2(run.finished.exitedWith(0), run.describe());
+    QCOMPARE(run.named(u"pass"_s), (QStringList{u"first-request"_s, u"replay"_s}));
+    const auto first = run.scenario(u"replay"_s).value(u"exchanges").toArray().first().toObject();
+    QCOMPARE(first.value(u"request").toObject().value(u"path").toString(), u"/api/v1/charges"_s);
+    // Without the prefix the route is not there: the first request's 404 fails, and says what to check.
+    const auto bare = idem::test::runConform(service.url(), {u"--count-url"_s, u"/api/executions"_s, u"--only"_s,
+                                                             u"first-request"_s});
+    QVERIFY2(bare.finished.exitedWith(1), bare.describe());
+    QVERIFY2(bare.scenario(u"first-request"_s).value(u"reason").toString().contains(u"check --route"_s), bare.describe());
   }
 
   void aTooFastRouteSkipsTheRaceWithItsReason() {
