@@ -96,6 +96,9 @@ std::string readOptions(const idemctl::Args& args, cf::Options& o) {
   }
   if (!o.crossKeyConfirm.empty() && o.crossKey != cf::CrossKey::Hold)
     return "--cross-key-confirm goes with --expect-cross-key hold";
+  o.keyHeader = args.get("key-header", o.keyHeader);
+  if (o.keyHeader.empty() || o.keyHeader.find_first_of(" :\t") != std::string::npos)
+    return "--key-header: a header name, e.g. X-Idempotency-Key";
   if (args.has("max-key-length")) {
     int n = 0;
     if (!idemctl::parseInt(args.get("max-key-length"), 1, 8000, n)) return "--max-key-length: a number from 1 to 8000";
@@ -173,6 +176,7 @@ IDEMCTL_COMMAND(
                   "With hold: the header that confirms a duplicate on purpose; the held request is sent again with it "
                   "and must execute.",
                   "none"),
+     Flag::option("key-header", "NAME", "The header the service reads the key from.", "Idempotency-Key"),
      Flag::option("max-key-length", "N", "The longest key the service accepts; key-malformed sends one character more.",
                   "255"),
      Flag::option("replay-headers", "LIST", "Headers a replay must carry as the first answer had them.",

@@ -48,6 +48,7 @@ struct Options {
   AfterExpiry afterExpiry = AfterExpiry::Either;
   CrossKey crossKey = CrossKey::Unstated;
   http::Headers crossKeyConfirm;  // with Hold: the header that confirms a duplicate on purpose
+  std::string keyHeader = "Idempotency-Key";  // a service that reads the key from another header
   std::size_t maxKeyLength = 255;
   std::vector<std::string> replayHeaders{"Content-Type", "Content-Language", "Location", "ETag", "Link"};
   std::vector<std::string> only;  // scenario names; empty: all

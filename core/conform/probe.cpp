@@ -109,7 +109,7 @@ http::Headers Probe::headers(const std::string& key, int tenant) const {
   http::Headers h = m_options.headers;
   if (!http::findHeader(h, "Content-Type")) h.emplace_back("Content-Type", "application/json");
   if (!m_options.tenantHeader.empty()) h.emplace_back(m_options.tenantHeader, this->tenant(tenant));
-  if (!key.empty()) h.emplace_back("Idempotency-Key", key);
+  if (!key.empty()) h.emplace_back(m_options.keyHeader, key);
   return h;
 }
 

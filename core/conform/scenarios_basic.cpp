@@ -140,8 +140,8 @@ void keyMalformed(Probe& probe, const Earlier&, ScenarioResult& out) {
   sendInto(out, probe, "key of " + std::to_string(o.maxKeyLength + 1) + " characters", o.route, probe.headers(longKey),
            body);
   auto twice = probe.headers(probe.newKey(out.name));
-  twice.emplace_back("Idempotency-Key", probe.newKey(out.name));
-  sendInto(out, probe, "two Idempotency-Key fields", o.route, twice, body);
+  twice.emplace_back(o.keyHeader, probe.newKey(out.name));
+  sendInto(out, probe, "two " + o.keyHeader + " fields", o.route, twice, body);
   expectRefusals(probe, mark, out, 400, 0, 0);
 }
 

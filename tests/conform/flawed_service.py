@@ -4,11 +4,12 @@ with: the conformance kit's own test (tst_detectsflaws.cpp) runs `idemctl confor
 with one flaw at a time and checks that the scenario for that flaw fails and no other does. A kit
 that cannot fail proves nothing.
 
-    python3 flawed_service.py [--port 0] [--ttl SECONDS] [--prefix /api] [--flaw NAME]...
+    python3 flawed_service.py [--port 0] [--ttl SECONDS] [--prefix /api] [--key-header NAME] [--flaw NAME]...
 
 Prints "flawed_service listening on http://127.0.0.1:PORT" once it accepts connections.
 POST /v1/charges executes (201 {"id": "ch_N", ...} + Location); X-Delay-Ms: N makes it take N ms.
-GET /executions answers {"total": N}. With --prefix, every path is under it (/api/v1/charges). Keys are strict RFC 9651 sf-strings of 1-255 characters,
+GET /executions answers {"total": N}. With --prefix, every path is under it (/api/v1/charges); --key-header
+names the header keys come in (default Idempotency-Key). Keys are strict RFC 9651 sf-strings of 1-255 characters,
 scoped per X-Tenant-Id, bound to the body; a key used again after --ttl executes again.
 
 Flaws (each one breaks one rule):
@@ -32,6 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 FLAWS = set()
 TTL = 3600.0
 PREFIX = ""
+KEY_HEADER = "Idempotency-Key"
 _lock = threading.Lock()
 _records = {}  # (tenant, key) -> {"body", "state", "status", "answer", "location", "at"}
 _executions = 0
@@ -109,7 +111,7 @@ class Handler(BaseHTTPRequestHandler):
         if "ignore-keys" in FLAWS:
             status, answer, location = self.execute(body)
             return self.answer(status, answer, headers=[("Location", location)])
-        fields = self.headers.get_all("Idempotency-Key") or []
+        fields = self.headers.get_all(KEY_HEADER) or []
         if not fields:
             if "key-optional" in FLAWS:
                 status, answer, location = self.execute(body)
@@ -146,11 +148,12 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    global TTL, PREFIX
+    global TTL, PREFIX, KEY_HEADER
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--ttl", type=float, default=3600.0)
     parser.add_argument("--prefix", default="")
+    parser.add_argument("--key-header", default="Idempotency-Key")
     parser.add_argument("--flaw", action="append", default=[])
     args = parser.parse_args()
     unknown = set(args.flaw) - {"ignore-keys", "replay-status", "replay-location", "no-fingerprint", "key-optional",
@@ -160,6 +163,7 @@ def main():
     FLAWS.update(args.flaw)
     TTL = args.ttl
     PREFIX = args.prefix
+    KEY_HEADER = args.key_header
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     print("flawed_service listening on http://127.0.0.1:%d" % server.server_port, flush=True)

@@ -93,6 +93,16 @@ class TestAgainstIdem : public QObject {
     QCOMPARE(run.named(u"pass"_s).size(), 8);
     // The race was a race: the 409 came while the first still ran.
     QVERIFY2(run.scenario(u"concurrent"_s).value(u"reason").toString().contains(u"409"_s), run.describe());
+
+    // The demo's orders tier waits for the running request (on_conflict: wait:2s) and replays it:
+    // one execution, which the kit accepts and names.
+    const auto orders = idem::test::runConform(
+        urlOf(serve.port()), {u"--route"_s, u"POST /v1/orders"_s, u"--body"_s,
+                              uR"({"item":"sku_{unique}","quantity":1})"_s, u"--tenant-header"_s, u"Account-Id"_s,
+                              u"--slow-header"_s, u"Sim-Delay-Ms: 1000"_s, u"--only"_s, u"concurrent"_s});
+    QVERIFY2(orders.finished.exitedWith(0), orders.describe());
+    QVERIFY2(orders.scenario(u"concurrent"_s).value(u"reason").toString().startsWith(u"the second waited"_s),
+             orders.describe());
   }
 
   void serveExpiryFollowsEachTiersPolicy() {

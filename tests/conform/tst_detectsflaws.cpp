@@ -11,9 +11,10 @@ using namespace Qt::StringLiterals;
 namespace {
 
 struct FlawedService {
-  explicit FlawedService(const QStringList& flaws, const std::string& prefix = {}) {
+  explicit FlawedService(const QStringList& flaws, const std::string& prefix = {},
+                         const std::string& keyHeader = "Idempotency-Key") {
     std::vector<std::string> argv{"/usr/bin/python3", IDEM_SOURCE_DIR "/tests/conform/flawed_service.py", "--port", "0",
-                                  "--ttl", "1", "--prefix", prefix};
+                                  "--ttl", "1", "--prefix", prefix, "--key-header", keyHeader};
     for (const auto& f : flaws) argv.insert(argv.end(), {"--flaw", f.toStdString()});
     process = std::make_unique<idem::test::ServeProcess>(idem::test::ServeProcess::Program{argv});
   }
@@ -97,6 +98,20 @@ class TestDetectsFlaws : public QObject {
                                                              u"first-request"_s});
     QVERIFY2(bare.finished.exitedWith(1), bare.describe());
     QVERIFY2(bare.scenario(u"first-request"_s).value(u"reason").toString().contains(u"check --route"_s), bare.describe());
+  }
+
+  void theKeyGoesInTheHeaderTheServiceReads() {
+    FlawedService service({}, {}, "X-Idempotency-Key");
+    const QStringList some{u"--count-url"_s, u"/executions"_s, u"--only"_s, u"first-request,replay,key-malformed"_s};
+    const auto named = idem::test::runConform(service.url(), some + QStringList{u"--key-header"_s, u"X-Idempotency-Key"_s});
+    QVERIFY2(named.finished.exitedWith(0), named.describe());
+    QCOMPARE(named.named(u"pass"_s).size(), 3);
+    QVERIFY2(named.scenario(u"key-malformed"_s).value(u"reason").toString().contains(u"two X-Idempotency-Key fields"_s),
+             named.describe());
+    // Sent as Idempotency-Key, the service sees no key at all and refuses the first request.
+    const auto unnamed = idem::test::runConform(service.url(), some);
+    QVERIFY2(unnamed.finished.exitedWith(1), unnamed.describe());
+    QVERIFY2(unnamed.named(u"fail"_s).contains(u"first-request"_s), unnamed.describe());
   }
 
   void aTooFastRouteSkipsTheRaceWithItsReason() {
