@@ -128,9 +128,14 @@ Exchange Probe::exchange(client::Client& client, const std::string& label, const
 
 Exchange Probe::send(const std::string& label, const Route& route, const http::Headers& headers, const std::string& body) {
   auto e = exchange(*m_client, label, route, headers, body);
-  if (e.status == 0 && !m_answered) throw Unreachable("no answer from " + m_options.url + ": " + e.error);
-  m_answered = m_answered || e.status != 0;
+  reached({e});
   return e;
+}
+
+void Probe::reached(const std::vector<Exchange>& exchanges) {
+  for (const auto& e : exchanges) m_answered = m_answered || e.status != 0;
+  if (!m_answered && !exchanges.empty())
+    throw Unreachable("no answer from " + m_options.url + ": " + exchanges.front().error);
 }
 
 Exchange Probe::sendAlone(const std::string& label, const Route& route, const http::Headers& headers,

@@ -53,9 +53,12 @@ class Probe {
   /// Sends one request on this probe's connection and keeps it as evidence. The first request
   /// of a run that gets no answer throws Unreachable.
   Exchange send(const std::string& label, const Route& route, const http::Headers& headers, const std::string& body);
-  /// The same on a connection of its own (for requests sent side by side from other threads).
+  /// The same on a connection of its own (for requests sent side by side from other threads);
+  /// pass the exchanges to reached() once they are back.
   Exchange sendAlone(const std::string& label, const Route& route, const http::Headers& headers,
                      const std::string& body) const;
+  /// Throws Unreachable when none of these got an answer and nothing before them did.
+  void reached(const std::vector<Exchange>& exchanges);
 
   Mark mark();
   /// Executions since `mark` (count endpoint), or distinct ids among the 2xx answers.

@@ -37,6 +37,7 @@ void concurrent(Probe& probe, const Earlier&, ScenarioResult& out) {
   const auto secondSent = Clock::now();
   Exchange second = probe.sendAlone("second, while the first runs", route, headers, body);
   side.join();
+  probe.reached({first, second});
   out.exchanges = {first, second};
   if (!answered(out, first) || !answered(out, second)) return;
   const auto n = executionsOrFail(probe, mark, out);

@@ -130,6 +130,8 @@ class TestDetectsFlaws : public QObject {
     QVERIFY2(nobody.out.isEmpty(), nobody.describe());
     for (const auto& [args, says] : std::vector<std::pair<QStringList, QString>>{
              {{u"conform"_s}, u"give the service's base URL"_s},
+             // The race's requests go on connections of their own: no answer there is exit 2 too.
+             {{u"conform"_s, u"http://127.0.0.1:9"_s, u"--only"_s, u"concurrent"_s}, u"could not connect"_s},
              {{u"conform"_s, u"ftp://x"_s}, u"is not an http:// or https:// URL"_s},
              {{u"conform"_s, u"http://127.0.0.1:9"_s, u"--route"_s, u"/v1/charges"_s}, u"--route: write a method"_s},
              {{u"conform"_s, u"http://127.0.0.1:9"_s, u"--only"_s, u"replays"_s}, u"no scenario is named \"replays\""_s},
