@@ -1,6 +1,7 @@
 // idemctl conform: the Idempotency-Key contract's scenarios against any HTTP service
 // (docs/conformance.md). Exit 0 when none fails, 1 when one does, 2 for bad flags or a service
 // that does not answer.
+#include <csignal>
 #include <iostream>
 
 #include "app/idemctl/command.h"
@@ -112,6 +113,9 @@ std::string readOptions(const idemctl::Args& args, cf::Options& o) {
 
 int runConform(const idemctl::Args& args) {
   if (args.has("list")) return listScenarios();
+  // A service may close a kept-alive TLS connection at any time; OpenSSL's next write (a close
+  // notify) on it must be an error, not SIGPIPE ending the run without a report.
+  std::signal(SIGPIPE, SIG_IGN);
   const auto format = idem::text::parseOutputFormat(args.get("format", "text"));
   if (!format) return usage("--format: \"" + args.get("format") + "\" is not text, json or markdown");
   cf::Options options;

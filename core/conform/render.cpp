@@ -51,12 +51,11 @@ bool noise(const std::string& name) {
   return false;
 }
 
+// "  Name: value  Name: value", each after two spaces; "" for none.
 std::string headersLine(const http::Headers& headers) {
   std::string out;
   for (const auto& [name, value] : headers) {
-    if (noise(name)) continue;
-    if (!out.empty()) out += "  ";
-    out.append(name).append(": ").append(value);
+    if (!noise(name)) out.append("  ").append(name).append(": ").append(value);
   }
   return out;
 }
@@ -64,13 +63,13 @@ std::string headersLine(const http::Headers& headers) {
 // "> POST /v1/charges  Idempotency-Key: …" then "< 201  Content-Type: …" then the body.
 void evidence(std::ostream& out, const Exchange& e, const std::string& indent) {
   out << indent << e.label << ":\n";
-  out << indent << "  > " << e.method << ' ' << e.path << "  " << headersLine(e.requestHeaders) << '\n';
+  out << indent << "  > " << e.method << ' ' << e.path << headersLine(e.requestHeaders) << '\n';
   if (!e.requestBody.empty()) out << indent << "    " << shown(e.requestBody) << '\n';
   if (e.status == 0) {
     out << indent << "  < no answer: " << e.error << '\n';
     return;
   }
-  out << indent << "  < " << e.status << "  " << headersLine(e.responseHeaders) << '\n';
+  out << indent << "  < " << e.status << headersLine(e.responseHeaders) << '\n';
   if (!e.responseBody.empty()) out << indent << "    " << shown(e.responseBody) << '\n';
 }
 
