@@ -47,12 +47,13 @@ struct ConformRun {
 };
 
 /// idemctl conform URL ARGS... --format json
-inline ConformRun runConform(const QString& url, QStringList args) {
+inline ConformRun runConform(const QString& url, QStringList args,
+                             const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
   args.prepend(url);
   args.prepend(QStringLiteral("conform"));
   args << QStringLiteral("--format") << QStringLiteral("json");
   ConformRun run;
-  run.finished = runProgram(idemctlPath(), args);
+  run.finished = runProgram(idemctlPath(), args, env);
   run.report = QJsonDocument::fromJson(run.finished.out.toUtf8()).object();
   return run;
 }

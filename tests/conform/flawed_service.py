@@ -4,12 +4,15 @@ with: the conformance kit's own test (tst_detectsflaws.cpp) runs `idemctl confor
 with one flaw at a time and checks that the scenario for that flaw fails and no other does. A kit
 that cannot fail proves nothing.
 
-    python3 flawed_service.py [--port 0] [--ttl SECONDS] [--prefix /api] [--key-header NAME] [--flaw NAME]...
+    python3 flawed_service.py [--port 0] [--ttl SECONDS] [--prefix /api] [--key-header NAME]
+        [--tls CERT KEY] [--close] [--flaw NAME]...
 
 Prints "flawed_service listening on http://127.0.0.1:PORT" once it accepts connections.
 POST /v1/charges executes (201 {"id": "ch_N", ...} + Location); X-Delay-Ms: N makes it take N ms.
 GET /executions answers {"total": N}. With --prefix, every path is under it (/api/v1/charges); --key-header
-names the header keys come in (default Idempotency-Key). Keys are strict RFC 9651 sf-strings of 1-255 characters,
+names the header keys come in (default Idempotency-Key). --tls serves https with that certificate;
+--close ends each connection after its answer (HTTP/1.0), and refuses a request without a key
+before reading its body, as many small servers do (the unread body makes the close a reset). Keys are strict RFC 9651 sf-strings of 1-255 characters,
 scoped per X-Tenant-Id, bound to the body; a key used again after --ttl executes again.
 
 Flaws (each one breaks one rule):
@@ -25,6 +28,7 @@ Flaws (each one breaks one rule):
   never-expire     keys are kept past --ttl
 """
 import argparse
+import ssl
 import json
 import threading
 import time
@@ -34,6 +38,7 @@ FLAWS = set()
 TTL = 3600.0
 PREFIX = ""
 KEY_HEADER = "Idempotency-Key"
+CLOSE = False
 _lock = threading.Lock()
 _records = {}  # (tenant, key) -> {"body", "state", "status", "answer", "location", "at"}
 _executions = 0
@@ -107,6 +112,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         if self.route() != "/v1/charges":
             return self.refuse(404, "not-found", "Not found")
+        if CLOSE and not self.headers.get_all(KEY_HEADER) and "key-optional" not in FLAWS:
+            return self.refuse(400, "key-missing", "Idempotency-Key is missing")
         body = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
         if "ignore-keys" in FLAWS:
             status, answer, location = self.execute(body)
@@ -148,12 +155,14 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    global TTL, PREFIX, KEY_HEADER
+    global TTL, PREFIX, KEY_HEADER, CLOSE
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--ttl", type=float, default=3600.0)
     parser.add_argument("--prefix", default="")
     parser.add_argument("--key-header", default="Idempotency-Key")
+    parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
+    parser.add_argument("--close", action="store_true")
     parser.add_argument("--flaw", action="append", default=[])
     args = parser.parse_args()
     unknown = set(args.flaw) - {"ignore-keys", "replay-status", "replay-location", "no-fingerprint", "key-optional",
@@ -164,9 +173,19 @@ def main():
     TTL = args.ttl
     PREFIX = args.prefix
     KEY_HEADER = args.key_header
+    if args.close:
+        CLOSE = True
+        Handler.protocol_version = "HTTP/1.0"
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
-    print("flawed_service listening on http://127.0.0.1:%d" % server.server_port, flush=True)
+    scheme = "http"
+    if args.tls:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*args.tls)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        scheme = "https"
+    # The test harness reads the port after "http://127.0.0.1:"; https adds its scheme before it.
+    print("flawed_service listening on %s (http://127.0.0.1:%d)" % (scheme, server.server_port), flush=True)
     server.serve_forever()
 
 

@@ -12,9 +12,10 @@ namespace {
 
 struct FlawedService {
   explicit FlawedService(const QStringList& flaws, const std::string& prefix = {},
-                         const std::string& keyHeader = "Idempotency-Key") {
+                         const std::string& keyHeader = "Idempotency-Key", const std::vector<std::string>& more = {}) {
     std::vector<std::string> argv{"/usr/bin/python3", IDEM_SOURCE_DIR "/tests/conform/flawed_service.py", "--port", "0",
                                   "--ttl", "1", "--prefix", prefix, "--key-header", keyHeader};
+    argv.insert(argv.end(), more.begin(), more.end());
     for (const auto& f : flaws) argv.insert(argv.end(), {"--flaw", f.toStdString()});
     process = std::make_unique<idem::test::ServeProcess>(idem::test::ServeProcess::Program{argv});
   }
@@ -112,6 +113,31 @@ class TestDetectsFlaws : public QObject {
     const auto unnamed = idem::test::runConform(service.url(), some);
     QVERIFY2(unnamed.finished.exitedWith(1), unnamed.describe());
     QVERIFY2(unnamed.named(u"fail"_s).contains(u"first-request"_s), unnamed.describe());
+  }
+
+  void httpsWithAServerThatClosesEachConnection() {
+    // A certificate for 127.0.0.1 that the run trusts through OpenSSL's SSL_CERT_FILE.
+    QTemporaryDir dir;
+    const auto cert = dir.filePath(u"cert.pem"_s), key = dir.filePath(u"key.pem"_s);
+    const auto made = idem::test::runProgram(
+        u"openssl"_s, {u"req"_s, u"-x509"_s, u"-newkey"_s, u"rsa:2048"_s, u"-nodes"_s, u"-days"_s, u"1"_s, u"-subj"_s,
+                       u"/CN=127.0.0.1"_s, u"-addext"_s, u"subjectAltName=IP:127.0.0.1"_s, u"-keyout"_s, key,
+                       u"-out"_s, cert});
+    QVERIFY2(made.exitedWith(0), made.describe());
+    FlawedService service({}, {}, "Idempotency-Key", {"--tls", cert.toStdString(), key.toStdString(), "--close"});
+    const auto url = u"https://127.0.0.1:"_s + QString::number(service.process->port());
+    const QStringList some{u"--count-url"_s, u"/executions"_s, u"--only"_s, u"first-request,replay,key-missing"_s};
+    auto trusting = QProcessEnvironment::systemEnvironment();
+    trusting.insert(u"SSL_CERT_FILE"_s, cert);
+    // Each answer ends its connection (the refusal resets it: the body was never read): the kit
+    // reconnects, and OpenSSL's write on the dead one is no SIGPIPE (it ended the run, 141, no report).
+    const auto run = idem::test::runConform(url, some, trusting);
+    QVERIFY2(run.finished.exitedWith(0), run.describe());
+    QCOMPARE(run.named(u"pass"_s), (QStringList{u"first-request"_s, u"key-missing"_s, u"replay"_s}));
+    // Not trusted: no answer, and the message says why.
+    const auto untrusted = idem::test::runConform(url, some);
+    QVERIFY2(untrusted.finished.exitedWith(2), untrusted.describe());
+    QVERIFY2(untrusted.finished.err.contains(u"certificate was not accepted"_s), untrusted.describe());
   }
 
   void aTooFastRouteSkipsTheRaceWithItsReason() {
