@@ -127,8 +127,7 @@ int runConform(const idemctl::Args& args) {
   } catch (const std::invalid_argument& e) {
     return usage(e.what());
   } catch (const cf::Unreachable& e) {
-    std::cerr << "idemctl conform: " << e.what() << "\nIs the service running, and is the URL its base (scheme, host, "
-                 "port)?\n";
+    std::cerr << "idemctl conform: " << e.what() << '\n';
     return idemctl::kUsage;
   }
 }

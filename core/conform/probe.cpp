@@ -135,7 +135,8 @@ Exchange Probe::send(const std::string& label, const Route& route, const http::H
 void Probe::reached(const std::vector<Exchange>& exchanges) {
   for (const auto& e : exchanges) m_answered = m_answered || e.status != 0;
   if (!m_answered && !exchanges.empty())
-    throw Unreachable("no answer from " + m_options.url + ": " + exchanges.front().error);
+    throw Unreachable("no answer from " + m_options.url + ": " + exchanges.front().error +
+                      "\nIs the service running, and is the URL its base (scheme, host, port)?");
 }
 
 Exchange Probe::sendAlone(const std::string& label, const Route& route, const http::Headers& headers,
