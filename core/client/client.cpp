@@ -14,14 +14,38 @@ std::string ClientResponse::header(std::string_view name) const {
 class Client::Impl {
  public:
   Impl(const std::string& host, int port) : http(host, port) {}
+  explicit Impl(const std::string& schemeHostPort) : http(schemeHostPort) {}
   httplib::Client http;
+
+  void configure(std::chrono::milliseconds timeout) {
+    http.set_keep_alive(true);
+    // cpp-httplib writes a request's head and body separately: with Nagle on, the body waits for
+    // the server's delayed ACK and every POST took ~40 ms on loopback.
+    http.set_tcp_nodelay(true);
+    http.set_connection_timeout(std::chrono::seconds(5));
+    http.set_read_timeout(timeout);
+    http.set_write_timeout(timeout);
+  }
 };
 
 namespace {
+// cpp-httplib names its errors in one word ("Connection", "Read"); a person needs a sentence.
+std::string describe(httplib::Error e) {
+  switch (e) {
+    case httplib::Error::Connection: return "could not connect";
+    case httplib::Error::ConnectionTimeout: return "timed out connecting";
+    case httplib::Error::Read: return "the connection closed or timed out before the whole answer came";
+    case httplib::Error::Write: return "the connection closed while the request was being sent";
+    case httplib::Error::SSLConnection: return "the TLS handshake failed";
+    case httplib::Error::SSLServerVerification: return "the server's TLS certificate was not accepted";
+    default: return httplib::to_string(e);
+  }
+}
+
 ClientResponse convert(const httplib::Result& r) {
   ClientResponse out;
   if (!r) {
-    out.error = httplib::to_string(r.error());
+    out.error = describe(r.error());
     return out;
   }
   out.status = r->status;
@@ -45,13 +69,12 @@ httplib::Headers toHttplib(const http::Headers& headers, std::string& contentTyp
 
 Client::Client(const std::string& host, int port, std::chrono::milliseconds timeout)
     : m_impl(std::make_unique<Impl>(host, port)) {
-  m_impl->http.set_keep_alive(true);
-  // cpp-httplib writes a request's head and body separately: with Nagle on, the body waits for
-  // the server's delayed ACK and every POST took ~40 ms on loopback.
-  m_impl->http.set_tcp_nodelay(true);
-  m_impl->http.set_connection_timeout(std::chrono::seconds(5));
-  m_impl->http.set_read_timeout(timeout);
-  m_impl->http.set_write_timeout(timeout);
+  m_impl->configure(timeout);
+}
+
+Client::Client(const std::string& schemeHostPort, std::chrono::milliseconds timeout)
+    : m_impl(std::make_unique<Impl>(schemeHostPort)) {
+  m_impl->configure(timeout);
 }
 
 Client::~Client() = default;
@@ -66,6 +89,21 @@ ClientResponse Client::get(const std::string& path, const http::Headers& headers
   std::string contentType;
   auto h = toHttplib(headers, contentType);
   return convert(m_impl->http.Get(path, h));
+}
+
+ClientResponse Client::send(std::string_view method, const std::string& path, const http::Headers& headers,
+                            const std::string& body) {
+  std::string contentType;
+  auto h = toHttplib(headers, contentType);
+  auto& c = m_impl->http;
+  if (method == "GET") return convert(c.Get(path, h));
+  if (method == "POST") return convert(c.Post(path, h, body, contentType));
+  if (method == "PUT") return convert(c.Put(path, h, body, contentType));
+  if (method == "PATCH") return convert(c.Patch(path, h, body, contentType));
+  if (method == "DELETE") return convert(c.Delete(path, h, body, contentType));
+  ClientResponse unsupported;
+  unsupported.error = "method " + std::string(method) + " is not one of GET, POST, PUT, PATCH, DELETE";
+  return unsupported;
 }
 
 bool splitHostPort(const std::string& url, std::string& host, int& port) {

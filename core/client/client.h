@@ -3,6 +3,7 @@
 // own health checks, the tests),
 // so callers need not include cpp-httplib, whose compiled library fixes its configuration.
 // One Client per thread; it keeps its connection alive between requests.
+// `idemctl conform` calls any service with it, over http or https.
 #include <chrono>
 #include <memory>
 #include <string>
@@ -25,6 +26,8 @@ class Client {
  public:
   /// host and port of the server, e.g. ("127.0.0.1", 8080).
   Client(const std::string& host, int port, std::chrono::milliseconds timeout = std::chrono::seconds(70));
+  /// "http://HOST[:PORT]" or "https://HOST[:PORT]" (the server's certificate is verified), no path.
+  Client(const std::string& schemeHostPort, std::chrono::milliseconds timeout);
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
   ~Client();
@@ -32,6 +35,9 @@ class Client {
   /// POST with a body; headers are sent as given (set Content-Type there).
   ClientResponse post(const std::string& path, const http::Headers& headers, const std::string& body);
   ClientResponse get(const std::string& path, const http::Headers& headers = {});
+  /// Any of GET, POST, PUT, PATCH, DELETE (another method: error set, status 0).
+  ClientResponse send(std::string_view method, const std::string& path, const http::Headers& headers,
+                      const std::string& body);
 
  private:
   class Impl;

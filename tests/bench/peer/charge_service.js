@@ -8,7 +8,8 @@
 // so a client that got an answer knows it was recorded (what Idem does too).
 //
 //   node charge_service.js --port 0 [--redis redis://127.0.0.1:6379]
-// Prints "charge_service listening on http://127.0.0.1:PORT".
+// Prints "charge_service listening on http://127.0.0.1:PORT". X-Test-Sleep-Ms: N makes a charge
+// take N ms (docs/conformance.md runs `idemctl conform` against the peer with it).
 "use strict";
 const express = require("express");
 
@@ -58,9 +59,16 @@ async function withIdempotency(redisUrl) {
 
 function charge(req, res) {
   charges += 1;
+  const id = `ch_${charges}`;
   const body = req.body || {};
-  res.status(201).set("Location", `/v1/charges/ch_${charges}`);
-  res.json({ id: `ch_${charges}`, object: "charge", amount: body.amount, currency: body.currency });
+  const answer = () => {
+    res.status(201).set("Location", `/v1/charges/${id}`);
+    res.json({ id, object: "charge", amount: body.amount, currency: body.currency });
+  };
+  // X-Test-Sleep-Ms: a slow charge, so `idemctl conform` can send a retry while it runs.
+  const sleepMs = Number(req.get("X-Test-Sleep-Ms") || 0);
+  if (sleepMs > 0) setTimeout(answer, sleepMs);
+  else answer();
 }
 
 app.get("/executions", (req, res) => res.json({ total: charges }));
