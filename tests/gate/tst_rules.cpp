@@ -42,7 +42,7 @@ class TstRules : public QObject {
   void outcomesAreOneVocabularyAndRefusalsKeepTheirTier() {
     auto& s = m_pair->server();
     const long long forwarded = s.requests("", "forwarded", 201);
-    const long long unkeyed = s.requests("notes", "unkeyed", 201);
+    const long long unkeyed = s.requests("notes", "passed_without_key", 201);
     const long long refused = s.requests("charges", "bad_request", 415);
     QCOMPARE(s.post("/v1/other", test::keyed("")).status, 201);
     QCOMPARE(s.post("/v1/notes", test::keyed("")).status, 201);
@@ -52,7 +52,7 @@ class TstRules : public QObject {
     QCOMPARE(s.post("/v1/charges", refuse).status, 415);
     QCOMPARE(s.execution->calls(), before);  // refused before the claim: nothing ran or was stored
     QCOMPARE(s.requests("", "forwarded", 201), forwarded + 1);
-    QCOMPARE(s.requests("notes", "unkeyed", 201), unkeyed + 1);
+    QCOMPARE(s.requests("notes", "passed_without_key", 201), unkeyed + 1);
     QCOMPARE(s.requests("charges", "bad_request", 415), refused + 1);
     // The corrected retry with the same key runs normally.
     QCOMPARE(s.post("/v1/charges", test::keyed(test::GatePair::key("refused"))).status, 201);
