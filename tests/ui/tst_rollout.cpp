@@ -95,6 +95,9 @@ class TestRolloutView : public QObject {
     // Brought forward the first time there is something to see, its count in the tab's title.
     QCOMPARE(m_view->bottomTabs()->currentWidget(), static_cast<QWidget*>(panel));
     QCOMPARE(m_view->bottomTabs()->tabText(1), u"Rollout (observe): 6"_s);
+    // With the requests behind the largest count (would 400: three keyless requests).
+    QTRY_COMPARE_WITH_TIMEOUT(panel->requests()->rowCount(), 3, 10000);
+    QCOMPARE(panel->requests()->index(0, 2).data().toString(), u"(no key)"_s);
     if (qEnvironmentVariableIsSet("IDEM_UI_SAVE_GRABS")) m_view->grab().save(u"/tmp/grab-rollout.png"_s);
   }
 

@@ -1,6 +1,7 @@
 #include "ui/tiers/observedpanel.h"
 
 #include <QDateTime>
+#include <algorithm>
 #include <QHeaderView>
 #include <QLabel>
 #include <QStandardItemModel>
@@ -99,6 +100,11 @@ void ObservedPanel::setRoutes(std::vector<tiers::ObservedRoute> routes) {
     m_routesModel->appendRow(row);
     total += r.total();
   }
+  // As tall as its routes (up to six, then it scrolls): the rest is the requests' room.
+  const int shown = std::clamp(static_cast<int>(routes.size()), 1, 6);
+  m_routesView->setFixedHeight(m_routesView->horizontalHeader()->sizeHint().height() +
+                               shown * m_routesView->verticalHeader()->defaultSectionSize() +
+                               2 * m_routesView->frameWidth());
   m_summary->setText(
       routes.empty()
           ? tr("<b>Rollout</b> — no route of a tier in <code>observe</code> saw a request enforcement would have "
@@ -108,6 +114,22 @@ void ObservedPanel::setRoutes(std::vector<tiers::ObservedRoute> routes) {
                "enforcement instead of the service in this period. Switch a route to <code>required</code> once "
                "these are the answers its clients should get.",
                nullptr, static_cast<int>(total)));
+}
+
+void ObservedPanel::pickLargest() {
+  QModelIndex largest;
+  long long most = 0;
+  for (int row = 0; row < m_routesModel->rowCount(); ++row)
+    for (int column = kFirstCountColumn; column < m_routesModel->columnCount(); ++column) {
+      const long long n = m_routesModel->index(row, column).data().toString().toLongLong();
+      if (n > most) {
+        most = n;
+        largest = m_routesModel->index(row, column);
+      }
+    }
+  if (!largest.isValid()) return;
+  m_routesView->setCurrentIndex(largest);
+  cellClicked(largest);
 }
 
 void ObservedPanel::cellClicked(const QModelIndex& index) {
@@ -129,7 +151,9 @@ void ObservedPanel::pick(const QString& route, tiers::Would would) {
 void ObservedPanel::setRequests(const QString& route, tiers::Would would,
                                 const std::vector<tiers::ObservedRequest>& requests) {
   m_requestsModel->removeRows(0, m_requestsModel->rowCount());
+  long long standFor = 0;  // a folded row (the trace folds identical decisions of one batch) is several
   for (const auto& q : requests) {
+    standFor += q.repeats;
     const QString key = QString::fromStdString(q.key);
     QList<QStandardItem*> row{
         cell(formatAbsolute(QDateTime::fromMSecsSinceEpoch(q.atMs, Qt::UTC))),
@@ -141,9 +165,9 @@ void ObservedPanel::setRequests(const QString& route, tiers::Would would,
     row.front()->setData(key, kKeyRole);
     m_requestsModel->appendRow(row);
   }
-  m_requestsTitle->setText(tr("<b>%1</b> on <code>%2</code>: the %n newest request(s) behind the count. Double-click "
-                              "one with a key to open it.",
-                              nullptr, static_cast<int>(requests.size()))
+  m_requestsTitle->setText(tr("<b>%1</b> on <code>%2</code>: the newest %n request(s) behind the count (identical "
+                              "ones moments apart share a row, ×n). Double-click one with a key to open it.",
+                              nullptr, static_cast<int>(standFor))
                                .arg(tr(tiers::wouldHeading(would).c_str()), route.toHtmlEscaped()));
 }
 

@@ -27,6 +27,8 @@ class ObservedPanel final : public QWidget {
   void setRequests(const QString& route, tiers::Would would, const std::vector<tiers::ObservedRequest>& requests);
   /// Picks the count of `route` in column `would`, as a click does.
   void pick(const QString& route, tiers::Would would);
+  /// Picks the largest count shown (nothing when every count is 0).
+  void pickLargest();
 
   [[nodiscard]] QStandardItemModel* routes() const { return m_routesModel; }
   [[nodiscard]] QStandardItemModel* requests() const { return m_requestsModel; }

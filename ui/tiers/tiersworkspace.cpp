@@ -256,6 +256,7 @@ void TiersWorkspace::readObserved(Millis since) {
           if (any && !m_rolloutTabShown) {
             m_rolloutTabShown = true;
             m_bottom->setCurrentWidget(m_observed);
+            m_observed->pickLargest();  // and the requests behind the largest count
           }
         }
         emit observedLoadedNow();
