@@ -7,12 +7,6 @@ void Metrics::observed(std::string_view route, std::string_view would) {
   ++m_observed[{std::string(route), std::string(would)}];
 }
 
-long long Metrics::observedCount(std::string_view route, std::string_view would) const {
-  const std::lock_guard lock(m_observedMutex);
-  const auto it = m_observed.find(std::pair<std::string, std::string>(route, would));
-  return it == m_observed.end() ? 0 : it->second;
-}
-
 void Metrics::renderObserved(std::string& out) const {
   out +=
       "# HELP idem_observed_total Requests a tier in rollout observe passed to the execution although enforcement "

@@ -38,8 +38,6 @@ class Metrics : public server::Metrics {
   /// Counts one request a tier in observe passed on although enforcement decided `would`
   /// (idem_observed_total{route,would}). Thread-safe.
   void observed(std::string_view route, std::string_view would);
-  /// Requests counted by observed() for this route and decision; for tests.
-  [[nodiscard]] long long observedCount(std::string_view route, std::string_view would) const;
 
   /// The exposition text: requests, then these gauges, then the transport's counters.
   [[nodiscard]] std::string render(const Gauges& gauges) const;
