@@ -131,7 +131,8 @@ void Enforcer::trace(const store::Scope& scope, const policy::Tier& tier, const 
   e.key = scope.key;
   e.generation = claim.generation;
   e.tier = tier.name;
-  e.outcome = outcome;
+  // Under observe the decision is recorded as the one that was not enforced.
+  e.outcome = tier.observed() ? trace::observedOutcome(trace::sqlName(outcome)) : outcome;
   e.fingerprint = fingerprint;
   e.status = status;
   e.latencyMs = latencyMs;
@@ -142,8 +143,51 @@ void Enforcer::trace(const store::Scope& scope, const policy::Tier& tier, const 
 
 Decision Enforcer::begin(const Request& req) {
   const auto started = Clock::now();
-  const std::string& docs = m_policy.docsUrl;
   const policy::Policy::Match match = m_policy.match(req.method, req.path);
+  Decision d = decide(req, match, started);
+  d.route = std::string(match.route);
+  // The rollout changes what is done with the decision, never the decision itself.
+  if (match.tier != nullptr && match.tier->observed() && d.kind == Decision::Kind::Respond)
+    return observe(std::move(d), req, match, started);
+  return d;
+}
+
+Decision Enforcer::observe(Decision d, const Request& req, const policy::Policy::Match& match,
+                           Clock::time_point started) {
+  // The store's decisions (replay, 409, 422) were traced where they were made, under their
+  // observed names (trace()); a refusal before the store has no key scope yet, so it is traced
+  // here, with the key as sent (empty when none) and the status enforcement would have answered.
+  if (!trace::parseOutcome(d.outcome)) {
+    const auto rawKey = http::findHeader(req.headers, kKeyHeader);
+    std::string key;
+    if (rawKey) {
+      const http::KeyParse parsed = http::parseIdempotencyKey(*rawKey);
+      key = parsed.key ? *parsed.key : rawKey->substr(0, 256);
+    }
+    trace::Event e;
+    e.atMs = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+    const std::string tenant = req.tenant.value_or(m_policy.defaultTenant);
+    e.tenant = tenant;
+    e.endpoint = match.route;
+    e.key = key;
+    e.tier = match.tier->name;
+    e.outcome = trace::observedOutcome(d.outcome);
+    e.status = d.response.status;
+    e.latencyMs = msSince(started);
+    e.requestId = req.requestId;
+    if (e.outcome == trace::Outcome::ObservedRefused) e.detail = d.outcome;
+    m_trace.record(e);
+  }
+  d.kind = Decision::Kind::Bypass;
+  d.observed = true;
+  d.response = Response{};
+  return d;
+}
+
+Decision Enforcer::decide(const Request& req, const policy::Policy::Match& match, Clock::time_point started) {
+  const std::string& docs = m_policy.docsUrl;
   const policy::Tier* tier = match.tier;
   const auto rawKey = http::findHeader(req.headers, kKeyHeader);
   if (!tier) {
@@ -162,7 +206,7 @@ Decision Enforcer::begin(const Request& req) {
   if (auto refused = m_durability.check(*tier, docs)) return respond(std::move(*refused), "durability_refused", tier->name);
 
   if (!rawKey) {
-    if (!tier->keyRequired) {
+    if (tier->rollout == policy::Rollout::WhenPresent) {
       Decision d;
       d.tier = tier->name;
       return d;
@@ -257,7 +301,10 @@ Decision Enforcer::begin(const Request& req) {
       return d;
     }
     // on_conflict wait:<d>: poll until the original finishes, then replay it.
-    if (result.decision != store::Decision::Conflict || !tier->onConflict.wait || Clock::now() >= waitUntil) break;
+    // Observe never makes a request wait for another.
+    if (result.decision != store::Decision::Conflict || !tier->onConflict.wait || tier->observed() ||
+        Clock::now() >= waitUntil)
+      break;
     std::this_thread::sleep_for(std::min<Clock::duration>(poll, waitUntil - Clock::now()));
     poll = std::min(poll * 2, std::chrono::milliseconds(250));
   }

@@ -104,7 +104,12 @@ struct Decision {
   // key_malformed, tenant_missing, body_invalid, unavailable, ...; nothing is traced then).
   std::string outcome;
   std::string tier;     // empty when no tier covers the route
+  std::string route;    // the policy's route the request matched ("POST /v1/orders/{id}"); empty when none
   std::string detail;   // for the operator's log only (e.g. the store's error); never sent
+  /// The tier is in `observe` (docs/policy.md, "Rollout") and enforcement decided to answer
+  /// (`outcome`: key_missing, replayed, conflict, mismatch, ...): kind is Bypass instead, and the
+  /// decision not enforced is already in the trace. Run the handler plainly.
+  bool observed = false;
 };
 
 struct CompleteOptions {
@@ -180,6 +185,11 @@ class Enforcer {
   std::optional<store::CompleteResult> completeWithRetry(const store::CompleteRequest& q,
                                                          const CompleteOptions& options, int& attempts,
                                                          std::string& failure);
+  /// begin() without the rollout: what enforcement decides for the request.
+  Decision decide(const Request& request, const policy::Policy::Match& match, std::chrono::steady_clock::time_point started);
+  /// A tier in observe: the answer is not sent and the request runs; the decision is traced.
+  Decision observe(Decision d, const Request& request, const policy::Policy::Match& match,
+                   std::chrono::steady_clock::time_point started);
   Response storeTrouble(const std::string& key, std::string_view what) const;
   /// Gives the claim back in the store; a store failure is logged (the lease then runs out).
   void freeKey(const Ticket& ticket, int status, const std::string& reason);

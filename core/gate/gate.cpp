@@ -198,12 +198,21 @@ void Gate::front(const CallPtr& call) {
   // method keeps the path as sent (resource ids are case-sensitive); `target` stays as sent.
   if (!policy::isSafeMethod(req.method))
     if (auto canonical = policy::canonicalPath(req.path)) req.path = std::move(*canonical);
-  const policy::Tier* tier = policy.tierFor(req.method, req.path);
+  const policy::Policy::Match match = policy.match(req.method, req.path);
+  const policy::Tier* tier = match.tier;
   if (tier) h.tier = tier->name;  // every answer on a tier's route is counted under it, refusals too
+  // A tier in observe refuses nothing: what the gate would refuse here passes on, counted.
+  bool observedHere = false;
+  auto refuseOrObserve = [&](Refusal refusal) {
+    if (!tier || !tier->observed()) return refuse(call, std::move(refusal)), true;
+    if (!observedHere) observed(call, match.route, label(refusal.outcome));
+    observedHere = true;
+    return false;
+  };
 
   // The tenant: one copy, well-formed, and present wherever a tenant's data is touched.
   if (auto bad = m_host.tenantProblem(req.headers, tier != nullptr || m_execution.needsTenant(req)))
-    return refuse(call, {std::move(*bad), Outcome::TenantRejected});
+    if (refuseOrObserve({std::move(*bad), Outcome::TenantRejected})) return;
   h.tenant = m_host.tenantOf(req.headers);
   const auto rawKey = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader);
   if (rawKey)
@@ -212,15 +221,17 @@ void Gate::front(const CallPtr& call) {
   // Scoping a key by a header that must be dropped at the next hop (RFC 9110 §7.6.1) would
   // store an answer for a tenant or key the service never saw.
   if (auto named = http::namedInConnection(req.headers, {policy.tenantHeader, enforce::Enforcer::kKeyHeader}))
-    return refuse(call, {server::problem(http::Problem::HeaderInConnection,
+    if (refuseOrObserve({server::problem(http::Problem::HeaderInConnection,
                                          "The Connection header names " + *named +
                                              ", which Idem decides on and the service must see; send it as an "
                                              "ordinary header. Nothing was executed or stored.",
                                          policy.docsUrl, req.requestId),
-                         Outcome::BadRequest});
+                         Outcome::BadRequest}))
+      return;
 
-  // No tier and no key to refuse: the store has nothing to decide.
-  const bool bypass = !tier && (!rawKey || policy::isSafeMethod(req.method));
+  // No tier and no key to refuse: the store has nothing to decide. Observed already: the
+  // request is not one the store could decide on.
+  const bool bypass = observedHere || (!tier && (!rawKey || policy::isSafeMethod(req.method)));
   if (m_execution.thread() == Execution::Thread::Loop) {
     if (auto refused = m_execution.vet(req)) return refuse(call, std::move(*refused));
     if (bypass) return m_execution.run(call);  // never leaves the loop
@@ -257,7 +268,10 @@ void Gate::decide(const CallPtr& call) {
         h.response = std::move(d.response);
         return call->respond();
       case enforce::Decision::Kind::Bypass:
-        call->m_outcome = d.tier.empty() ? Outcome::Forwarded : Outcome::Unkeyed;
+        if (d.observed)
+          observed(call, d.route, d.outcome);
+        else
+          call->m_outcome = d.tier.empty() ? Outcome::Forwarded : Outcome::PassedWithoutKey;
         break;
       case enforce::Decision::Kind::Execute:
         h.generation = d.ticket->generation();
@@ -284,6 +298,12 @@ void Gate::run(const CallPtr& call) {
   // which otherwise follows asio's post into an empty executor.
   if (m_execution.thread() == Execution::Thread::Handlers || !call->m_loop) return runNow();
   boost::asio::post(call->m_loop, runNow);
+}
+
+void Gate::observed(const CallPtr& call, std::string_view route, std::string_view would) {
+  call->m_outcome = Outcome::Observed;
+  call->m_handled.would = std::string(would);
+  m_host.metrics().observed(route, would);
 }
 
 void Gate::failed(const CallPtr& call, const std::exception& e) {

@@ -43,6 +43,9 @@ class Gate : public server::Handler {
   /// The 403 for a tenant header from an untrusted peer; nullopt when the request may go on.
   [[nodiscard]] std::optional<http::Response> untrustedTenant(const server::Request& request) const;
   void refuse(const CallPtr& call, Refusal refusal);
+  /// A tier in observe passes the request on although enforcement decided `would`: labelled
+  /// `observed`, the decision in the access log's `would` and idem_observed_total.
+  void observed(const CallPtr& call, std::string_view route, std::string_view would);
   void failed(const CallPtr& call, const std::exception& e);
 
   Host& m_host;

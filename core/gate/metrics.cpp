@@ -2,10 +2,28 @@
 
 namespace idem::gate {
 
+void Metrics::observed(std::string_view route, std::string_view would) {
+  const std::lock_guard lock(m_observedMutex);
+  ++m_observed[{std::string(route), std::string(would)}];
+}
+
+void Metrics::renderObserved(std::string& out) const {
+  out +=
+      "# HELP idem_observed_total Requests a tier in rollout observe passed to the execution although enforcement "
+      "decided otherwise, by route and the decision not enforced (would: key_missing, replayed, conflict, "
+      "mismatch, ...).\n"
+      "# TYPE idem_observed_total counter\n";
+  const std::lock_guard lock(m_observedMutex);
+  for (const auto& [labels, n] : m_observed)
+    out += "idem_observed_total{route=\"" + server::metricLabel(labels.first) + "\",would=\"" +
+           server::metricLabel(labels.second) + "\"} " + std::to_string(n) + "\n";
+}
+
 std::string Metrics::render(const Gauges& g) const {
   std::string out;
   out.reserve(4096);
   renderRequests(out);
+  renderObserved(out);
   auto gauge = [&](const char* name, const char* help, const std::string& labels, double v) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + labels + " " +
            server::metricNumber(v) + "\n";

@@ -2,7 +2,11 @@
 // Prometheus metrics of the enforcement host (text exposition format 0.0.4): the transport's
 // request counts and counters (core/server/metrics.h) and the gauges of the store pool, trace
 // queue, claims, leases and replay cache.
+#include <map>
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "core/enforce/replaycache.h"
 #include "core/server/metrics.h"
@@ -31,8 +35,18 @@ struct Gauges {
 
 class Metrics : public server::Metrics {
  public:
+  /// Counts one request a tier in observe passed on although enforcement decided `would`
+  /// (idem_observed_total{route,would}). Thread-safe.
+  void observed(std::string_view route, std::string_view would);
+
   /// The exposition text: requests, then these gauges, then the transport's counters.
   [[nodiscard]] std::string render(const Gauges& gauges) const;
+
+ private:
+  void renderObserved(std::string& out) const;
+
+  mutable std::mutex m_observedMutex;
+  std::map<std::pair<std::string, std::string>, long long, std::less<>> m_observed;
 };
 
 }  // namespace idem::gate

@@ -33,9 +33,14 @@ namespace idem::gate {
   X(BadRequest, "bad_request")                                                                     \
   X(DurabilityRefused, "durability_refused")                                                       \
   X(Unavailable, "unavailable")                                                                    \
-  /* passed to the execution without a key: no tier covers the route, or its key is optional */   \
+  /* passed to the execution without a key: no tier covers the route, or its tier's rollout is  */ \
+  /* when-present (docs/policy.md, "Rollout")                                                    */ \
   X(Forwarded, "forwarded")                                                                        \
-  X(Unkeyed, "unkeyed")                                                                            \
+  X(PassedWithoutKey, "passed_without_key")                                                        \
+  /* a tier in observe: passed to the execution although enforcement decided otherwise; what it */ \
+  /* would have answered is the `would` label (one of the labels above: key_missing, replayed,  */ \
+  /* conflict, mismatch, rejected_expired, unavailable, ...)                                    */ \
+  X(Observed, "observed")                                                                          \
   /* the gate's pages and what the execution itself answered */                                    \
   X(Read, "read")                                                                                  \
   X(Health, "health")                                                                              \

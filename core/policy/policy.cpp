@@ -24,6 +24,15 @@ const std::vector<std::string>& defaultReplayHeaders() {
 
 std::string_view onExpiredName(OnExpired e) { return e == OnExpired::Reject ? "reject" : "execute"; }
 
+std::string_view rolloutName(Rollout r) {
+  switch (r) {
+    case Rollout::Observe: return "observe";
+    case Rollout::WhenPresent: return "when-present";
+    case Rollout::Required: return "required";
+  }
+  return "required";
+}
+
 std::string_view cacheRuleName(CacheRule c) { return c == CacheRule::SuccessOnly ? "2xx-only" : "after-start"; }
 
 std::string_view durabilityNeedName(DurabilityNeed d) { return d == DurabilityNeed::Synchronous ? "synchronous" : "any"; }

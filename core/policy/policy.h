@@ -16,6 +16,13 @@
 namespace idem::policy {
 
 enum class OnExpired { Execute, Reject };
+/// How far a tier's routes are enforced (docs/policy.md, "Rollout"): a path from putting Idem in
+/// front of an existing API to enforcing it.
+enum class Rollout {
+  Observe,      // "observe": never refuses or replays; records what enforcement would have done
+  WhenPresent,  // "when-present": a key is honoured when sent; a request without one passes
+  Required,     // "required": a request without a key is refused with 400 (the default)
+};
 enum class CacheRule { AfterStart, SuccessOnly };  // "after-start" | "2xx-only"
 /// What a tier asks of the store's replication: "any", or "synchronous" (an acknowledged key
 /// survives a failover to a synchronous standby).
@@ -33,7 +40,12 @@ struct Tier {
   /// "POST /v1/payments", or a template "POST /v1/orders/{id}/capture" (core/policy/route_template.h);
   /// canonical spelling.
   std::vector<std::string> routes;
-  bool keyRequired = true;
+  /// `key_required: false` in a policy file is `when-present`; `true` is `required`.
+  Rollout rollout = Rollout::Required;
+  /// A request without a key is refused (only under `required`).
+  [[nodiscard]] bool keyRequired() const { return rollout == Rollout::Required; }
+  /// Decisions are recorded, never enforced (`observe`).
+  [[nodiscard]] bool observed() const { return rollout == Rollout::Observe; }
   Millis ttl{std::chrono::hours(24)};
   /// How long a key stays with an executor that stopped renewing it (it died); shorter than ttl.
   Millis lease{std::chrono::seconds(30)};
@@ -59,6 +71,8 @@ struct Tier {
 
 /// The policy file's spelling of each behaviour: "execute" | "reject".
 [[nodiscard]] std::string_view onExpiredName(OnExpired e);
+/// "observe" | "when-present" | "required".
+[[nodiscard]] std::string_view rolloutName(Rollout r);
 /// "after-start" | "2xx-only".
 [[nodiscard]] std::string_view cacheRuleName(CacheRule c);
 /// "any" | "synchronous".

@@ -111,6 +111,22 @@ std::string amountText(const Tier& t) {
   return out;
 }
 
+// What a client must send, by the tier's rollout (published as "rollout" in the JSON).
+std::string keyText(const Tier& t) {
+  switch (t.rollout) {
+    case Rollout::Required:
+      return "<b>Required</b>: a request without one is refused with 400 (rollout <code>required</code>).";
+    case Rollout::WhenPresent:
+      return "Honoured when sent: a request without one is processed without duplicate protection (rollout "
+             "<code>when-present</code>).";
+    case Rollout::Observe:
+      return "<b>Not enforced yet</b> (rollout <code>observe</code>): every request is processed as sent, even a "
+             "retry of a key already answered; send keys now, they are honoured once the rollout is "
+             "<code>required</code>.";
+  }
+  return {};
+}
+
 // `ttl` is the TTL as the published JSON writes it, so the page and the JSON agree.
 std::string tierSection(const Tier& t, const std::string& ttl) {
   std::string s = "<section class=\"tier\"><h3>" + escape(t.name) + "</h3><table>\n";
@@ -118,9 +134,7 @@ std::string tierSection(const Tier& t, const std::string& ttl) {
     s += "<tr><th>" + std::string(head) + "</th><td>" + html + "</td></tr>\n";
   };
   row("Routes", codeList(t.routes));
-  row("Idempotency-Key",
-      t.keyRequired ? std::string("<b>Required</b>: a request without one is refused with 400.")
-                    : std::string("Optional: a request without one is processed without duplicate protection."));
+  row("Idempotency-Key", keyText(t));
   row("Key honoured for", "<b>" + escape(text::humanDuration(t.ttl)) + "</b> (<code>" + escape(ttl) +
                               "</code>) from the first request. " + expiryText(t));
   row("Retry while the first is running", conflictText(t));

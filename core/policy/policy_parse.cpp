@@ -249,7 +249,7 @@ class Reader {
     if (!v.is_object()) fail(path, "a tier must be an object, not " + std::string(typeName(v)) + " (" + shown(v) + ")");
     attempt([&] {
       internal::rejectUnknown(v, m_source, path,
-                              {"name", "routes", "key_required", "ttl", "lease", "on_expired", "on_conflict", "cache",
+                              {"name", "routes", "rollout", "key_required", "ttl", "lease", "on_expired", "on_conflict", "cache",
                                "fingerprint", "archive_retention", "body_retention", "reference_windows",
                                "replay_headers", "durability", "on_weaker_store", "amount"});
     });
@@ -262,10 +262,7 @@ class Reader {
     const bool ttlRead = attempt([&] {
       t.ttl = duration(required(v, path, "ttl", "how long a key is honoured, e.g. \"24h\""), member(path, "ttl"));
     });
-    attempt([&] {
-      if (const json* f = optional(v, "key_required"))
-        t.keyRequired = expect(*f, member(path, "key_required"), json::value_t::boolean, "true or false").get<bool>();
-    });
+    attempt([&] { rollout(v, path, t); });
     // The lease bounds how long a silent executor keeps a key; it must end inside the key's life,
     // or a 409's Retry-After would point past the expiry the policy publishes. Without a lease
     // the default (30s) is shortened to half of a short TTL.
@@ -386,6 +383,41 @@ class Reader {
     fail(path, shown(v) +
                    " is not valid (use \"execute\" to run a retry after expiry as a new request, or "
                    "\"reject\" to answer it with 422)");
+  }
+
+  // `key_required` is the older spelling of two rollouts (false: when-present, true: required);
+  // both may be written as long as they say the same thing.
+  void rollout(const json& v, const std::string& path, Tier& t) const {
+    const json* written = optional(v, "rollout");
+    if (written != nullptr) {
+      const std::string s = str(*written, member(path, "rollout"));
+      if (s == "observe")
+        t.rollout = Rollout::Observe;
+      else if (s == "when-present")
+        t.rollout = Rollout::WhenPresent;
+      else if (s == "required")
+        t.rollout = Rollout::Required;
+      else
+        fail(member(path, "rollout"),
+             shown(*written) +
+                 " is not valid (use \"observe\" to record what enforcement would do without refusing anything, "
+                 "\"when-present\" to honour a key when one is sent, or \"required\" to refuse requests without "
+                 "one)");
+    }
+    const json* required = optional(v, "key_required");
+    if (required == nullptr) return;
+    const bool keyRequired =
+        expect(*required, member(path, "key_required"), json::value_t::boolean, "true or false").get<bool>();
+    const Rollout meant = keyRequired ? Rollout::Required : Rollout::WhenPresent;
+    if (written == nullptr) {
+      t.rollout = meant;
+      return;
+    }
+    if (t.rollout != meant)
+      fail(member(path, "key_required"),
+           std::string(keyRequired ? "true" : "false") + " contradicts \"rollout\": " + shown(*written) +
+               " (key_required " + (keyRequired ? "true" : "false") + " means \"" + std::string(rolloutName(meant)) +
+               "\"); keep only \"rollout\"");
   }
 
   OnConflict onConflict(const json& v, const std::string& path) const {

@@ -43,7 +43,9 @@ json tierJson(const Tier& t, const json* doc) {
   return {
       {"name", t.name},
       {"routes", t.routes},
-      {"key_required", t.keyRequired},
+      {"rollout", rolloutName(t.rollout)},
+      // What a client must send: under observe and when-present a request without a key passes.
+      {"key_required", t.keyRequired()},
       {"ttl", written(field(doc, "ttl"), t.ttl)},
       {"ttl_seconds", seconds(t.ttl)},
       {"lease", written(field(doc, "lease"), t.lease)},

@@ -27,6 +27,7 @@ std::string formatLogLine(const LogRecord& r) {
   put("request_id", r.requestId);
   put("tier", r.tier);
   put("outcome", r.outcome);
+  put("would", r.would);
   put("tenant", r.tenant);
   put("idempotency_key", r.key);
   if (r.generation > 0) j["generation"] = r.generation;

@@ -18,6 +18,7 @@ struct LogRecord {
   int generation = 0;
   bool replayed = false;
   std::string resource;  // id of the resource created, if any
+  std::string would;     // observe: the decision that was not enforced (key_missing, replayed, ...)
   double latencyMs = 0;
   std::string remote;
 };

@@ -453,6 +453,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public RawEx
     rec.key = h.key;
     rec.generation = h.generation;
     rec.resource = h.resource;
+    rec.would = h.would;
     const auto replayed = http::findHeader(response.headers, "Idempotent-Replayed");
     rec.replayed = replayed && *replayed == "true";
     rec.latencyMs = seconds * 1000.0;

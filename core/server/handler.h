@@ -35,6 +35,8 @@ struct Handled {
   std::string key;
   int generation = 0;
   std::string resource;
+  /// Under a tier in observe: what enforcement would have answered (a gate outcome label).
+  std::string would;
 };
 
 /// Where a request may be answered: `loop` is the connection's executor on the event loop (never

@@ -22,6 +22,7 @@ enum class OutcomeKind {
   InProgress, // refused with 409: the original was still running
   Refused,    // refused with 422: another payload, or an expired key the tier will not re-run
   NotStored,  // an attempt whose result the key does not hold (released, lease lost)
+  Observed,   // a tier in `observe`: passed to the execution; names what enforcement would have done
 };
 
 // X(enumerator, SQL spelling, kind, retry, label). `retry`: a later request to a key whose
@@ -37,7 +38,15 @@ enum class OutcomeKind {
   X(RejectedExpired, "rejected_expired", Refused, true, "422 rejected: expired")                     \
   X(Released, "released", NotStored, false, "released (not stored)")                                 \
   X(LeaseLost, "lease_lost", NotStored, false, "lease lost")                                         \
-  X(OutcomeUnknown, "outcome_unknown", Execution, false, "outcome unknown (no answer from the service)")
+  X(OutcomeUnknown, "outcome_unknown", Execution, false, "outcome unknown (no answer from the service)")     \
+  /* observe (docs/policy.md, "Rollout"): the request ran; enforcement would have answered instead */  \
+  X(ObservedKeyMissing, "observed_key_missing", Observed, false, "observe: would 400 (no key)")          \
+  X(ObservedKeyMalformed, "observed_key_malformed", Observed, false, "observe: would 400 (malformed key)") \
+  X(ObservedReplayed, "observed_replayed", Observed, true, "observe: would replay")                     \
+  X(ObservedConflict, "observed_conflict", Observed, true, "observe: would 409")                       \
+  X(ObservedMismatch, "observed_mismatch", Observed, true, "observe: would 422 (other payload)")          \
+  X(ObservedRejectedExpired, "observed_rejected_expired", Observed, true, "observe: would 422 (expired)") \
+  X(ObservedRefused, "observed_refused", Observed, false, "observe: would refuse (see detail)")
 
 enum class Outcome {
 #define IDEM_OUTCOME_ENUMERATOR(name, sql, kind, retry, label) name,
@@ -75,6 +84,16 @@ inline constexpr std::size_t kOutcomeCount = kOutcomes.size();
   for (const auto& f : kOutcomes)
     if (f.sql == sql) return f.outcome;
   return std::nullopt;
+}
+
+/// Under `observe`, the trace outcome that records a decision which was not enforced; `would`
+/// is the gate's label of that decision (core/gate/outcome.h: key_missing, replayed, conflict,
+/// ...). The decisions without an outcome of their own (tenant, body, store, durability) are
+/// observed_refused, with `would` in the event's detail.
+[[nodiscard]] inline Outcome observedOutcome(std::string_view would) {
+  const std::string name = "observed_" + std::string(would);
+  const auto named = parseOutcome(name);
+  return named && kind(*named) == OutcomeKind::Observed ? *named : Outcome::ObservedRefused;
 }
 
 /// The SQL spellings of the outcomes `which` selects, as a literal list for an IN (...) that

@@ -24,7 +24,9 @@ inline const char* const kGatePolicy = R"json({
   "tenant_header": "Account-Id",
   "tiers": [
     { "name": "charges", "routes": ["POST /v1/charges"], "ttl": "1h", "fingerprint": { "mode": "body" } },
-    { "name": "notes", "routes": ["POST /v1/notes"], "key_required": false, "ttl": "1h" }
+    { "name": "notes", "routes": ["POST /v1/notes"], "key_required": false, "ttl": "1h" },
+    { "name": "observed", "routes": ["POST /v1/observed"], "rollout": "observe", "ttl": "1h",
+      "on_conflict": "wait:5s", "fingerprint": { "mode": "body" } }
   ]
 })json";
 
@@ -139,10 +141,17 @@ struct GateServer {
   [[nodiscard]] std::string metrics() const {
     return client::Client("127.0.0.1", server->adminPort()).get("/metrics").body;
   }
+  /// idem_observed_total for one route and decision; 0 when the series is absent.
+  [[nodiscard]] long long observed(const std::string& route, const std::string& would) const {
+    return sample("idem_observed_total{route=\"" + route + "\",would=\"" + would + "\"} ");
+  }
   /// idem_requests_total for one label set; 0 when the series is absent.
   [[nodiscard]] long long requests(const std::string& tier, const std::string& outcome, int status) const {
-    const std::string series = "idem_requests_total{tier=\"" + tier + "\",outcome=\"" + outcome + "\",status=\"" +
-                               std::to_string(status) + "\"} ";
+    return sample("idem_requests_total{tier=\"" + tier + "\",outcome=\"" + outcome + "\",status=\"" +
+                  std::to_string(status) + "\"} ");
+  }
+  /// The value of one series ("name{labels} "); 0 when absent.
+  [[nodiscard]] long long sample(const std::string& series) const {
     const std::string body = metrics();
     const auto at = body.find(series);
     return at == std::string::npos ? 0 : std::stoll(body.substr(at + series.size()));

@@ -27,8 +27,18 @@ class TstRules : public QObject {
 
   // Every outcome the trace records is a label of its own, spelt as the trace spells it: the
   // gate passes the store's decisions through unrenamed (an unknown one would count as error).
+  // Under rollout observe the request's label is `observed` and the trace names the decision
+  // that was not enforced: observed_<label>, the label being the gate's own (observed_refused
+  // carries it in its detail).
   void everyTraceOutcomeIsALabel() {
     for (const auto& facts : trace::kOutcomes) {
+      if (facts.kind == trace::OutcomeKind::Observed) {
+        QVERIFY(facts.sql.starts_with("observed_"));
+        const std::string_view would = facts.sql.substr(std::string_view("observed_").size());
+        QVERIFY2(would == "refused" || gate::outcomeNamed(would), std::string(facts.sql).c_str());
+        QCOMPARE(trace::observedOutcome(would), facts.outcome);
+        continue;
+      }
       const auto named = gate::outcomeNamed(facts.sql);
       QVERIFY2(named.has_value(), std::string(facts.sql).c_str());
       QCOMPARE(gate::label(*named), facts.sql);
@@ -42,7 +52,7 @@ class TstRules : public QObject {
   void outcomesAreOneVocabularyAndRefusalsKeepTheirTier() {
     auto& s = m_pair->server();
     const long long forwarded = s.requests("", "forwarded", 201);
-    const long long unkeyed = s.requests("notes", "unkeyed", 201);
+    const long long unkeyed = s.requests("notes", "passed_without_key", 201);
     const long long refused = s.requests("charges", "bad_request", 415);
     QCOMPARE(s.post("/v1/other", test::keyed("")).status, 201);
     QCOMPARE(s.post("/v1/notes", test::keyed("")).status, 201);
@@ -52,7 +62,7 @@ class TstRules : public QObject {
     QCOMPARE(s.post("/v1/charges", refuse).status, 415);
     QCOMPARE(s.execution->calls(), before);  // refused before the claim: nothing ran or was stored
     QCOMPARE(s.requests("", "forwarded", 201), forwarded + 1);
-    QCOMPARE(s.requests("notes", "unkeyed", 201), unkeyed + 1);
+    QCOMPARE(s.requests("notes", "passed_without_key", 201), unkeyed + 1);
     QCOMPARE(s.requests("charges", "bad_request", 415), refused + 1);
     // The corrected retry with the same key runs normally.
     QCOMPARE(s.post("/v1/charges", test::keyed(test::GatePair::key("refused"))).status, 201);

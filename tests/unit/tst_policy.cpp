@@ -112,6 +112,13 @@ class TestPolicy : public QObject {
          R"(["POST /v1/orders", "PUT /v1/orders/bulk"])");
     good("key_required false", "/tiers/1/key_required", "false", "/tiers/1/key_required", "false");
     good("key_required true", "/tiers/1/key_required", "true", "/tiers/1/key_required", "true");
+    good("rollout observe", "/tiers/1/rollout", R"("observe")", "/tiers/1/rollout", R"("observe")");
+    good("observe needs no key", "/tiers/1/rollout", R"("observe")", "/tiers/1/key_required", "false");
+    good("rollout when-present", "/tiers/1/rollout", R"("when-present")", "/tiers/1/rollout", R"("when-present")");
+    good("rollout required", "/tiers/1/rollout", R"("required")", "/tiers/1/key_required", "true");
+    good("rollout defaults to required", "/tiers/1/rollout", kRemove, "/tiers/1/rollout", R"("required")");
+    good("key_required false is when-present", "/tiers/1/key_required", "false", "/tiers/1/rollout",
+         R"("when-present")");
     good("ttl 7d", "/tiers/1/ttl", R"("7d")", "/tiers/1/ttl", R"("7d")");
     good("ttl 7d seconds", "/tiers/1/ttl", R"("7d")", "/tiers/1/ttl_seconds", "604800");
     good("ttl 90m as 90m", "/tiers/1/ttl", R"("90m")", "/tiers/1/ttl", R"("90m")");
@@ -203,6 +210,9 @@ class TestPolicy : public QObject {
         "already listed at tiers[0].routes[0]");
     bad("key_required string", "/tiers/1/key_required", R"("yes")", "tiers[1].key_required", "must be true or false");
     bad("key_required number", "/tiers/1/key_required", "1", "tiers[1].key_required", "must be true or false");
+    bad("rollout unknown", "/tiers/1/rollout", R"("shadow")", "tiers[1].rollout",
+        R"("shadow" is not valid (use "observe")");
+    bad("rollout number", "/tiers/1/rollout", "1", "tiers[1].rollout", "must be a string");
     bad("ttl missing", "/tiers/1/ttl", kRemove, "tiers[1].ttl", "missing");
     bad("ttl number", "/tiers/1/ttl", "30", "tiers[1].ttl", R"(duration string such as "24h")");
     bad("ttl bad unit", "/tiers/1/ttl", R"("24x")", "tiers[1].ttl",
@@ -309,6 +319,41 @@ class TestPolicy : public QObject {
     QVERIFY(!errorOf(R"({"tiers":[1 / 2]})").isEmpty());
   }
 
+  // key_required is the older spelling of two rollouts: both may be written when they agree;
+  // a contradiction is a load error at key_required's line and column, like any other problem.
+  void rolloutAndKeyRequiredMustAgree() {
+    auto tier = [](const std::string& fields) {
+      return q("{\n  'docs_url': '/a',\n  'tiers': [\n    { 'name': 'a', 'routes': ['POST /a'], 'ttl': '1h',\n      " +
+               fields + " }\n  ]\n}\n");
+    };
+    QCOMPARE(parsePolicy(tier("'rollout': 'required', 'key_required': true"), kSource).tiers.at(0).rollout,
+             Rollout::Required);
+    QCOMPARE(parsePolicy(tier("'rollout': 'when-present', 'key_required': false"), kSource).tiers.at(0).rollout,
+             Rollout::WhenPresent);
+    QCOMPARE(parsePolicy(tier("'key_required': false"), kSource).tiers.at(0).rollout, Rollout::WhenPresent);
+    const Tier observed = parsePolicy(tier("'rollout': 'observe'"), kSource).tiers.at(0);
+    QVERIFY(observed.observed());
+    QVERIFY(!observed.keyRequired());
+
+    QCOMPARE(errorOf(tier("'rollout': 'when-present', 'key_required': true")),
+             QStringLiteral(R"(bad-policy.json: line 5, column 50: tiers[0].key_required: true contradicts "rollout": )"
+                            R"("when-present" (key_required true means "required"); keep only "rollout")"));
+    QVERIFY(errorOf(tier("'rollout': 'observe', 'key_required': false"))
+                .contains(R"(line 5, column 45: tiers[0].key_required: false contradicts "rollout": "observe")"));
+    QVERIFY(errorOf(tier("'rollout': 'required', 'key_required': false")).contains("contradicts"));
+    // Reported with the tier's other problems, all at once.
+    const QString both = errorOf(tier("'rollout': 'observe', 'key_required': true, 'lease': 'soon'"));
+    QVERIFY2(both.contains("tiers[0].key_required") && both.contains("tiers[0].lease"), qPrintable(both));
+  }
+
+  void publishedHtmlNamesTheRollout() {
+    const std::string page =
+        publishedHtml(parsePolicy(q("{'docs_url': '/a', 'tiers': [{'name': 'a', 'routes': ['POST /a'], 'ttl': '1h', "
+                                    "'rollout': 'observe'}]}"),
+                                  kSource));
+    QVERIFY(page.find("rollout <code>observe</code>") != std::string::npos);
+  }
+
   void onConflictMessageIsExact() {
     QCOMPARE(errorOf(changed(QStringLiteral("/tiers/1/on_conflict"), QStringLiteral(R"("wait")")), "demo.json"),
              QStringLiteral(R"(demo.json: line 14, column 22: tiers[1].on_conflict: "wait" is not valid (use "409" or )"
@@ -345,7 +390,7 @@ class TestPolicy : public QObject {
     QCOMPARE(p.tiers.size(), std::size_t(2));
     const Tier& t = p.tiers[1];
     QCOMPARE(t.name, std::string("orders"));
-    QVERIFY(t.keyRequired);
+    QVERIFY(t.keyRequired());
     QCOMPARE(t.ttl, Millis(30 * 60'000));
     QCOMPARE(t.lease, Millis(30'000));
     QCOMPARE(t.onExpired, OnExpired::Execute);
@@ -525,7 +570,7 @@ class TestPolicy : public QObject {
 
     const Tier& hooks = *p.tierNamed("webhooks");
     QCOMPARE(hooks.routes, std::vector<std::string>{"POST /v1/webhooks/ack"});
-    QVERIFY(!hooks.keyRequired);
+    QVERIFY(!hooks.keyRequired());
     QCOMPARE(hooks.ttl, Millis(7LL * 86'400'000));
     QCOMPARE(hooks.fingerprint.mode, fp::Mode::Body);
     QCOMPARE(hooks.onExpired, OnExpired::Reject);
@@ -596,7 +641,7 @@ class TestPolicy : public QObject {
     for (const char* needle :
          {"POST /v1/payments", "POST /v1/refunds", "POST /v1/orders", "POST /v1/webhooks/ack", "24 h",
           "<code>24h</code>", "30 min", "7 days", "Idempotent-Replayed: true", "Idempotency-Expires", "409", "422",
-          "400", "Retry-After", "Account-Id", "processed as a new request", "Optional", "waits up to 2 s"})
+          "400", "Retry-After", "Account-Id", "processed as a new request", "Honoured when sent", "waits up to 2 s"})
       QVERIFY2(html.contains(QLatin1String(needle)), needle);
     // Self-contained: no scripts, no external stylesheets or images.
     QVERIFY(!html.contains(QStringLiteral("<script")));

@@ -11,6 +11,7 @@ const QColor kGreen(0x2e, 0x9e, 0x44);
 const QColor kAmber(0xe0, 0x9b, 0x00);
 const QColor kRed(0xd0, 0x31, 0x2d);
 const QColor kGrey(0x80, 0x80, 0x80);
+const QColor kSlate(0x6a, 0x5a, 0xcd);  // observe: a decision recorded, not enforced
 
 }  // namespace
 
@@ -27,6 +28,7 @@ OutcomeStyle outcomeStyle(trace::Outcome o) {
     case trace::OutcomeKind::Refused: return {kRed, MarkerShape::Square, label};
     case trace::OutcomeKind::NotStored:
       return {kGrey, o == Outcome::Released ? MarkerShape::Ring : MarkerShape::Cross, label};
+    case trace::OutcomeKind::Observed: return {kSlate, MarkerShape::Ring, label};
   }
   return {kGrey, MarkerShape::Cross, label};
 }

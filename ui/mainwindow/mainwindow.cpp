@@ -70,6 +70,7 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   auto* tiersView = new TiersWorkspace(m_tiers, this);
   m_stack->addWidget(tiersView);
   connect(tiersView, &TiersWorkspace::message, this, [this](const QString& text) { m_messages->showText(text); });
+  connect(tiersView, &TiersWorkspace::keyRequested, this, &MainWindow::openInKeys);
   m_simulator = new sim::SimulatorWorkspace(this);
   auto* simulator = m_simulator;
   // Measure reads on the analysis connection (Tiers'): a small table, never in a key's way.
@@ -78,11 +79,7 @@ MainWindow::MainWindow(QSettings& settings, QWidget* parent)
   connect(simulator, &sim::SimulatorWorkspace::message, this,
           [this](const QString& text) { m_messages->showText(text); });
   // Live mode's keys are ordinary keys: show them in the key browser by their prefix.
-  connect(simulator, &sim::SimulatorWorkspace::keysRequested, this, [this](const QString& prefix) {
-    setWorkspace(KeysPage);
-    m_search->setText(prefix);
-    m_keys->search(prefix);
-  });
+  connect(simulator, &sim::SimulatorWorkspace::keysRequested, this, &MainWindow::openInKeys);
 
   buildCases();
 
@@ -142,11 +139,13 @@ void MainWindow::buildCases() {
     return LetterSettings::load(m_settings).options(m_caseBook->ticketFor(ref.tenant, ref.endpoint, ref.key));
   });
   connect(m_caseBook, &CaseBook::changed, explain, &ExplainView::refreshLetter);
-  connect(m_cases, &CasesView::searchRequested, this, [this](const QString& text) {
-    setWorkspace(KeysPage);
-    m_search->setText(text);
-    m_keys->search(text);
-  });
+  connect(m_cases, &CasesView::searchRequested, this, &MainWindow::openInKeys);
+}
+
+void MainWindow::openInKeys(const QString& text) {
+  setWorkspace(KeysPage);
+  m_search->setText(text);
+  m_keys->search(text);
 }
 
 namespace {

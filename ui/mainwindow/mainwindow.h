@@ -53,6 +53,8 @@ class MainWindow final : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
 
  private:
+  /// The key browser, searching for `text` as the search box does (a key, an id, a prefix).
+  void openInKeys(const QString& text);
   void buildTopBar();
   void buildRail();
   void addTimeZoneMenu(QMenu* menu);

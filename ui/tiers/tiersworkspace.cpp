@@ -9,6 +9,7 @@
 #include <QMenu>
 #include <QPushButton>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -16,6 +17,7 @@
 #include "ui/common/dbsession.h"
 #include "ui/common/filework.h"
 #include "ui/common/timefmt.h"
+#include "ui/tiers/observedpanel.h"
 #include "ui/tiers/tierchart.h"
 #include "ui/tiers/tiersexport.h"
 #include "ui/tiers/tiertablemodel.h"
@@ -35,7 +37,8 @@ constexpr int kDefaultPeriod = 2;
 
 TiersWorkspace::TiersWorkspace(DbSession* session, QWidget* parent)
     : QWidget(parent), m_session(session), m_model(new TierTableModel(this)), m_table(new QTableView(this)),
-      m_chart(new TierChart(this)), m_whatIf(new WhatIfPanel(this)), m_period(new QComboBox(this)),
+      m_chart(new TierChart(this)), m_whatIf(new WhatIfPanel(this)), m_observed(new ObservedPanel(this)),
+      m_bottom(new QTabWidget(this)), m_period(new QComboBox(this)),
       m_refresh(new QPushButton(tr("Refresh"), this)), m_cancel(new QPushButton(tr("Cancel"), this)),
       m_exportMenu(new QPushButton(tr("Export"), this)), m_status(new QLabel(this)), m_error(new QLabel(this)),
       m_placeholder(new QLabel(this)), m_split(new QSplitter(Qt::Vertical, this)) {
@@ -77,7 +80,10 @@ TiersWorkspace::TiersWorkspace(DbSession* session, QWidget* parent)
 
   m_split->addWidget(m_table);
   m_split->addWidget(m_chart);
-  m_split->addWidget(m_whatIf);
+  m_bottom->setObjectName(u"tiersBottomTabs"_s);
+  m_bottom->addTab(m_whatIf, tr("What if"));
+  m_bottom->addTab(m_observed, tr("Rollout (observe)"));
+  m_split->addWidget(m_bottom);
   m_split->setStretchFactor(0, 0);
   m_split->setStretchFactor(1, 3);
   m_split->setStretchFactor(2, 2);
@@ -102,6 +108,8 @@ TiersWorkspace::TiersWorkspace(DbSession* session, QWidget* parent)
   connect(m_cancel, &QPushButton::clicked, this, &TiersWorkspace::cancel);
   connect(m_period, &QComboBox::currentIndexChanged, this, [this] { reload(); });
   connect(m_whatIf, &WhatIfPanel::whatIfRequested, this, &TiersWorkspace::askWhatIf);
+  connect(m_observed, &ObservedPanel::requestsWanted, this, &TiersWorkspace::askObservedRequests);
+  connect(m_observed, &ObservedPanel::keyOpened, this, &TiersWorkspace::keyRequested);
   connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& i) {
     if (i.isValid()) m_whatIf->setTier(i.data(TierTableModel::NameRole).toString());
   });
@@ -136,6 +144,7 @@ void TiersWorkspace::reload() {
   tiers::Options options;
   options.since = Millis(m_period->currentData().toLongLong());
   m_status->setText(tr("Reading the trace and the tables' sizes…"));
+  readObserved(options.since);
   m_cancel->setVisible(true);
   m_ticket = m_session->submit<tiers::Report>(
       this, [options](pg::Connection& conn) { return tiers::analyse(conn, options); },
@@ -224,6 +233,51 @@ void TiersWorkspace::askWhatIf(const QString& tier, qint64 ttlMs) {
           return;
         }
         m_whatIf->setWhatIf(tier, *result.value);
+      });
+}
+
+void TiersWorkspace::readObserved(Millis since) {
+  const quint64 generation = ++m_observedGeneration;
+  m_observedLoaded = false;
+  m_session->submit<std::vector<tiers::ObservedRoute>>(
+      this, [since](pg::Connection& conn) { return tiers::observedByRoute(conn, since); },
+      [this, generation](DbResult<std::vector<tiers::ObservedRoute>> result) {
+        if (generation != m_observedGeneration) return;
+        m_observedLoaded = true;
+        if (!result.ok()) {
+          emit message(tr("What the observed routes would have done could not be read: %1").arg(result.error.message));
+        } else {
+          const bool any = !result.value->empty();
+          long long total = 0;
+          for (const auto& r : *result.value) total += r.total();
+          m_bottom->setTabText(1, any ? tr("Rollout (observe): %1").arg(total) : tr("Rollout (observe)"));
+          m_observed->setRoutes(std::move(*result.value));
+          // The engineer rolling out comes for this: shown first the first time there is something.
+          if (any && !m_rolloutTabShown) {
+            m_rolloutTabShown = true;
+            m_bottom->setCurrentWidget(m_observed);
+            m_observed->pickLargest();  // and the requests behind the largest count
+          }
+        }
+        emit observedLoadedNow();
+      });
+}
+
+void TiersWorkspace::askObservedRequests(const QString& route, tiers::Would would) {
+  const quint64 generation = m_observedGeneration;
+  const Millis since(m_period->currentData().toLongLong());
+  m_session->submit<std::vector<tiers::ObservedRequest>>(
+      this,
+      [route = route.toStdString(), would, since](pg::Connection& conn) {
+        return tiers::observedRequests(conn, route, would, since);
+      },
+      [this, route, would, generation](DbResult<std::vector<tiers::ObservedRequest>> result) {
+        if (generation != m_observedGeneration) return;  // the counts were read again meanwhile
+        if (!result.ok()) {
+          emit message(tr("The requests behind the count could not be read: %1").arg(result.error.message));
+          return;
+        }
+        m_observed->setRequests(route, would, *result.value);
       });
 }
 

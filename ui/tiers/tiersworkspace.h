@@ -2,10 +2,12 @@
 // The Tiers workspace (product owners): the tier table, the chart of each TTL against the
 // retries observed in the trace, the what-if panel, and exports. The analysis runs on the
 // session's worker thread (seconds on a large trace: cancellable); late answers are dropped by
-// a generation counter.
+// a generation counter. Its Rollout tab shows what tiers in rollout `observe` would have done
+// (observedpanel.h), read on the same worker over the same period.
 #include <QWidget>
 #include <optional>
 
+#include "core/tiers/observed.h"
 #include "core/tiers/tiers.h"
 #include "ui/common/dbresult.h"
 #include "ui/tiers/tiersexport.h"
@@ -14,11 +16,13 @@ class QComboBox;
 class QLabel;
 class QPushButton;
 class QSplitter;
+class QTabWidget;
 class QTableView;
 
 namespace idem::ui {
 
 class DbSession;
+class ObservedPanel;
 class TierChart;
 class TierTableModel;
 class WhatIfPanel;
@@ -51,6 +55,11 @@ class TiersWorkspace final : public QWidget {
   [[nodiscard]] TierTableModel* model() const { return m_model; }
   [[nodiscard]] TierChart* chart() const { return m_chart; }
   [[nodiscard]] WhatIfPanel* whatIf() const { return m_whatIf; }
+  [[nodiscard]] ObservedPanel* observed() const { return m_observed; }
+  /// The tabs under the chart: What if, Rollout.
+  [[nodiscard]] QTabWidget* bottomTabs() const { return m_bottom; }
+  /// The rollout's counts arrived (or failed: the panel says so).
+  [[nodiscard]] bool observedLoaded() const { return m_observedLoaded; }
   [[nodiscard]] QTableView* table() const { return m_table; }
 
  signals:
@@ -59,6 +68,10 @@ class TiersWorkspace final : public QWidget {
   /// A report arrived (or failed: check loaded()).
   void reportLoaded();
   void pdfExported(const QString& path, bool ok);
+  /// The rollout's counts arrived.
+  void observedLoadedNow();
+  /// Open this key in the key browser (a request behind an observed count).
+  void keyRequested(const QString& key);
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -66,6 +79,8 @@ class TiersWorkspace final : public QWidget {
  private:
   void answered(DbResult<tiers::Report> result);
   void askWhatIf(const QString& tier, qint64 ttlMs);
+  void readObserved(tiers::Millis since);
+  void askObservedRequests(const QString& route, tiers::Would would);
   void chooseExport(const QString& kind);
   /// The sheet as shown now (GUI thread).
   [[nodiscard]] DecisionSheet decisionSheet() const;
@@ -78,6 +93,8 @@ class TiersWorkspace final : public QWidget {
   QTableView* m_table;
   TierChart* m_chart;
   WhatIfPanel* m_whatIf;
+  ObservedPanel* m_observed;
+  QTabWidget* m_bottom;
   QComboBox* m_period;
   QPushButton* m_refresh;
   QPushButton* m_cancel;
@@ -89,6 +106,9 @@ class TiersWorkspace final : public QWidget {
   quint64 m_generation = 0;
   quint64 m_ticket = 0;
   quint64 m_whatIfGeneration = 0;
+  quint64 m_observedGeneration = 0;
+  bool m_observedLoaded = false;
+  bool m_rolloutTabShown = false;  // brought forward once, the first time there is something to see
   bool m_everShown = false;
 };
 

@@ -130,7 +130,9 @@ int TimelineWidget::laneOf(const std::string& outcome) {
     case trace::OutcomeKind::Replay: return 1;
     case trace::OutcomeKind::InProgress: return 2;
     case trace::OutcomeKind::Refused: return 3;
-    case trace::OutcomeKind::NotStored: return 4;
+    case trace::OutcomeKind::NotStored:
+    case trace::OutcomeKind::Observed:  // ran although not the key's: beside the released ones
+      return 4;
   }
   return 4;
 }
