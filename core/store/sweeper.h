@@ -23,7 +23,7 @@ struct TierRetention {
   /// The tier's body_retention: archived bodies older than this are dropped (rows stay).
   std::optional<Millis> body;
   /// Whose keys: "" for every service (a policy file given to `idemctl sweep --policy`).
-  std::string service;
+  std::string service = {};
 };
 
 /// Where the retentions came from and what they are.
@@ -86,7 +86,7 @@ struct UnarchivableKey {
   std::string tenant;
   std::string endpoint;
   std::string key;
-  std::string service;
+  std::string service = {};
   int generation = 0;
   int archivedGeneration = 0;
 };
