@@ -37,6 +37,11 @@ class TiersWorkspace final : public QWidget {
   void cancel();
   /// The period: retries at or after now() - since.
   void setPeriod(tiers::Millis since);
+  /// Whose tiers: each service sharing the store has its own policy in force. Reads again.
+  void setService(const QString& service);
+  /// The service the view shows (or asks for).
+  [[nodiscard]] QString service() const;
+  [[nodiscard]] QComboBox* serviceChooser() const { return m_service; }
 
   bool exportPng(const QString& path);
   bool exportSvg(const QString& path);
@@ -71,6 +76,8 @@ class TiersWorkspace final : public QWidget {
   [[nodiscard]] DecisionSheet decisionSheet() const;
   void savedOrNot(const QString& path, bool ok);
   void showError(const DbError& error);
+  /// The services of the session's store into the chooser, keeping the one chosen.
+  void fillServices();
 
   DbSession* m_session;
   std::optional<tiers::Report> m_report;
@@ -79,6 +86,7 @@ class TiersWorkspace final : public QWidget {
   TierChart* m_chart;
   WhatIfPanel* m_whatIf;
   QComboBox* m_period;
+  QComboBox* m_service;
   QPushButton* m_refresh;
   QPushButton* m_cancel;
   QPushButton* m_exportMenu;
