@@ -11,6 +11,8 @@
 // branches is a change here and in idem.claim; tst_claimorder runs both paths to the same decision.
 // Results are read by column name (resolved once per result, core/store/pg.h), so the order of a
 // select list is free.
+// A key is (tenant, endpoint, key, service) since migration 0025: every statement below names all
+// four, so two services sharing a store never meet on a key (docs/store.md, "Services").
 namespace idem::store::sql {
 
 // The common repeat, an unexpired done key with the same fingerprint, is answered by a plain

@@ -72,6 +72,15 @@ class TestServices : public QObject {
     QCOMPARE(rig.upstream.executions("svc-1"), 1);
     QCOMPARE(beta.upstream.executions("svc-1"), 1);
 
+    // explain finds the key in both services and asks which; --service picks one.
+    std::string out;
+    QCOMPARE(test::runIdemctl({"explain", "--db", rig.db.conninfo(), "--key", "svc-1"}, &out), 2);
+    QVERIFY2(out.find("--service") != std::string::npos && out.find("service beta:") != std::string::npos,
+             out.c_str());
+    QCOMPARE(test::runIdemctl({"explain", "--db", rig.db.conninfo(), "--key", "svc-1", "--service", "beta"}, &out), 0);
+    QVERIFY2(out.find("Service:     beta") != std::string::npos, out.c_str());
+    QVERIFY2(out.find("Executions:  1") != std::string::npos, out.c_str());
+
     auto c = rig.db.connect();
     auto rows = c.exec("SELECT service, tier FROM idem.keys WHERE idem_key = 'svc-1' ORDER BY service");
     QCOMPARE(rows.rows(), 2);
@@ -135,6 +144,16 @@ class TestServices : public QObject {
     std::remove(policy.c_str());
     QCOMPARE(status, 2);
     QVERIFY2(out.find("--service: \"Orders API\" has 'O' at position 1") != std::string::npos, out.c_str());
+    // The same setting from the environment (IDEM_SERVICE) is read and refused alike.
+    qputenv("IDEM_SERVICE", "orders/v1");
+    std::ofstream(policy) << test::kProxyPolicy;
+    const int fromEnvironment = test::runIdemctl({"proxy", "--db", db.conninfo(), "--policy", policy, "--upstream",
+                                                  "http://127.0.0.1:9", "--single-tenant"},
+                                                 &out);
+    qunsetenv("IDEM_SERVICE");
+    std::remove(policy.c_str());
+    QCOMPARE(fromEnvironment, 2);
+    QVERIFY2(out.find("--service: \"orders/v1\" has '/' at position 7") != std::string::npos, out.c_str());
   }
 };
 
