@@ -17,7 +17,8 @@ struct ServiceRecord {
 };
 
 /// Records that `service` starts with policy version `version`. Best effort: a role that may not
-/// write idem.services (the admin) leaves it unrecorded, and the start goes on.
+/// write idem.services (the admin) or a read-only store leaves it unrecorded, and the start goes
+/// on. Throws pg::Unavailable only.
 void registerService(pg::Connection& conn, const std::string& service, int version);
 
 /// Every service that started here or has a chosen policy, by name.
