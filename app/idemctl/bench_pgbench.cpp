@@ -55,18 +55,18 @@ std::string idemNewScript() {
   const std::string fp = "'\\x" + benchFingerprintHex() + "'::bytea";
   return "\\set k random(1000000000, 9000000000000000000)\n" +
          withArguments(sql::kFreshClaimSql, {"'bench'", "'POST /v1/payments'", key, fp, "'payments'", "NULL",
-                                             "'24 hours'", "'30 seconds'", "'req_bench'"}) +
+                                             "'24 hours'", "'30 seconds'", "'req_bench'", "'default'"}) +
          " \\gset\n" +
          withArguments(sql::kCompleteSql, {"'bench'", "'POST /v1/payments'", key, ":lease_token",
                                            "201", "'[[\"Content-Type\", \"application/json\"]]'",
-                                           "'\\x7b7d'", "NULL"}) +
+                                           "'\\x7b7d'", "NULL", "'default'"}) +
          ";\n";
 }
 
 std::string idemReplayScript(int preloaded) {
   return "\\set k random(0, " + std::to_string(preloaded - 1) + ")\n" +
          withArguments(idem::store::sql::kReplaySql, {"'bench'", "'POST /v1/payments'", "('bench-replay-' || :k)",
-                                                      "'\\x" + benchFingerprintHex() + "'::bytea"}) +
+                                                      "'\\x" + benchFingerprintHex() + "'::bytea", "'default'"}) +
          ";\n";
 }
 

@@ -4,11 +4,12 @@
 #include "app/idemctl/command.h"
 #include "core/explain/format.h"
 #include "core/explain/loader.h"
+#include "core/store/servicename.h"
 
 namespace {
 
 constexpr const char* kUsageText =
-    "(--key KEY [--scope \"TENANT METHOD /path\"] | --resource ID) [--format text|json|markdown] [--audience internal|customer] "
+    "(--key KEY [--scope \"TENANT METHOD /path\"] [--service NAME] | --resource ID) [--format text|json|markdown] [--audience internal|customer] "
     "[--tz UTC|local|Area/City] [--db CONNINFO]";
 
 int usage(const std::string& message) { return idemctl::usageError("explain", kUsageText, message); }
@@ -21,6 +22,12 @@ int runExplain(const idemctl::Args& args) {
   if (byKey && args.get("key").empty()) return usage("--key needs a value");
   if (byResource && args.get("resource").empty()) return usage("--resource needs a value");
   if (byResource && args.has("scope")) return usage("--scope goes with --key");
+  if (byResource && args.has("service")) return usage("--service goes with --key (a resource id names its key)");
+  std::optional<std::string> service;
+  if (args.has("service")) {
+    service = args.get("service");
+    if (auto bad = idem::store::serviceNameProblem(*service); !bad.empty()) return usage("--service: " + bad);
+  }
   const auto format = idem::text::parseOutputFormat(args.get("format", "text"));
   if (!format) return usage("--format: \"" + args.get("format") + "\" is not text, json or markdown");
   const auto audience = ex::parseAudience(args.get("audience", "internal"));
@@ -40,7 +47,8 @@ int runExplain(const idemctl::Args& args) {
 
   try {
     idem::pg::Connection conn(idemctl::conninfo(args));
-    auto history = byKey ? ex::loadByKey(conn, args.get("key"), scope) : ex::loadByResource(conn, args.get("resource"));
+    auto history = byKey ? ex::loadByKey(conn, args.get("key"), scope, service)
+                         : ex::loadByResource(conn, args.get("resource"));
     std::cout << ex::render(ex::explain(std::move(history), ex::ExplainOptions{*zone}), *format, *audience);
     return idemctl::kOk;
   } catch (const ex::NotFound& e) {
@@ -62,6 +70,9 @@ IDEMCTL_COMMAND("explain", "tell what happened to one idempotency key (text, JSO
                  idemctl::Flag::option("scope", "\"TENANT METHOD /path\"",
                                        "Which key when several tenants or routes used the same one.",
                                        "the only one; several are refused with their scopes"),
+                 idemctl::Flag::option("service", "NAME",
+                                       "Whose key, when several services share the store and hold it.",
+                                       "the only service that holds it; several are refused with their names"),
                  idemctl::Flag::option("resource", "ID", "Explain the key that created this resource (or --key).",
                                        "required unless --key"),
                  idemctl::Flag::option("format", "text|json|markdown", "How the story is written.", "text"),

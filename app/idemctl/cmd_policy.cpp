@@ -72,6 +72,9 @@ int runPolicy(const idemctl::Args& args) {
   std::chrono::milliseconds lockTimeout = idem::store::kDefaultLockTimeout;
   if (auto bad = idemctl::readLockTimeout(args, lockTimeout); !bad.empty())
     return idemctl::usageError("policy", kUsageText, bad);
+  // A typo would choose a policy for a service that never runs: refused like serve's --service.
+  if (auto bad = idem::store::serviceNameProblem(args.get("service", idem::store::kDefaultService)); !bad.empty())
+    return idemctl::usageError("policy", kUsageText, "--service: " + bad);
   try {
     idem::pg::Connection conn(idemctl::conninfo(args));
     if (sub == "list") return list(conn);

@@ -137,7 +137,8 @@ int runProxy(const idemctl::Args& args) {
   const std::string upstreamUrl = args.get("upstream");
   return idemctl::runServer(args, std::move(options), "proxy", kUsageText, [&upstreamUrl](ep::Server& server) {
     std::cout << "idem proxy listening on " << server.url() << " for upstream " << upstreamUrl << " (admin "
-              << server.adminUrl() << ", policy version " << server.policyVersion() << ")" << std::endl;
+              << server.adminUrl() << ", service " << server.options().service << ", policy version "
+              << server.policyVersion() << ")" << std::endl;
     std::cerr << "published policy: " << server.url() << "/idempotency and " << server.adminUrl()
               << "/idempotency (problem types link docs_url " << server.host().policy().docsUrl
               << "); /healthz and /metrics on " << server.adminUrl() << "; stop with Ctrl-C (SIGINT) or SIGTERM\n";

@@ -68,7 +68,8 @@ int runServe(const idemctl::Args& args) {
     return idemctl::kUsage;
   }
   return idemctl::runServer(args, std::move(options), "serve", kUsageText, [faults](ep::Server& server) {
-    std::cout << "idem endpoint listening on " << server.url() << " (policy version " << server.policyVersion()
+    std::cout << "idem endpoint listening on " << server.url() << " (service " << server.options().service
+              << ", policy version " << server.policyVersion()
               << (faults ? ", fault injection on" : "")
               << (server.adminPort() ? ", admin " + server.adminUrl() : std::string()) << ")" << std::endl;
     std::cerr << "published policy: " << server.url() << "/idempotency; stop with Ctrl-C (SIGINT) or SIGTERM\n";

@@ -1,12 +1,15 @@
 // idemctl status: what the store promises about an acknowledged key — its replication setup
 // read read-only (store::probeDurability) and said in words — and, with --policy, whether each
-// tier's `durability` setting is met. Exit 1 when a tier's setting is not met.
+// tier's `durability` setting is met; and the services that share the store, each with its
+// policy. Exit 1 when a tier's setting is not met.
 #include <iostream>
 
 #include "app/idemctl/command.h"
 #include "core/gate/durabilityreport.h"
 #include "core/policy/policy.h"
 #include "core/store/durability.h"
+#include "core/store/migrations.h"
+#include "core/store/serviceregistry.h"
 
 namespace {
 
@@ -23,9 +26,12 @@ int runStatus(const idemctl::Args& args) {
     return idemctl::usageError("status", kUsage, e.what());
   }
   idem::store::Durability d;
+  std::vector<idem::store::ServiceRecord> services;
   try {
     idem::pg::Connection conn(idemctl::conninfo(args));
     d = idem::store::probeDurability(conn);
+    // Services are recorded from schema 25 on; an older store has one, unnamed.
+    if (idem::store::appliedSchemaVersion(conn) >= 25) services = idem::store::knownServices(conn);
   } catch (const idem::pg::Unavailable& e) {
     std::cerr << "idemctl status: " << e.what() << "\nCheck --db or the PG* variables.\n";
     return idemctl::kUnavailable;
@@ -36,6 +42,10 @@ int runStatus(const idemctl::Args& args) {
   if (format == "json") {
     auto out = idem::gate::durabilityStoreJson(d);
     out["warnings"] = shortfalls;
+    auto list = nlohmann::json::array();
+    for (const auto& s : services)
+      list.push_back({{"service", s.name}, {"policy_version", s.lastPolicyVersion}, {"policy_in_force", s.chosenVersion}});
+    out["services"] = list;
     std::cout << out.dump() << '\n';
   } else {
     std::cout << "server: " << d.server << (d.level == idem::store::Durability::Level::Standby ? " (standby)" : " (primary)")
@@ -52,6 +62,11 @@ int runStatus(const idemctl::Args& args) {
       std::cout << '\n';
     }
     if (d.replayLagS) std::cout << "replay lag: " << *d.replayLagS << " s\n";
+    std::cout << "services: " << (services.empty() ? "none started yet" : std::to_string(services.size())) << '\n';
+    for (const auto& s : services)
+      std::cout << "  " << s.name << ": started with policy version " << s.lastPolicyVersion << ", in force "
+                << (s.chosenVersion ? "version " + std::to_string(s.chosenVersion) : std::string("none chosen"))
+                << '\n';
     for (const auto& s : shortfalls) std::cout << "WARNING: " << s << '\n';
     if (policy && shortfalls.empty()) std::cout << "every tier's durability setting is met\n";
   }

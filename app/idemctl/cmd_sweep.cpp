@@ -46,7 +46,8 @@ idem::store::Retentions fromPolicyFile(const std::string& path) {
   idem::store::Retentions r;
   r.source = "policy file " + path;
   r.fallback = idem::store::kDefaultArchiveRetention;
-  for (const auto& t : policy.tiers) r.tiers.push_back({t.name, t.archiveRetention, t.bodyRetention});
+  // A file names no service: its tiers hold for every service's keys of those tiers.
+  for (const auto& t : policy.tiers) r.tiers.push_back({t.name, t.archiveRetention, t.bodyRetention, ""});
   return r;
 }
 
@@ -55,7 +56,8 @@ std::string describe(const idem::store::Retentions& r) {
   if (!r.tiers.empty()) {
     out += ":";
     for (std::size_t i = 0; i < r.tiers.size(); ++i)
-      out += (i ? ", " : " ") + r.tiers[i].tier + " " + idem::policy::formatDuration(r.tiers[i].retention) +
+      out += (i ? ", " : " ") + (r.tiers[i].service.empty() ? "" : r.tiers[i].service + "/") + r.tiers[i].tier + " " +
+             idem::policy::formatDuration(r.tiers[i].retention) +
              (r.tiers[i].body ? " (bodies " + idem::policy::formatDuration(*r.tiers[i].body) + ")" : "");
   }
   return out + "; other tiers " + idem::policy::formatDuration(r.fallback);
@@ -72,7 +74,7 @@ void print(const idem::store::SweepReport& report) {
   // Left live, never dropped: two executions share a generation number (a race before schema 14).
   for (const auto& k : report.unarchivable)
     std::cerr << "idemctl sweep: not archived: key \"" << k.key << "\" (" << k.endpoint << ", tenant \"" << k.tenant
-              << "\") is at generation " << k.generation << " but generation " << k.archivedGeneration
+              << "\", service " << k.service << ") is at generation " << k.generation << " but generation " << k.archivedGeneration
               << " is already archived; both are kept — check the key with idemctl explain\n";
 }
 

@@ -4,13 +4,14 @@
 
 #include "app/idemctl/command.h"
 #include "core/policy/duration.h"
+#include "core/store/policystore.h"
 #include "core/tiers/format.h"
 #include "core/tiers/tiers.h"
 
 namespace {
 
 constexpr const char* kUsageText =
-    "[--db CONNINFO] [--since 30d] [--ttl TIER=DURATION[,TIER=DURATION…] [TIER=DURATION …]] "
+    "[--db CONNINFO] [--service NAME] [--since 30d] [--ttl TIER=DURATION[,TIER=DURATION…] [TIER=DURATION …]] "
     "[--format text|json|markdown]";
 
 int usage(const std::string& message) { return idemctl::usageError("tiers", kUsageText, message); }
@@ -58,18 +59,44 @@ int runTiers(const idemctl::Args& args) {
   std::string error;
   for (const auto& item : items)
     if (!addCandidate(item, options.candidates, error)) return usage(error);
+  if (args.has("service"))
+    if (auto bad = idem::store::serviceNameProblem(args.get("service")); !bad.empty()) return usage("--service: " + bad);
 
   try {
     idem::pg::Connection conn(idemctl::conninfo(args));
-    const auto report = t::analyse(conn, options);
+    // Without --service: every service with a policy in force, each its own report (one alone
+    // reads as before); with it, that service's.
+    std::vector<std::string> services{args.get("service", idem::store::kDefaultService)};
+    if (!args.has("service"))
+      if (auto chosen = idem::store::servicesWithChoice(conn); !chosen.empty()) services = chosen;
+    if (services.size() > 1 && !options.candidates.empty())
+      return usage("--ttl names tiers of one service: say which with --service (" + [&] {
+               std::string names;
+               for (const auto& s : services) names += (names.empty() ? "" : ", ") + s;
+               return names;
+             }() + ")");
+    std::vector<t::Report> reports;
+    for (const auto& service : services) {
+      options.service = service;
+      reports.push_back(t::analyse(conn, options));
+    }
     for (const auto& [name, ttl] : options.candidates)
-      if (!report.tier(name)) {
+      if (!reports.front().tier(name)) {
         std::string names;
-        for (const auto& tr : report.tiers) names += (names.empty() ? "" : ", ") + tr.tier.name;
-        return usage("--ttl: the policy in force (v" + std::to_string(report.policyVersion) + ") has no tier \"" +
-                     name + "\"; its tiers are " + names);
+        for (const auto& tr : reports.front().tiers) names += (names.empty() ? "" : ", ") + tr.tier.name;
+        return usage("--ttl: the policy in force for service " + services.front() + " (v" +
+                     std::to_string(reports.front().policyVersion) + ") has no tier \"" + name + "\"; its tiers are " +
+                     names);
       }
-    std::cout << t::render(report, *format);
+    if (reports.size() == 1) {
+      std::cout << t::render(reports.front(), *format);
+    } else if (*format == idem::text::OutputFormat::Json) {
+      auto all = nlohmann::json::array();
+      for (const auto& r : reports) all.push_back(nlohmann::json::parse(t::render(r, *format)));
+      std::cout << nlohmann::json{{"services", all}}.dump() << '\n';
+    } else {
+      for (std::size_t i = 0; i < reports.size(); ++i) std::cout << (i ? "\n" : "") << t::render(reports[i], *format);
+    }
     return idemctl::kOk;
   } catch (const t::NoPolicy& e) {
     std::cerr << "idemctl tiers: " << e.what() << '\n';
@@ -84,6 +111,8 @@ int runTiers(const idemctl::Args& args) {
 
 IDEMCTL_COMMAND("tiers", "retention tiers against observed retries; what-if for another TTL", kUsageText,
                 {idemctl::dbFlag(),
+                 idemctl::Flag::option("service", "NAME", "Whose tiers: the policy in force for this service.",
+                                       "every service with a policy in force, one report each"),
                  idemctl::Flag::option("since", "DURATION", "Retries observed within this window.", "30d"),
                  idemctl::Flag::option("ttl", "TIER=DURATION[,...]",
                                        "What if a tier's key retention were this long; more pairs may follow.",

@@ -14,7 +14,7 @@
 namespace idemctl {
 
 const char* const kServerFlagsUsage =
-    "[--listen HOST:PORT] [--threads N] [--pool N] [--access-log -|FILE|off] [--max-body BYTES] [--trace-fold N] "
+    "[--service NAME] [--listen HOST:PORT] [--threads N] [--pool N] [--access-log -|FILE|off] [--max-body BYTES] [--trace-fold N] "
     "[--replay-cache DURATION|off] "
     "[--prepared-statements on|off] [--max-header-bytes BYTES] [--max-headers N] [--max-connections N] "
     "[--max-connections-per-client N] [--max-buffered-body BYTES] "
@@ -30,6 +30,10 @@ Flags withServerFlags(Flags own) {
   using F = Flag;
   return std::move(own) +
          Flags{
+             F::option("service", "NAME",
+                       "Which service this is (a-z 0-9 . _ -, up to 63): its keys, trace and chosen policy are its "
+                       "own when several services share one store.",
+                       d.service),
              F::option("listen", "HOST:PORT", "Where clients connect; port 0 picks a free port (printed at start).",
                        "127.0.0.1:0"),
              F::option("threads", "N", "Threads that run handlers (2 to 4096); a slow or idle client holds none.",
@@ -72,6 +76,8 @@ Flags withServerFlags(Flags own) {
 }
 
 std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& options) {
+  options.service = args.get("service", idem::store::kDefaultService);
+  if (auto bad = idem::store::serviceNameProblem(options.service); !bad.empty()) return "--service: " + bad;
   const std::string listen = args.get("listen", "127.0.0.1:0");
   if (!idem::client::splitHostPort(listen, options.host, options.port))
     return "--listen: \"" + listen + "\" is not HOST:PORT (e.g. 127.0.0.1:8080, or port 0 for any free port)";

@@ -109,10 +109,13 @@ void announcePolicyChoice(const idem::endpoint::Server& server, std::string_view
   const int recorded = server.policyVersion();
   const int inForce = server.policyInForce();
   if (inForce == recorded) return;
+  const std::string& service = server.options().service;
+  const bool named = service != idem::store::kDefaultService;
   std::cerr << "idemctl " << command << ": enforcing policy version " << recorded
-            << "; the sweeper and the console follow "
+            << (named ? " for service " + service : std::string()) << "; the sweeper and the console follow "
             << (inForce ? "version " + std::to_string(inForce) : std::string("no chosen policy (built-in retentions)"))
-            << ". To make this one the policy in force, the admin runs: idemctl policy activate " << recorded << '\n';
+            << ". To make this one the policy in force, the admin runs: idemctl policy activate " << recorded
+            << (named ? " --service " + service : std::string()) << '\n';
 }
 
 }  // namespace idemctl

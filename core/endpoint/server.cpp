@@ -7,6 +7,7 @@
 #include "core/gate/gate.h"
 #include "core/store/migrations.h"
 #include "core/store/policystore.h"
+#include "core/store/serviceregistry.h"
 #include "core/store/tenantscope.h"
 
 namespace idem::endpoint {
@@ -17,6 +18,7 @@ Server::Server(ServerOptions options)
   static_cast<server::TransportOptions&>(m_options) = m_transport->options();
 
   // 1. The store: reachable, migrated to this build's schema; record the policy in force.
+  if (auto bad = store::serviceNameProblem(m_options.service); !bad.empty()) throw StartError("--service: " + bad, 2);
   try {
     pg::Connection conn(m_options.conninfo);
     const int applied = store::appliedSchemaVersion(conn);
@@ -26,9 +28,11 @@ Server::Server(ServerOptions options)
                            std::to_string(expected) + ". Run `idemctl migrate --db \"...\"` with the same --db first.",
                        2);
     if (!m_options.acceptTenantChange)
-      if (auto change = store::tenantScopeChange(conn, m_options.policy)) throw StartError(store::describe(*change), 2);
-    m_policyVersion = store::recordPolicy(conn, m_options.policy, m_options.lockTimeout);
-    const auto chosen = store::policyChoices(conn, store::kDefaultService, 1);
+      if (auto change = store::tenantScopeChange(conn, m_options.policy, m_options.service))
+        throw StartError(store::describe(*change), 2);
+    m_policyVersion = store::recordPolicy(conn, m_options.policy, m_options.lockTimeout, m_options.service);
+    store::registerService(conn, m_options.service, m_policyVersion);
+    const auto chosen = store::policyChoices(conn, m_options.service, 1);
     m_policyInForce = chosen.empty() ? 0 : chosen.front().version;
   } catch (const store::LockWaitTimeout& e) {
     throw StartError(std::string("cannot record the policy: ") + e.what(), 3);
@@ -47,7 +51,7 @@ Server::Server(ServerOptions options)
   m_host = std::make_unique<gate::Host>(
       m_options.conninfo, std::move(published), m_policyVersion,
       gate::HostOptions{m_options.poolSize, m_options.traceFlushInterval, m_options.traceFoldAfter,
-                        m_options.preparedStatements, m_options.replayCache});
+                        m_options.preparedStatements, m_options.replayCache, m_options.service});
   m_execution = m_options.execution ? m_options.execution(*m_host)
                                     : std::make_unique<Service>(*m_host, m_options.allowFaultInjection);
   m_host->metrics().attachTransport(&m_transport->stats());

@@ -56,6 +56,9 @@ struct ServerOptions : server::TransportOptions {
   std::vector<std::string> trustedPeers;
   /// Start although live keys were written under another tenant source (store/tenantscope.h).
   bool acceptTenantChange = false;
+  /// Which service this server enforces for (core/store/servicename.h): its keys, trace rows and
+  /// chosen policy are its own on a store that several services share.
+  std::string service = store::kDefaultService;
 };
 
 using server::StartError;

@@ -253,7 +253,8 @@ Decision Enforcer::decide(const Request& req, const policy::Policy::Match& match
   if (match.templated) fingerprint = fp::sha256(fingerprint + match.request);
 
   store::ClaimRequest claim;
-  claim.scope = {tenant, std::string(match.route), key};  // every spelling shares one scope
+  // Every spelling shares one scope; the keys are the service's whose trace this enforcer writes.
+  claim.scope = {tenant, std::string(match.route), key, m_trace.service()};
   claim.fingerprint = fingerprint;
   claim.tier = tier->name;
   claim.policyVersion = m_policyVersion;

@@ -136,6 +136,8 @@ class Enforcer {
   static constexpr const char* kExpiresHeader = "Idempotency-Expires";
   static constexpr const char* kReplayedHeader = "Idempotent-Replayed";
 
+  /// Keys are claimed in the trace writer's service (TraceWriter::Options::service): the keys
+  /// and the trace rows of one enforcer always name the same service.
   Enforcer(const policy::Policy& policy, int policyVersion, store::KeyStore& store, trace::TraceWriter& trace);
 
   /// Where the enforcer reports what the operator must know (a completion it could not record,

@@ -18,10 +18,11 @@ ReplayCache::ReplayCache(ReplayCacheOptions options) : m_options(options), m_sha
 std::string ReplayCache::idOf(const store::Scope& scope) {
   // Tenants, endpoints and keys hold no NUL (the enforcer vets them), so the id is unambiguous.
   std::string id;
-  id.reserve(scope.tenant.size() + scope.endpoint.size() + scope.key.size() + 2);
+  id.reserve(scope.tenant.size() + scope.endpoint.size() + scope.key.size() + scope.service.size() + 3);
   id.append(scope.tenant).push_back('\0');
   id.append(scope.endpoint).push_back('\0');
-  id.append(scope.key);
+  id.append(scope.key).push_back('\0');
+  id.append(scope.service);
   return id;
 }
 

@@ -187,6 +187,7 @@ nlohmann::ordered_json toJson(const Explanation& x, Audience audience) {
                       {"last_at", e.lastAt ? json(isoUtc(*e.lastAt)) : json(nullptr)}});
   }
   return {{"scope", h.scope.text()},
+          {"service", h.scope.service},
           {"tenant", h.scope.tenant},
           {"endpoint", h.scope.endpoint},
           {"key", h.key},
@@ -208,6 +209,7 @@ std::string toText(const Explanation& x, Audience audience) {
   std::string out;
   out += "Key:         " + h.key + "\n";
   out += "Scope:       " + h.scope.text() + "\n";
+  out += "Service:     " + h.scope.service + "\n";
   out += "Executions:  " + std::to_string(x.executions);
   if (x.unanswered > 0) out += " (" + std::to_string(x.unanswered) + " with no answer from the service)";
   if (x.inDoubt > 0) out += " (+" + std::to_string(x.inDoubt) + " in doubt)";
@@ -242,7 +244,7 @@ std::string toMarkdown(const Explanation& x, std::size_t maxTimelineEvents, Audi
   if (audience == Audience::Customer) return customerMarkdown(x);
   const auto& h = x.history;
   std::string out;
-  out += "## Idempotency key " + markdownCode(h.key) + " — " + markdownText(h.scope.text()) + "\n\n";
+  out += "## Idempotency key " + markdownCode(h.key) + " — " + markdownText(h.scope.label()) + "\n\n";
   out += "**Executions: " + std::to_string(x.executions) + "**";
   if (x.inDoubt > 0) out += " (+" + std::to_string(x.inDoubt) + " in doubt)";
   out += " · generations: " + std::to_string(h.generations.size()) + " · replays: " + std::to_string(totalReplays(x));

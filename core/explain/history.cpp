@@ -90,6 +90,8 @@ std::optional<Instant> parseIsoUtc(std::string_view s) {
 
 std::string Scope::text() const { return tenant.empty() ? endpoint : tenant + " " + endpoint; }
 
+std::string Scope::label() const { return (service == "default" ? std::string() : "service " + service + ": ") + text(); }
+
 std::optional<Scope> Scope::parse(std::string_view text) {
   auto w = words(text);
   if (w.size() < 2) return std::nullopt;

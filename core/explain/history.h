@@ -27,13 +27,19 @@ struct Instant {
 /// Parses what isoUtc writes (also without the fraction); nullopt otherwise. For tests and tools.
 [[nodiscard]] std::optional<Instant> parseIsoUtc(std::string_view text);
 
-/// Tenant + endpoint: the same key under another scope is another key (docs/design.md §2).
+/// Tenant + endpoint + service: the same key under another scope is another key (docs/design.md
+/// §2; services share a store as tenants do: docs/store.md, "Services").
 struct Scope {
   std::string tenant;    // "" when the policy names no tenant header
   std::string endpoint;  // "POST /v1/payments"
+  std::string service = "default";
 
-  /// "acct_42 POST /v1/payments"; "POST /v1/payments" when the tenant is empty.
+  /// "acct_42 POST /v1/payments"; "POST /v1/payments" when the tenant is empty. Without the
+  /// service: what --scope takes (the service goes with --service).
   [[nodiscard]] std::string text() const;
+  /// text(), with "service NAME: " in front when the service is not "default": for lists and
+  /// headings that must tell two services' keys apart.
+  [[nodiscard]] std::string label() const;
   /// Parses text(): the last two words are the method and the path, anything before them is
   /// the tenant. The method is upper-cased. nullopt when there are fewer than two words.
   [[nodiscard]] static std::optional<Scope> parse(std::string_view text);

@@ -28,12 +28,12 @@ constexpr const char* kGenerationsSql =
     "               request_id, created_at, completed_at, expires_at, lease_until, NULL::timestamptz AS archived_at,"
     "               NULL::text AS archived_by, NULL::timestamptz AS purge_after,"
     "               NULL::timestamptz AS body_dropped_at, resp_headers, resp_body"
-    "          FROM idem.keys WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3"
+    "          FROM idem.keys WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3 AND service = $5"
     "        UNION ALL"
     "        SELECT false, generation, tier, policy_version, fingerprint, state, resp_status, resource_ref,"
     "               request_id, created_at, completed_at, expires_at, NULL, archived_at, archived_by, purge_after,"
     "               body_dropped_at, resp_headers, resp_body"
-    "          FROM idem.key_archive WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3) AS g"
+    "          FROM idem.key_archive WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3 AND service = $5) AS g"
     "  LEFT JOIN LATERAL ("
     "        SELECT version, effective_at, sha256, document FROM idem.policies pp"
     "         WHERE CASE WHEN g.policy_version IS NOT NULL THEN pp.version = g.policy_version"
@@ -44,7 +44,7 @@ constexpr const char* kGenerationsSql =
 constexpr const char* kEventsSql =
     "SELECT id, " IDEM_US("at") " AS at_us, outcome, generation, status, latency_ms, request_id, detail,"
     "       encode(fingerprint, 'hex') AS fp, repeats, " IDEM_US("last_at") " AS last_at_us"
-    "  FROM idem.events WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3"
+    "  FROM idem.events WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3 AND service = $4"
     " ORDER BY at, id";
 
 #undef IDEM_US
@@ -77,24 +77,33 @@ std::vector<KeyRef> refs(const std::vector<KeyMatch>& matches) {
 
 std::string listScopes(const std::vector<KeyRef>& refs, bool withKey) {
   std::string out;
-  for (const auto& r : refs) out += "\n  " + r.scope.text() + (withKey ? "  (key " + r.key + ")" : "");
+  for (const auto& r : refs) out += "\n  " + r.scope.label() + (withKey ? "  (key " + r.key + ")" : "");
   return out;
 }
 
 }  // namespace
 
-std::vector<KeyRef> findKey(pg::Connection& conn, const std::string& key, const std::optional<Scope>& scope) {
+std::vector<KeyRef> findKey(pg::Connection& conn, const std::string& key, const std::optional<Scope>& scope,
+                            const std::optional<std::string>& service) {
   if (scope) {
-    // Every lookup by the full primary key (or its prefix index on events).
+    // The services that hold the key in this scope: every lookup by a prefix of the primary key
+    // (or the events' key index).
     auto r = conn.exec(
-        "SELECT EXISTS (SELECT 1 FROM idem.keys WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3)"
-        "    OR EXISTS (SELECT 1 FROM idem.key_archive WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3)"
-        "    OR EXISTS (SELECT 1 FROM idem.events WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3) AS found",
+        "SELECT service FROM idem.keys WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3"
+        " UNION SELECT service FROM idem.key_archive WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3"
+        " UNION SELECT service FROM idem.events WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3"
+        " ORDER BY 1",
         {scope->tenant, scope->endpoint, key});
-    if (!r.boolean(0, "found")) return {};
-    return {KeyRef{*scope, key}};
+    std::vector<KeyRef> out;
+    for (int i = 0; i < r.rows(); ++i) {
+      Scope s{scope->tenant, scope->endpoint, r.str(i, "service")};
+      if (!service || *service == s.service) out.push_back(KeyRef{std::move(s), key});
+    }
+    return out;
   }
-  return refs(searchKeys(conn, key, SearchOptions{true, false, false, 0}));
+  auto found = refs(searchKeys(conn, key, SearchOptions{true, false, false, 0}));
+  if (service) std::erase_if(found, [&](const KeyRef& r) { return r.scope.service != *service; });
+  return found;
 }
 
 std::vector<KeyRef> findResource(pg::Connection& conn, const std::string& resourceRef) {
@@ -105,14 +114,15 @@ KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref, LoadOptions opti
   KeyHistory h;
   h.scope = ref.scope;
   h.key = ref.key;
-  const std::vector<pg::Param> params{ref.scope.tenant, ref.scope.endpoint, ref.key};
+  const std::vector<pg::Param> params{ref.scope.tenant, ref.scope.endpoint, ref.key, ref.scope.service};
 
   // One snapshot for the three reads, so a sweeper running meanwhile cannot show a generation
   // twice (live and archived) or not at all. READ ONLY works on a hot standby too.
   // Inside a caller's transaction, its snapshot rules instead.
   auto snapshot = pg::Transaction::joinOrBegin(conn, pg::Transaction::Mode::ReadOnlySnapshot);
   h.observedAt = Instant{conn.exec("SELECT (extract(epoch FROM now()) * 1000000)::bigint AS now_us").integer(0, "now_us")};
-  auto g = conn.exec(kGenerationsSql, {params[0], params[1], params[2], options.responses ? "true" : "false"});
+  auto g = conn.exec(kGenerationsSql,
+                     {params[0], params[1], params[2], options.responses ? "true" : "false", params[3]});
   for (int i = 0; i < g.rows(); ++i) {
     Generation gen;
     gen.live = g.boolean(i, "live");
@@ -169,18 +179,23 @@ KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref, LoadOptions opti
   return h;
 }
 
-KeyHistory loadByKey(pg::Connection& conn, const std::string& key, const std::optional<Scope>& scope) {
-  auto found = findKey(conn, key, scope);
+KeyHistory loadByKey(pg::Connection& conn, const std::string& key, const std::optional<Scope>& scope,
+                     const std::optional<std::string>& service) {
+  auto found = findKey(conn, key, scope, service);
+  const std::string inService = service ? " in service '" + *service + "'" : "";
   if (found.empty()) {
     if (scope)
-      throw NotFound("no idempotency key '" + key + "' in scope '" + scope->text() +
-                     "' (searched live keys, the archive and the event trace)");
-    throw NotFound("no idempotency key '" + key + "' (searched live keys and the archive)");
+      throw NotFound("no idempotency key '" + key + "' in scope '" + scope->text() + "'" + inService +
+                     " (searched live keys, the archive and the event trace)");
+    throw NotFound("no idempotency key '" + key + "'" + inService + " (searched live keys and the archive)");
   }
-  if (found.size() > 1)
-    throw Ambiguous("key '" + key + "' exists in " + std::to_string(found.size()) +
-                        " scopes; choose one with --scope:" + listScopes(found, false),
+  if (found.size() > 1) {
+    const bool servicesDiffer = std::any_of(found.begin(), found.end(),
+                                            [&](const KeyRef& r) { return r.scope.service != found.front().scope.service; });
+    throw Ambiguous("key '" + key + "' exists in " + std::to_string(found.size()) + " scopes; choose one with " +
+                        (servicesDiffer ? "--service and --scope:" : "--scope:") + listScopes(found, false),
                     found);
+  }
   // The stored responses too: each execution's amount is read from its response.
   return loadHistory(conn, found.front(), LoadOptions{true});
 }

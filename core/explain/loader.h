@@ -37,10 +37,12 @@ class Ambiguous : public std::runtime_error {
   std::vector<KeyRef> m_candidates;
 };
 
-/// Every scope in which `key` has a live or archived generation (sorted). With a scope, that
-/// scope alone if anything (keys, archive, events) is stored for it.
+/// Every scope in which `key` has a live or archived generation (sorted). With a scope (its
+/// tenant and endpoint), that scope in each service that stored anything (keys, archive, events)
+/// for it. With a service, that service's scopes alone.
 [[nodiscard]] std::vector<KeyRef> findKey(pg::Connection& conn, const std::string& key,
-                                          const std::optional<Scope>& scope = std::nullopt);
+                                          const std::optional<Scope>& scope = std::nullopt,
+                                          const std::optional<std::string>& service = std::nullopt);
 /// Every key whose live or archived generation produced `resourceRef` (e.g. "pay_123").
 [[nodiscard]] std::vector<KeyRef> findResource(pg::Connection& conn, const std::string& resourceRef);
 
@@ -56,7 +58,8 @@ struct LoadOptions {
 /// response): throws NotFound, or Ambiguous when no scope is given and the key is
 /// in several.
 [[nodiscard]] KeyHistory loadByKey(pg::Connection& conn, const std::string& key,
-                                   const std::optional<Scope>& scope = std::nullopt);
+                                   const std::optional<Scope>& scope = std::nullopt,
+                                   const std::optional<std::string>& service = std::nullopt);
 /// findResource + loadHistory: throws NotFound or Ambiguous.
 [[nodiscard]] KeyHistory loadByResource(pg::Connection& conn, const std::string& resourceRef);
 

@@ -9,24 +9,25 @@ namespace {
 // statements are planned with the values known, so a switched-off branch costs nothing.
 constexpr const char* kExactSql = R"sql(
 SELECT * FROM (
-  SELECT tenant, endpoint, idem_key, generation, false AS archived, coalesce(resource_ref, '') AS resource_ref,
-         coalesce(resource_ref = $1, false) AS by_resource
+  SELECT tenant, endpoint, idem_key, service, generation, false AS archived,
+         coalesce(resource_ref, '') AS resource_ref, coalesce(resource_ref = $1, false) AS by_resource
     FROM idem.keys WHERE ($4::bool AND resource_ref = $1) OR ($3::bool AND idem_key = $1)
   UNION ALL
-  SELECT tenant, endpoint, idem_key, generation, true, coalesce(resource_ref, ''), coalesce(resource_ref = $1, false)
+  SELECT tenant, endpoint, idem_key, service, generation, true, coalesce(resource_ref, ''),
+         coalesce(resource_ref = $1, false)
     FROM idem.key_archive WHERE ($4::bool AND resource_ref = $1) OR ($3::bool AND idem_key = $1)) h
-ORDER BY archived, tenant, endpoint, idem_key, generation DESC
+ORDER BY archived, tenant, endpoint, idem_key, service, generation DESC
 LIMIT $2)sql";
 
 // $1 a LIKE prefix pattern; otherwise as above.
 constexpr const char* kPrefixSql = R"sql(
 SELECT * FROM (
-  SELECT tenant, endpoint, idem_key, generation, false AS archived, coalesce(resource_ref, '') AS resource_ref
+  SELECT tenant, endpoint, idem_key, service, generation, false AS archived, coalesce(resource_ref, '') AS resource_ref
     FROM idem.keys WHERE ($3::bool AND idem_key LIKE $1) OR ($4::bool AND resource_ref LIKE $1)
   UNION ALL
-  SELECT tenant, endpoint, idem_key, generation, true, coalesce(resource_ref, '')
+  SELECT tenant, endpoint, idem_key, service, generation, true, coalesce(resource_ref, '')
     FROM idem.key_archive WHERE ($3::bool AND idem_key LIKE $1) OR ($4::bool AND resource_ref LIKE $1)) h
-ORDER BY archived, idem_key, tenant, endpoint, generation DESC
+ORDER BY archived, idem_key, tenant, endpoint, service, generation DESC
 LIMIT $2)sql";
 
 bool blank(std::string_view s) {
@@ -55,7 +56,7 @@ std::vector<KeyMatch> searchKeys(pg::Connection& conn, std::string_view text, co
   auto collect = [&](const pg::Result& r, bool exact) {
     for (int i = 0; i < r.rows(); ++i) {
       KeyMatch m;
-      m.ref = KeyRef{Scope{r.str(i, "tenant"), r.str(i, "endpoint")}, r.str(i, "idem_key")};
+      m.ref = KeyRef{Scope{r.str(i, "tenant"), r.str(i, "endpoint"), r.str(i, "service")}, r.str(i, "idem_key")};
       m.generation = static_cast<int>(r.integer(i, "generation"));
       m.archived = r.boolean(i, "archived");
       m.resourceRef = r.str(i, "resource_ref");

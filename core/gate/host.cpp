@@ -27,7 +27,8 @@ Host::Host(std::string conninfo, policy::Policy policy, int policyVersion, HostO
       m_pool(std::move(conninfo), options.poolSize),
       m_store(m_pool),
       m_trace(m_pool,
-              trace::TraceWriter::Options{options.traceFlushInterval, 1000, 100000, true, options.traceFoldAfter}),
+              trace::TraceWriter::Options{options.traceFlushInterval, 1000, 100000, true, options.traceFoldAfter,
+                                          options.service}),
       m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {
   if (!options.preparedStatements) m_pool.setPreparedStatements(false);
   m_enforcer.setReplayCache(options.replayCache);
@@ -99,11 +100,13 @@ server::Handled Host::publishedPolicy(const server::Request& req) const {
   const bool wantsJson =
       accept && accept->find("json") != std::string_view::npos && accept->find("text/html") == std::string_view::npos;
   if (wantsJson) {
-    h.response = jsonResponse(200, policy::publishedJson(m_policy));
+    auto published = policy::publishedJson(m_policy);
+    published["service"] = m_options.service;
+    h.response = jsonResponse(200, published);
   } else {
     h.response.status = 200;
     h.response.headers.emplace_back("Content-Type", "text/html; charset=utf-8");
-    h.response.body = policy::publishedHtml(m_policy);
+    h.response.body = policy::publishedHtml(m_policy, m_options.service);
   }
   h.response.headers.emplace_back("Vary", "Accept");
   return h;
@@ -127,6 +130,7 @@ server::Handled Host::health(const std::string& requestId) {
                 {"store", writable ? "ok" : "read_only"},
                 {"writable", writable},
                 {"schema_version", r.integer(0, "v")},
+                {"service", m_options.service},
                 {"policy_version", m_policyVersion},
                 {"in_flight", m_inFlight.load()}};
     if (!writable) store = "read_only";
@@ -146,7 +150,8 @@ server::Handled Host::health(const std::string& requestId) {
     return h;
   }
   if (body.is_null())
-    body = json{{"status", "unavailable"}, {"store", store}, {"writable", false}, {"policy_version", m_policyVersion}};
+    body = json{{"status", "unavailable"}, {"store", store},           {"writable", false},
+                {"service", m_options.service}, {"policy_version", m_policyVersion}};
   // Keyed requests cannot be served meanwhile; what failed is in the log under the request id.
   body["request_id"] = requestId;
   h.response = jsonResponse(503, body);

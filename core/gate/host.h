@@ -25,6 +25,7 @@ struct HostOptions {
   std::size_t traceFoldAfter = 3;             // see ServerOptions
   bool preparedStatements = true;             // see ServerOptions
   enforce::ReplayCacheOptions replayCache{};  // see ServerOptions
+  std::string service = store::kDefaultService;  // whose keys, trace and policy (servicename.h)
 };
 
 class Host {
@@ -38,6 +39,7 @@ class Host {
   [[nodiscard]] Metrics& metrics() { return m_metrics; }
   [[nodiscard]] Gauges gauges() const;
   [[nodiscard]] const policy::Policy& policy() const { return m_policy; }
+  [[nodiscard]] const std::string& service() const { return m_options.service; }
   [[nodiscard]] store::Pool& pool() { return m_pool; }
   /// Writes the queued trace events (shutdown, tests, the demo's backdating).
   bool flushTrace() { return m_trace.flush(); }

@@ -152,7 +152,8 @@ class PolicyError : public std::runtime_error {
 
 /// The published policy (draft §2.3) as JSON: per tier its routes, TTL, lease, behaviours.
 [[nodiscard]] nlohmann::json publishedJson(const Policy& policy);
-/// The same as a small self-contained HTML page.
-[[nodiscard]] std::string publishedHtml(const Policy& policy);
+/// The same as a small self-contained HTML page; `service`, when given, names whose policy it is
+/// (several services may share one store: docs/store.md, "Services").
+[[nodiscard]] std::string publishedHtml(const Policy& policy, std::string_view service = {});
 
 }  // namespace idem::policy

@@ -195,7 +195,7 @@ std::string problemTypes() {
 
 }  // namespace
 
-std::string publishedHtml(const Policy& policy) {
+std::string publishedHtml(const Policy& policy, std::string_view service) {
   std::string page =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -204,6 +204,9 @@ std::string publishedHtml(const Policy& policy) {
       "</style></head><body>\n<h1>Idempotency policy</h1>\n<p class=\"muted\">Published at <a href=\"" +
       escape(policy.docsUrl) + "\">" + escape(policy.docsUrl) +
       "</a>. The same policy is served as JSON to clients that send <code>Accept: application/json</code>.</p>\n";
+  if (!service.empty())
+    page += "<p>Service <code>" + escape(std::string(service)) +
+            "</code>: keys sent to this service are its own; another service never answers them.</p>\n";
 
   page +=
       "<h2>Sending a key</h2>\n<p>Send a unique key with each operation in the <code>Idempotency-Key</code> header, "

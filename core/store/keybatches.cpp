@@ -52,16 +52,17 @@ pg::Param policyVersionParam(const ClaimRequest& q) {
   return q.policyVersion > 0 ? pg::Param(q.policyVersion) : pg::Param::null();
 }
 
-auto scopeOrder(const Scope& s) { return std::tie(s.tenant, s.endpoint, s.key); }
+auto scopeOrder(const Scope& s) { return std::tie(s.tenant, s.endpoint, s.key, s.service); }
 
 /// Where a batch statement's returned rows name their key.
 struct ScopeColumns {
-  int tenant, endpoint, key;
+  int tenant, endpoint, key, service;
 };
 
 /// Whether a returned row is `s`'s: rows come back by key, not in the order they were sent.
 bool rowIsScope(const pg::Result& r, int row, const ScopeColumns& col, const Scope& s) {
-  return r.text(row, col.key) == s.key && r.text(row, col.endpoint) == s.endpoint && r.text(row, col.tenant) == s.tenant;
+  return r.text(row, col.key) == s.key && r.text(row, col.endpoint) == s.endpoint && r.text(row, col.tenant) == s.tenant &&
+         r.text(row, col.service) == s.service;
 }
 
 bool sameUuid(std::string_view a, std::string_view b) {
@@ -103,7 +104,8 @@ std::vector<pg::Param> completeParams(const CompleteRequest& r) {
           r.response.status,
           headersToJson(r.response.headers),
           pg::Param::bytes(r.response.body),
-          r.resourceRef ? pg::Param(*r.resourceRef) : pg::Param::null()};
+          r.resourceRef ? pg::Param(*r.resourceRef) : pg::Param::null(),
+          r.scope.service};
 }
 
 CompleteResult completedRow(const pg::Result& r, int row) {
@@ -121,7 +123,7 @@ std::optional<ClaimResult> claimFreshOne(pg::Connection& c, const ClaimRequest& 
     inserted.emplace(c.execPrepared("idem_claim_fresh", kFreshClaimSql,
                                     {q.scope.tenant, q.scope.endpoint, q.scope.key, pg::Param::bytes(q.fingerprint),
                                      q.tier, policyVersionParam(q), policy::toInterval(q.ttl),
-                                     policy::toInterval(q.lease), q.requestId},
+                                     policy::toInterval(q.lease), q.requestId, q.scope.service},
                                     /*binaryResults=*/true));
   } catch (const pg::QueryError& e) {
     // A sweeper archived this key while we inserted (0014's trigger): the key has history.
@@ -177,7 +179,7 @@ void KeyBatches::runClaims(std::vector<ClaimJob*>& jobs) {
       }
       pg::ArrayParam tenants(Type::Text), endpoints(Type::Text), keys(Type::Text), fingerprints(Type::Bytea),
           tiers(Type::Text), versions(Type::Int4), ttls(Type::Interval), leases(Type::Interval),
-          requestIds(Type::Text);
+          requestIds(Type::Text), services(Type::Text);
       for (const auto* j : part) {
         const ClaimRequest& q = *j->request;
         tenants.addText(q.scope.tenant);
@@ -190,14 +192,15 @@ void KeyBatches::runClaims(std::vector<ClaimJob*>& jobs) {
         ttls.addInterval(q.ttl);
         leases.addInterval(q.lease);
         requestIds.addText(q.requestId);
+        services.addText(q.scope.service);
       }
       auto r = c.execPrepared("idem_claim_fresh_batch", kFreshClaimBatchSql,
                               {tenants.take(), endpoints.take(), keys.take(), fingerprints.take(), tiers.take(),
-                               versions.take(), ttls.take(), leases.take(), requestIds.take()},
+                               versions.take(), ttls.take(), leases.take(), requestIds.take(), services.take()},
                               /*binaryResults=*/true);
       const FreshClaimColumns col(r);
       const ScopeColumns scope{r.column("tenant", Type::Text), r.column("endpoint", Type::Text),
-                               r.column("idem_key", Type::Text)};
+                               r.column("idem_key", Type::Text), r.column("service", Type::Text)};
       for (int row = 0; row < r.rows(); ++row) {
         const auto mine = std::find_if(part.begin(), part.end(),
                                        [&](const ClaimJob* j) { return rowIsScope(r, row, scope, j->request->scope); });
@@ -226,7 +229,8 @@ void KeyBatches::runCompletions(std::vector<CompletionJob*>& jobs) {
         return;
       }
       pg::ArrayParam tenants(Type::Text), endpoints(Type::Text), keys(Type::Text), tokens(Type::Uuid),
-          statuses(Type::Int4), headers(Type::Jsonb), bodies(Type::Bytea), resources(Type::Text);
+          statuses(Type::Int4), headers(Type::Jsonb), bodies(Type::Bytea), resources(Type::Text),
+          services(Type::Text);
       for (const auto* j : part) {
         const CompleteRequest& q = *j->request;
         tenants.addText(q.scope.tenant);
@@ -238,11 +242,12 @@ void KeyBatches::runCompletions(std::vector<CompletionJob*>& jobs) {
         bodies.addBytes(q.response.body);
         if (q.resourceRef) resources.addText(*q.resourceRef);
         else resources.addNull();
+        services.addText(q.scope.service);
       }
       auto r = c.execPrepared("idem_complete_batch", kCompleteBatchSql,
                               {tenants.take(), endpoints.take(), keys.take(), tokens.take(), statuses.take(),
-                               headers.take(), bodies.take(), resources.take()});
-      const ScopeColumns scope{r.column("tenant"), r.column("endpoint"), r.column("idem_key")};
+                               headers.take(), bodies.take(), resources.take(), services.take()});
+      const ScopeColumns scope{r.column("tenant"), r.column("endpoint"), r.column("idem_key"), r.column("service")};
       const int token = r.column("lease_token");
       for (int row = 0; row < r.rows(); ++row) {
         const auto mine = std::find_if(part.begin(), part.end(), [&](const CompletionJob* j) {

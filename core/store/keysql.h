@@ -11,6 +11,8 @@
 // branches is a change here and in idem.claim; tst_claimorder runs both paths to the same decision.
 // Results are read by column name (resolved once per result, core/store/pg.h), so the order of a
 // select list is free.
+// A key is (tenant, endpoint, key, service) since migration 0025: every statement below names all
+// four, so two services sharing a store never meet on a key (docs/store.md, "Services").
 namespace idem::store::sql {
 
 // The common repeat, an unexpired done key with the same fingerprint, is answered by a plain
@@ -21,7 +23,7 @@ inline constexpr const char* kReplaySql =
     "(k.state = 'done' AND k.expires_at > now() AND k.fingerprint = $4) AS replayable, "
     "(current_setting('synchronous_standby_names') <> '' "
     "AND current_setting('synchronous_commit') IN ('on', 'remote_write', 'remote_apply')) AS sync_durable "
-    "FROM idem.keys k WHERE k.tenant = $1 AND k.endpoint = $2 AND k.idem_key = $3";
+    "FROM idem.keys k WHERE k.tenant = $1 AND k.endpoint = $2 AND k.idem_key = $3 AND k.service = $5";
 
 // Before a stored answer is acknowledged under synchronous durability: a row read on the primary
 // may have been committed locally by a commit whose wait for the standby was cut short (a
@@ -42,11 +44,12 @@ inline constexpr const char* kAwaitDurableSql =
 // idem.claim decides). The key is honoured at least a second past its lease (Retry-After's
 // resolution), whatever the TTL.
 inline constexpr const char* kFreshClaimSql =
-    "INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, generation, tier, policy_version, fingerprint, "
+    "INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, service, generation, tier, policy_version, fingerprint, "
     "state, lease_token, lease_until, request_id, expires_at) "
-    "SELECT $1::text, $2::text, $3::text, 1, $5::text, $6::integer, $4::bytea, 'processing', gen_random_uuid(), "
+    "SELECT $1::text, $2::text, $3::text, $10::text, 1, $5::text, $6::integer, $4::bytea, 'processing', gen_random_uuid(), "
     "now() + $8::interval, $9::text, greatest(now() + $7::interval, now() + $8::interval + interval '1 second') "
-    "WHERE NOT EXISTS (SELECT 1 FROM idem.key_archive a WHERE a.tenant = $1 AND a.endpoint = $2 AND a.idem_key = $3) "
+    "WHERE NOT EXISTS (SELECT 1 FROM idem.key_archive a WHERE a.tenant = $1 AND a.endpoint = $2 AND a.idem_key = $3 "
+    "AND a.service = $10) "
     "ON CONFLICT DO NOTHING "
     "RETURNING k.generation, k.expires_at, k.lease_token, k.lease_until, now() AS db_now";
 
@@ -55,17 +58,17 @@ inline constexpr const char* kFreshClaimSql =
 // one order; a key that returns no row has a live row or history, and decides alone. A key
 // claimed by an earlier row of the same statement is not in a batch (the batch holds each key once).
 inline constexpr const char* kFreshClaimBatchSql =
-    "INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, generation, tier, policy_version, fingerprint, "
+    "INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, service, generation, tier, policy_version, fingerprint, "
     "state, lease_token, lease_until, request_id, expires_at) "
-    "SELECT c.tenant, c.endpoint, c.idem_key, 1, c.tier, c.policy_version, c.fingerprint, 'processing', "
+    "SELECT c.tenant, c.endpoint, c.idem_key, c.service, 1, c.tier, c.policy_version, c.fingerprint, 'processing', "
     "gen_random_uuid(), now() + c.lease, c.request_id, greatest(now() + c.ttl, now() + c.lease + interval '1 second') "
     "FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::integer[], $7::interval[], "
-    "$8::interval[], $9::text[]) AS c(tenant, endpoint, idem_key, fingerprint, tier, policy_version, ttl, lease, "
-    "request_id) "
+    "$8::interval[], $9::text[], $10::text[]) AS c(tenant, endpoint, idem_key, fingerprint, tier, policy_version, "
+    "ttl, lease, request_id, service) "
     "WHERE NOT EXISTS (SELECT 1 FROM idem.key_archive a WHERE a.tenant = c.tenant AND a.endpoint = c.endpoint "
-    "AND a.idem_key = c.idem_key) "
+    "AND a.idem_key = c.idem_key AND a.service = c.service) "
     "ON CONFLICT DO NOTHING "
-    "RETURNING k.tenant, k.endpoint, k.idem_key, k.generation, k.expires_at, k.lease_token, k.lease_until, "
+    "RETURNING k.tenant, k.endpoint, k.idem_key, k.service, k.generation, k.expires_at, k.lease_token, k.lease_until, "
     "now() AS db_now";
 
 // SQLSTATE of migration 0014's trigger: a live generation would not be newer than the archive.
@@ -76,7 +79,7 @@ inline constexpr const char* kArchivedMeanwhile = "IDA01";
 inline constexpr const char* kClaimSql =
     "SELECT c.decision, c.generation, c.expires_at, c.lease_token, c.lease_until, c.resp_status, c.resp_headers, "
     "c.resp_body, c.retry_after_ms, now() AS db_now "
-    "FROM idem.claim($1, $2, $3, $4, $5, $6, $7::interval, $8::interval, $9, $10, $11::interval) c";
+    "FROM idem.claim($1, $2, $3, $4, $5, $6, $7::interval, $8::interval, $9, $10, $11::interval, $12::text) c";
 
 // The completion: the response becomes the key's, and the lease ends. No row back: the lease
 // was taken over. Its `executed` trace row goes through the trace writer's batches like every
@@ -87,8 +90,8 @@ inline constexpr const char* kClaimSql =
 #define IDEM_COMPLETE_UPDATE                                                                                   \
   "UPDATE idem.keys k SET state = 'done', resp_status = $5::integer, resp_headers = $6::jsonb, "              \
   "resp_body = $7::bytea, resource_ref = $8::text, completed_at = now(), lease_until = NULL "              \
-  "WHERE k.tenant = $1::text AND k.endpoint = $2::text AND k.idem_key = $3::text AND k.state = 'processing' "  \
-  "AND k.lease_token = $4::uuid "                                                                              \
+  "WHERE k.tenant = $1::text AND k.endpoint = $2::text AND k.idem_key = $3::text AND k.service = $9::text "     \
+  "AND k.state = 'processing' AND k.lease_token = $4::uuid "                                                   \
   "RETURNING k.generation, (extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms, "                 \
   "(extract(epoch FROM now()) * 1000)::bigint AS now_ms"
 inline constexpr const char* kCompleteSql = IDEM_COMPLETE_UPDATE;
@@ -99,10 +102,11 @@ inline constexpr const char* kCompleteBatchSql =
     "UPDATE idem.keys k SET state = 'done', resp_status = c.status, resp_headers = c.headers, "
     "resp_body = c.body, resource_ref = c.resource_ref, completed_at = now(), lease_until = NULL "
     "FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::integer[], $6::jsonb[], $7::bytea[], "
-    "$8::text[]) AS c(tenant, endpoint, idem_key, lease_token, status, headers, body, resource_ref) "
-    "WHERE k.tenant = c.tenant AND k.endpoint = c.endpoint AND k.idem_key = c.idem_key "
+    "$8::text[], $9::text[]) AS c(tenant, endpoint, idem_key, lease_token, status, headers, body, resource_ref, "
+    "service) "
+    "WHERE k.tenant = c.tenant AND k.endpoint = c.endpoint AND k.idem_key = c.idem_key AND k.service = c.service "
     "AND k.state = 'processing' AND k.lease_token = c.lease_token "
-    "RETURNING k.tenant, k.endpoint, k.idem_key, k.lease_token, k.generation, "
+    "RETURNING k.tenant, k.endpoint, k.idem_key, k.service, k.lease_token, k.generation, "
     "(extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms, "
     "(extract(epoch FROM now()) * 1000)::bigint AS now_ms";
 
@@ -123,22 +127,22 @@ inline constexpr const char* kLeaseLost = "IDL01";
 // A completion that came too late is recorded in the trace straight away (it is rare, and the
 // operator needs it even if this process dies next).
 inline constexpr const char* kLeaseLostSql =
-    "INSERT INTO idem.events (tenant, endpoint, idem_key, outcome, status, latency_ms, request_id, detail) "
-    "VALUES ($1, $2, $3, 'lease_lost', $4, $5, $6, $7)";
+    "INSERT INTO idem.events (tenant, endpoint, idem_key, outcome, status, latency_ms, request_id, detail, service) "
+    "VALUES ($1, $2, $3, 'lease_lost', $4, $5, $6, $7, $8)";
 
 // Every lease a process holds renewed in one statement (arrays of the same length).
 inline constexpr const char* kRenewLeasesSql =
     "SELECT r.lease_token::text AS lease_token FROM idem.renew_leases($1::text[], $2::text[], $3::text[], "
-    "$4::uuid[], $5::interval[]) r";
+    "$4::uuid[], $5::interval[], $6::text[]) r";
 
-inline constexpr const char* kReleaseSql = "SELECT idem.release($1, $2, $3, $4::uuid, $5, $6, $7) AS released";
+inline constexpr const char* kReleaseSql = "SELECT idem.release($1, $2, $3, $4::uuid, $5, $6, $7, $8) AS released";
 
 // Whether the execution holding `lease_token` already stored its completion (a COMMIT whose
 // answer was lost on the way back).
 inline constexpr const char* kCompletedBySql =
     "SELECT k.generation, (extract(epoch FROM k.expires_at) * 1000)::bigint AS expires_ms, "
     "(extract(epoch FROM now()) * 1000)::bigint AS now_ms FROM idem.keys k "
-    "WHERE k.tenant = $1::text AND k.endpoint = $2::text AND k.idem_key = $3::text AND k.state = 'done' "
-    "AND k.lease_token = $4::uuid";
+    "WHERE k.tenant = $1::text AND k.endpoint = $2::text AND k.idem_key = $3::text AND k.service = $5::text "
+    "AND k.state = 'done' AND k.lease_token = $4::uuid";
 
 }  // namespace idem::store::sql

@@ -86,7 +86,7 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
   // trip); any other key is probably new, so it is claimed first (a claim in one round trip),
   // unless most keys new to this process lately were retries (RecentKeys::readUnseenFirst).
   // A wrong guess costs the other statement; both orders reach the same decision.
-  const std::uint64_t tag = RecentKeys::tag(q.scope.tenant, q.scope.endpoint, q.scope.key);
+  const std::uint64_t tag = RecentKeys::tag(q.scope.tenant, q.scope.endpoint, q.scope.key, q.scope.service);
   const bool seenHere = m_recent.contains(tag);
   const bool likelyRetry = seenHere || m_recent.readUnseenFirst();
   bool hadLiveRow = false;  // what the read found; also the lesson on keys not seen here
@@ -111,7 +111,8 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
     auto readStored = [&](ClaimResult& out) {
       ++m_roundTrips;
       auto replay = c.execPrepared("idem_replay", kReplaySql,
-                                   {q.scope.tenant, q.scope.endpoint, q.scope.key, pg::Param::bytes(q.fingerprint)},
+                                   {q.scope.tenant, q.scope.endpoint, q.scope.key, pg::Param::bytes(q.fingerprint),
+                                    q.scope.service},
                                    /*binaryResults=*/true);
       const ReplayColumns col(replay);
       hadLiveRow = replay.rows() != 0;
@@ -150,7 +151,8 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
                                         policy::toInterval(q.lease),
                                         q.rejectExpired ? "reject" : "execute",
                                         q.requestId,
-                                        policy::toInterval(q.archiveRetention)};
+                                        policy::toInterval(q.archiveRetention),
+                                        q.scope.service};
     // idem.claim decides on fresh snapshots, so a clash with a concurrent sweep (IDA01) is gone
     // when it decides again.
     auto decide = [&] {
@@ -202,12 +204,12 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
     if (fate == kLeaseLostNotStored && q.resourceRef && !q.resourceRef->empty())
       detail += std::string(kDetailResource) + *q.resourceRef;
     conn.exec(kLeaseLostSql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.response.status, q.latencyMs,
-                              q.requestId, detail});
+                              q.requestId, detail, q.scope.service});
   };
   // Not processing under our token: stored by our own earlier attempt (its COMMIT succeeded but
   // the answer was lost, so complete() retried), or taken over by a retry.
   const auto storedByUs = [&]() -> std::optional<CompleteResult> {
-    auto ours = conn.exec(kCompletedBySql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.leaseToken});
+    auto ours = conn.exec(kCompletedBySql, {q.scope.tenant, q.scope.endpoint, q.scope.key, q.leaseToken, q.scope.service});
     if (ours.rows() == 0) return std::nullopt;
     awaitDurable(conn);  // the COMMIT that stored it was never acknowledged
     return completedRow(ours, 0);
@@ -258,18 +260,19 @@ CompleteResult KeyStore::complete(const CompleteRequest& q, const std::vector<Si
 }
 
 std::vector<std::string> KeyStore::renewLeases(const std::vector<LeaseHold>& holds) {
-  std::vector<std::string> tenants, endpoints, keys, tokens, leases;
+  std::vector<std::string> tenants, endpoints, keys, tokens, leases, services;
   for (const auto& h : holds) {
     tenants.push_back(h.scope.tenant);
     endpoints.push_back(h.scope.endpoint);
     keys.push_back(h.scope.key);
     tokens.push_back(h.token);
     leases.push_back(policy::toInterval(h.lease));
+    services.push_back(h.scope.service);
   }
   auto r = m_pool.withRetry([&](pg::Connection& c) {
     return c.execPrepared("idem_renew_leases", kRenewLeasesSql,
                           {pg::arrayLiteral(tenants), pg::arrayLiteral(endpoints), pg::arrayLiteral(keys),
-                           pg::arrayLiteral(tokens), pg::arrayLiteral(leases)});
+                           pg::arrayLiteral(tokens), pg::arrayLiteral(leases), pg::arrayLiteral(services)});
   });
   std::vector<std::string> held;
   for (int i = 0; i < r.rows(); ++i) held.push_back(r.str(i, "lease_token"));
@@ -280,7 +283,7 @@ bool KeyStore::release(const Scope& scope, const std::string& leaseToken, int st
                        const std::string& reason) {
   auto r = m_pool.withRetry([&](pg::Connection& c) {
     return c.execPrepared("idem_release", kReleaseSql,
-                          {scope.tenant, scope.endpoint, scope.key, leaseToken, status, requestId, reason});
+                          {scope.tenant, scope.endpoint, scope.key, leaseToken, status, requestId, reason, scope.service});
   });
   return r.boolean(0, "released");
 }

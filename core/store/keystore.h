@@ -14,6 +14,7 @@
 #include "core/http/headers.h"
 #include "core/store/pool.h"
 #include "core/store/recentkeys.h"
+#include "core/store/servicename.h"
 
 namespace idem::store {
 
@@ -22,10 +23,13 @@ using Millis = std::chrono::milliseconds;
 /// Epoch milliseconds as read from the database clock.
 using DbTime = long long;
 
+/// A key's identity. The service is part of it: the same tenant, endpoint and key in two
+/// services are two keys, and one never replays the other's answer.
 struct Scope {
   std::string tenant;
   std::string endpoint;  // "POST /v1/payments"
   std::string key;
+  std::string service = kDefaultService;
 };
 
 struct ClaimRequest {

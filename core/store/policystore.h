@@ -12,11 +12,10 @@
 #include "core/policy/policy.h"
 #include "core/store/lockwait.h"
 #include "core/store/pg.h"
+#include "core/store/servicename.h"
 
 namespace idem::store {
 
-/// Whose policy: every enforcer is "default" today; a later one may name its service.
-inline constexpr const char* kDefaultService = "default";
 
 struct RecordedPolicy {
   int version = 0;

@@ -5,7 +5,7 @@
 namespace idem::store {
 namespace {
 
-// FNV-1a over the three parts, each followed by its length, so that ("ab", "c") and
+// FNV-1a over the four parts, each followed by its length, so that ("ab", "c") and
 // ("a", "bc") differ; then a final mix so that the low bits (the slot) depend on every byte.
 std::uint64_t mixIn(std::uint64_t h, std::string_view part) {
   for (unsigned char c : part) h = (h ^ c) * 0x100000001b3ULL;
@@ -24,9 +24,10 @@ RecentKeys& RecentKeys::shared() {
   return table;
 }
 
-std::uint64_t RecentKeys::tag(std::string_view tenant, std::string_view endpoint, std::string_view key) {
+std::uint64_t RecentKeys::tag(std::string_view tenant, std::string_view endpoint, std::string_view key,
+                              std::string_view service) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
-  h = mixIn(mixIn(mixIn(h, tenant), endpoint), key);
+  h = mixIn(mixIn(mixIn(mixIn(h, tenant), endpoint), key), service);
   h ^= h >> 33;
   h *= 0xff51afd7ed558ccdULL;
   h ^= h >> 33;

@@ -10,6 +10,8 @@
 #include <memory>
 #include <string_view>
 
+#include "core/store/servicename.h"
+
 namespace idem::store {
 
 class RecentKeys {
@@ -21,15 +23,19 @@ class RecentKeys {
   /// process finds the key its first request left here, whichever KeyStore decided it.
   static RecentKeys& shared();
 
-  /// A key's hash, computed once per claim for the lookup and the update.
-  [[nodiscard]] static std::uint64_t tag(std::string_view tenant, std::string_view endpoint, std::string_view key);
+  /// A key's hash (its whole identity, the service included), computed once per claim for the
+  /// lookup and the update. The service defaults to "default" (core/store/servicename.h).
+  [[nodiscard]] static std::uint64_t tag(std::string_view tenant, std::string_view endpoint, std::string_view key,
+                                         std::string_view service = kDefaultService);
   [[nodiscard]] bool contains(std::uint64_t tag) const;
   void remember(std::uint64_t tag);
-  [[nodiscard]] bool contains(std::string_view tenant, std::string_view endpoint, std::string_view key) const {
-    return contains(tag(tenant, endpoint, key));
+  [[nodiscard]] bool contains(std::string_view tenant, std::string_view endpoint, std::string_view key,
+                              std::string_view service = kDefaultService) const {
+    return contains(tag(tenant, endpoint, key, service));
   }
-  void remember(std::string_view tenant, std::string_view endpoint, std::string_view key) {
-    remember(tag(tenant, endpoint, key));
+  void remember(std::string_view tenant, std::string_view endpoint, std::string_view key,
+                std::string_view service = kDefaultService) {
+    remember(tag(tenant, endpoint, key, service));
   }
 
   /// Keys not seen here are usually new, but not after a restart or behind a load balancer:

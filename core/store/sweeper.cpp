@@ -35,7 +35,8 @@ Millis Retentions::longest() const {
   return m;
 }
 
-Retentions retentionsFromPolicy(const std::string& documentJson, const std::string& source) {
+Retentions retentionsFromPolicy(const std::string& documentJson, const std::string& source,
+                                const std::string& service) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(documentJson, nullptr, true, /*ignore_comments=*/true);
@@ -55,6 +56,7 @@ Retentions retentionsFromPolicy(const std::string& documentJson, const std::stri
       throw RetentionError(source + ": " + field + ".name: expected a string");
     TierRetention t;
     t.tier = tier["name"].get<std::string>();
+    t.service = service;
     t.retention = tier.contains("archive_retention")
                       ? parseRetention(tier["archive_retention"], source, field + ".archive_retention")
                       : kDefaultArchiveRetention;
@@ -65,24 +67,6 @@ Retentions retentionsFromPolicy(const std::string& documentJson, const std::stri
   return out;
 }
 
-namespace {
-
-/// Adds `from`'s tiers to `into`; a tier both name keeps the longer retention of each kind, and
-/// bodies are dropped only when both would drop them.
-void mergeLongest(Retentions& into, const Retentions& from) {
-  for (const auto& t : from.tiers) {
-    auto it = std::find_if(into.tiers.begin(), into.tiers.end(), [&](const auto& x) { return x.tier == t.tier; });
-    if (it == into.tiers.end()) {
-      into.tiers.push_back(t);
-      continue;
-    }
-    it->retention = std::max(it->retention, t.retention);
-    it->body = it->body && t.body ? std::optional<Millis>(std::max(*it->body, *t.body)) : std::nullopt;
-  }
-}
-
-}  // namespace
-
 Retentions retentionsInForce(pg::Connection& conn) {
   Retentions out;
   out.fallback = kDefaultArchiveRetention;
@@ -92,7 +76,8 @@ Retentions retentionsInForce(pg::Connection& conn) {
     for (const auto& choice : policyChoices(conn, service)) {
       const std::string source = "policy version " + std::to_string(choice.version) + whose + " in the store";
       try {
-        mergeLongest(out, retentionsFromPolicy(choice.document, source));
+        auto own = retentionsFromPolicy(choice.document, source, service);
+        out.tiers.insert(out.tiers.end(), own.tiers.begin(), own.tiers.end());
       } catch (const RetentionError& e) {
         out.skipped.push_back(std::string(e.what()) + " (chosen by " + choice.chosenBy +
                               "; skipped, the choice before it stays in force)");
@@ -112,32 +97,37 @@ Retentions retentionsInForce(pg::Connection& conn) {
 }
 
 int sweepArchiveBatch(pg::Connection& conn, int limit, const Retentions& retentions) {
+  std::vector<std::string> services;
   std::vector<std::string> names;
   std::vector<std::string> intervals;
   for (const auto& t : retentions.tiers) {
+    services.push_back(t.service);
     names.push_back(t.tier);
     intervals.push_back(intervalParam(t.retention));
   }
   auto r = conn.execPrepared("idem_sweep_archive",
-                             "SELECT idem.sweep_archive($1::integer, $2::text[], $3::interval[], $4::interval) AS n",
-                             {limit, pg::arrayLiteral(names), pg::arrayLiteral(intervals), intervalParam(retentions.fallback)});
+                             "SELECT idem.sweep_archive($1::integer, $2::text[], $3::text[], $4::interval[], "
+                             "$5::interval) AS n",
+                             {limit, pg::arrayLiteral(services), pg::arrayLiteral(names), pg::arrayLiteral(intervals),
+                              intervalParam(retentions.fallback)});
   return static_cast<int>(r.integer(0, "n"));
 }
 
 std::vector<UnarchivableKey> unarchivableKeys(pg::Connection& conn, int limit) {
-  auto r = conn.exec("SELECT tenant, endpoint, idem_key, generation, archived_generation FROM idem.unarchivable_keys($1)",
-                     {limit});
+  auto r = conn.exec(
+      "SELECT tenant, endpoint, idem_key, service, generation, archived_generation FROM idem.unarchivable_keys($1)",
+      {limit});
   std::vector<UnarchivableKey> out;
   for (int i = 0; i < r.rows(); ++i)
-    out.push_back({r.str(i, "tenant"), r.str(i, "endpoint"), r.str(i, "idem_key"),
+    out.push_back({r.str(i, "tenant"), r.str(i, "endpoint"), r.str(i, "idem_key"), r.str(i, "service"),
                    static_cast<int>(r.integer(i, "generation")), static_cast<int>(r.integer(i, "archived_generation"))});
   return out;
 }
 
-int dropBodiesBatch(pg::Connection& conn, int limit, const std::string& tier, Millis retention) {
+int dropBodiesBatch(pg::Connection& conn, int limit, const TierRetention& t) {
   auto r = conn.execPrepared("idem_drop_archived_bodies",
-                             "SELECT idem.drop_archived_bodies($1::integer, $2::text, $3::interval) AS n",
-                             {limit, tier, intervalParam(retention)});
+                             "SELECT idem.drop_archived_bodies($1::integer, $2::text, $3::text, $4::interval) AS n",
+                             {limit, t.service, t.tier, intervalParam(t.body.value_or(Millis{0}))});
   return static_cast<int>(r.integer(0, "n"));
 }
 
@@ -189,7 +179,7 @@ SweepReport sweep(pg::Connection& conn, const SweepOptions& options) {
   if (options.dropBodies)
     for (const auto& t : options.retentions.tiers)
       if (going && t.body)
-        going = drain([&] { return dropBodiesBatch(conn, batch, t.tier, *t.body); }, report.bodiesDropped);
+        going = drain([&] { return dropBodiesBatch(conn, batch, t); }, report.bodiesDropped);
   if (going && options.purgeArchive) going = drain([&] { return purgeArchiveBatch(conn, batch); }, report.purged);
   if (going && options.purgeEvents)
     drain([&] { return purgeEventsBatch(conn, batch, options.retentions.longest()); }, report.eventsPurged);

@@ -15,12 +15,15 @@ namespace idem::store {
 
 using Millis = std::chrono::milliseconds;
 
-/// How long archived generations of one tier are kept (the tier's archive_retention).
+/// How long archived generations of one tier of one service are kept (the tier's
+/// archive_retention in that service's policy).
 struct TierRetention {
   std::string tier;
   Millis retention{0};
   /// The tier's body_retention: archived bodies older than this are dropped (rows stay).
   std::optional<Millis> body;
+  /// Whose keys: "" for every service (a policy file given to `idemctl sweep --policy`).
+  std::string service = {};
 };
 
 /// Where the retentions came from and what they are.
@@ -50,14 +53,17 @@ class RetentionError : public std::runtime_error {
 
 /// Retentions from the policies in force: per service, the newest choice in
 /// idem.policy_choices whose document gives retentions (one that does not is skipped and listed
-/// in `skipped`: it never stops a sweep). Several services: a tier named by more than one keeps
-/// the longest retention. When nothing is chosen, every tier gets kDefaultArchiveRetention
-/// (source "built-in default"). Rows the service appends to idem.policies are never read here.
+/// in `skipped`: it never stops a sweep). Each service's keys follow its own policy's tiers,
+/// even where two services name a tier alike. When nothing is chosen, every tier gets
+/// kDefaultArchiveRetention (source "built-in default"). Rows the service appends to
+/// idem.policies are never read here.
 [[nodiscard]] Retentions retentionsInForce(pg::Connection& conn);
 
 /// Retentions from a policy document (JSON as in docs/design.md §4: tiers[].name, archive_retention,
-/// which defaults to 400d, and the optional body_retention). Throws RetentionError naming `source` and the field.
-[[nodiscard]] Retentions retentionsFromPolicy(const std::string& documentJson, const std::string& source);
+/// which defaults to 400d, and the optional body_retention), for `service`'s keys ("": every
+/// service's). Throws RetentionError naming `source` and the field.
+[[nodiscard]] Retentions retentionsFromPolicy(const std::string& documentJson, const std::string& source,
+                                              const std::string& service = "");
 
 struct SweepOptions {
   int batch = 1000;              // rows per statement (per transaction)
@@ -80,6 +86,7 @@ struct UnarchivableKey {
   std::string tenant;
   std::string endpoint;
   std::string key;
+  std::string service = {};
   int generation = 0;
   int archivedGeneration = 0;
 };
@@ -106,9 +113,9 @@ SweepReport sweep(pg::Connection& conn, const SweepOptions& options);
 int sweepArchiveBatch(pg::Connection& conn, int limit, const Retentions& retentions);
 /// Up to `limit` expired keys the archive batches leave alone (see SweepReport::unarchivable).
 std::vector<UnarchivableKey> unarchivableKeys(pg::Connection& conn, int limit);
-/// One body batch: drops the stored bodies of up to `limit` archived generations of `tier`
-/// archived at least `retention` ago, and returns how many.
-int dropBodiesBatch(pg::Connection& conn, int limit, const std::string& tier, Millis retention);
+/// One body batch: drops the stored bodies of up to `limit` archived generations of `t.tier`
+/// (of `t.service`, or every service's) archived at least `t.body` ago, and returns how many.
+int dropBodiesBatch(pg::Connection& conn, int limit, const TierRetention& t);
 /// One purge batch: deletes up to `limit` archived generations past purge_after.
 int purgeArchiveBatch(pg::Connection& conn, int limit);
 /// One event purge batch: deletes up to `limit` events older than `olderThan` whose

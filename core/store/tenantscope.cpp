@@ -6,7 +6,8 @@
 
 namespace idem::store {
 
-std::optional<TenantScopeChange> tenantScopeChange(pg::Connection& conn, const policy::Policy& p) {
+std::optional<TenantScopeChange> tenantScopeChange(pg::Connection& conn, const policy::Policy& p,
+                                                   const std::string& service) {
   const std::string to = p.tenantSource();
   // Few rows: identical documents share a version (recordPolicy).
   auto recorded = conn.exec("SELECT version, document::text AS document FROM idem.policies ORDER BY version");
@@ -23,14 +24,15 @@ std::optional<TenantScopeChange> tenantScopeChange(pg::Connection& conn, const p
   auto live = conn.exec(
       "SELECT count(*) AS n, coalesce(to_char(max(expires_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC', "
       "'') "
-      "AS last FROM idem.keys WHERE policy_version = ANY($1::integer[]) AND expires_at > now()",
-      {pg::arrayLiteral(other)});
+      "AS last FROM idem.keys WHERE policy_version = ANY($1::integer[]) AND expires_at > now() AND service = $2",
+      {pg::arrayLiteral(other), service});
   if (live.integer(0, "n") == 0) return std::nullopt;
   // Name the source of the newest such key's policy when several differ.
   auto newest = conn.exec(
       "SELECT p.document::text AS document FROM idem.keys k JOIN idem.policies p ON p.version = k.policy_version "
-      "WHERE k.policy_version = ANY($1::integer[]) AND k.expires_at > now() ORDER BY k.created_at DESC LIMIT 1",
-      {pg::arrayLiteral(other)});
+      "WHERE k.policy_version = ANY($1::integer[]) AND k.expires_at > now() AND k.service = $2 "
+      "ORDER BY k.created_at DESC LIMIT 1",
+      {pg::arrayLiteral(other), service});
   if (newest.rows() == 1)
     from = policy::tenantSourceOf(nlohmann::json::parse(newest.str(0, "document"), nullptr, false));
   return TenantScopeChange{from, to, live.integer(0, "n"), live.str(0, "last")};

@@ -7,6 +7,7 @@
 
 #include "core/policy/policy.h"
 #include "core/store/pg.h"
+#include "core/store/servicename.h"
 
 namespace idem::store {
 
@@ -17,9 +18,11 @@ struct TenantScopeChange {
   std::string lastExpiry;  // when the last of them expires (UTC)
 };
 
-/// The change `p` would make for live keys, or nullopt when none was written under another
-/// tenant source. Reads every live key's policy version once (a scan of idem.keys at start).
-[[nodiscard]] std::optional<TenantScopeChange> tenantScopeChange(pg::Connection& conn, const policy::Policy& p);
+/// The change `p` would make for `service`'s live keys, or nullopt when none was written under
+/// another tenant source (another service's keys are never its concern). Reads every live key's
+/// policy version once (a scan of idem.keys at start).
+[[nodiscard]] std::optional<TenantScopeChange> tenantScopeChange(pg::Connection& conn, const policy::Policy& p,
+                                                                 const std::string& service = kDefaultService);
 
 /// What a refused start says: what would happen, and how to proceed deliberately.
 [[nodiscard]] std::string describe(const TenantScopeChange& change);

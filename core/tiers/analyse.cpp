@@ -38,23 +38,28 @@ Report analyse(pg::Connection& conn, const Options& options) {
   // One snapshot for every query of the report: the same now(), the same rows; one transaction
   // keeps a pooler in transaction mode happy. Inside the console's read-only job, that one.
   auto snapshot = pg::Transaction::joinOrBegin(conn, pg::Transaction::Mode::ReadOnlySnapshot);
-  auto recorded = store::policyInForce(conn);
+  auto recorded = store::policyInForce(conn, options.service);
   if (!recorded)
-    throw NoPolicy("no policy is chosen in this store yet: tiers come from the policy in force, which the admin chooses "
-                   "with `idemctl policy activate VERSION|FILE` (a first start by the admin or the owner chooses its own)");
+    throw NoPolicy(
+        (options.service == store::kDefaultService ? std::string("no policy is chosen in this store yet")
+                                                   : "no policy is chosen for service " + options.service + " yet") +
+        ": tiers come from the policy in force, which the admin chooses with `idemctl policy activate VERSION|FILE"
+        " --service NAME` (a first start by the admin or the owner chooses its own)");
   Report report;
+  report.service = options.service;
   report.policyVersion = recorded->version;
   report.policyEffectiveAtMs = recorded->effectiveAtMs;
   report.since = options.since;
 
   const auto sizes = internal::tableSizes(conn);
   report.generatedAtMs = sizes.nowMs;
-  const auto storage = internal::storageByTier(conn, sizes);
-  const auto stats = internal::retryStats(conn, options.since);
+  const auto storage = internal::storageByTier(conn, options.service, sizes);
+  const auto stats = internal::retryStats(conn, options.service, options.since);
 
   for (const auto& tier : recorded->policy.tiers) {
     TierReport t;
     t.tier = tier;
+    t.service = options.service;
     if (auto it = stats.find(tier.name); it != stats.end()) t.retries = it->second;
     for (const auto& outcome : retryOutcomes()) t.retries.byOutcome.try_emplace(outcome, 0);
     t.storage = storageFor(storage, tier.name);
@@ -63,7 +68,7 @@ Report analyse(pg::Connection& conn, const Options& options) {
   }
 
   const auto grid = gridFor(report.tiers, options);
-  const auto late = internal::lateCounts(conn, nullptr, options.since, grid);
+  const auto late = internal::lateCounts(conn, options.service, nullptr, options.since, grid);
   for (auto& t : report.tiers) {
     auto it = late.find(t.tier.name);
     for (std::size_t i = 0; i < grid.size(); ++i)
@@ -80,7 +85,7 @@ Report analyse(pg::Connection& conn, const Options& options) {
 }
 
 WhatIf whatIf(pg::Connection& conn, const TierReport& tier, Millis ttl, Millis since) {
-  const auto late = internal::lateCounts(conn, &tier.tier.name, since, {ttl});
+  const auto late = internal::lateCounts(conn, tier.service, &tier.tier.name, since, {ttl});
   const auto it = late.find(tier.tier.name);
   return evaluate(tier.tier, tier.retries, tier.storage, ttl, it == late.end() ? 0 : it->second.front());
 }

@@ -90,7 +90,7 @@ nlohmann::json rangeJson(const Interval& i) { return nlohmann::json::array({i.lo
 
 std::string markdown(const Report& r) {
   std::ostringstream out;
-  out << "# Retention tiers — policy v" << r.policyVersion << "\n\n";
+  out << "# Retention tiers — service " << r.service << ", policy v" << r.policyVersion << "\n\n";
   out << "Retries observed over the last " << humanDuration(r.since) << " (to " << isoTime(r.generatedAtMs)
       << "). Offsets are measured from the key's first request. " << confidenceRule() << "\n\n";
   out << "| tier | routes | TTL | on expiry | reference windows | retries | p50 | p90 | p99 | p99.9 | max | storage | "
@@ -133,7 +133,7 @@ std::string markdown(const Report& r) {
 
 std::string text(const Report& r) {
   std::ostringstream out;
-  out << "Retention tiers, policy v" << r.policyVersion << "; retries over the last " << humanDuration(r.since)
+  out << "Retention tiers of service " << r.service << ", policy v" << r.policyVersion << "; retries over the last " << humanDuration(r.since)
       << " (to " << isoTime(r.generatedAtMs) << ")\n" << confidenceRule() << "\n";
   for (const auto& t : r.tiers) {
     out << "\n" << t.tier.name << (t.flagged() ? "  [TOO SHORT]" : "") << "\n";
@@ -197,7 +197,8 @@ nlohmann::json whatIfJson(const WhatIf& w) {
 nlohmann::json toJson(const Report& report) {
   nlohmann::json tiers = nlohmann::json::array();
   for (const auto& t : report.tiers) tiers.push_back(tierJson(t));
-  return {{"policy_version", report.policyVersion},
+  return {{"service", report.service},
+          {"policy_version", report.policyVersion},
           {"rule", confidenceRule()},
           {"min_retries_to_recommend", kMinRetriesToRecommend},
           {"policy_effective_at", isoTime(report.policyEffectiveAtMs)},

@@ -34,7 +34,7 @@ SELECT e.endpoint, max(e.tier) AS tier,
        coalesce(sum(e.repeats) FILTER (WHERE e.outcome = ANY ($5::text[])), 0) AS n_reject,
        coalesce(sum(e.repeats) FILTER (WHERE e.outcome = ANY ($6::text[])), 0) AS n_other
   FROM idem.events e
- WHERE e.at >= now() - $1::interval
+ WHERE e.at >= now() - $1::interval AND e.service = $7::text
    AND e.outcome = ANY ($2::text[] || $3::text[] || $4::text[] || $5::text[] || $6::text[])
  GROUP BY e.endpoint
  ORDER BY e.endpoint
@@ -45,7 +45,8 @@ SELECT (extract(epoch FROM e.at) * 1000)::bigint AS at_ms, e.tenant, e.idem_key,
        coalesce(e.status, 0) AS status, coalesce(e.request_id, '') AS request_id,
        coalesce(e.detail, '') AS detail, e.repeats
   FROM idem.events e
- WHERE e.at >= now() - $1::interval AND e.endpoint = $2::text AND e.outcome = ANY ($3::text[])
+ WHERE e.at >= now() - $1::interval AND e.service = $5::text AND e.endpoint = $2::text
+   AND e.outcome = ANY ($3::text[])
  ORDER BY e.at DESC
  LIMIT $4::integer
 )SQL";
@@ -75,9 +76,10 @@ long long ObservedRoute::total() const {
   return n;
 }
 
-std::vector<ObservedRoute> observedByRoute(pg::Connection& conn, policy::Millis since) {
+std::vector<ObservedRoute> observedByRoute(pg::Connection& conn, const std::string& service, policy::Millis since) {
   std::vector<pg::Param> params{policy::toInterval(since)};
   for (const Would w : kWouldColumns) params.emplace_back(outcomesParam(w));
+  params.emplace_back(service);
   auto r = conn.exec(kByRoute, params);
   std::vector<ObservedRoute> out;
   static const char* const kColumns[] = {"n_refuse", "n_replay", "n_conflict", "n_reject", "n_other"};
@@ -92,9 +94,9 @@ std::vector<ObservedRoute> observedByRoute(pg::Connection& conn, policy::Millis 
   return out;
 }
 
-std::vector<ObservedRequest> observedRequests(pg::Connection& conn, const std::string& route, Would would,
-                                              policy::Millis since, int limit) {
-  auto r = conn.exec(kRequests, {policy::toInterval(since), route, outcomesParam(would), limit});
+std::vector<ObservedRequest> observedRequests(pg::Connection& conn, const std::string& service,
+                                              const std::string& route, Would would, policy::Millis since, int limit) {
+  auto r = conn.exec(kRequests, {policy::toInterval(since), route, outcomesParam(would), limit, service});
   std::vector<ObservedRequest> out;
   for (int i = 0; i < r.rows(); ++i) {
     ObservedRequest q;

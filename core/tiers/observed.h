@@ -34,8 +34,9 @@ struct ObservedRoute {
   [[nodiscard]] long long total() const;
 };
 
-/// Per route with observed requests at or after now() - since, by route.
-[[nodiscard]] std::vector<ObservedRoute> observedByRoute(pg::Connection& conn, policy::Millis since);
+/// Per route of `service` with observed requests at or after now() - since, by route.
+[[nodiscard]] std::vector<ObservedRoute> observedByRoute(pg::Connection& conn, const std::string& service,
+                                                         policy::Millis since);
 
 struct ObservedRequest {
   long long atMs = 0;  // epoch milliseconds
@@ -48,8 +49,9 @@ struct ObservedRequest {
   long long repeats = 1;  // a folded retry storm stands for this many
 };
 
-/// The newest requests behind one count (at most `limit`).
-[[nodiscard]] std::vector<ObservedRequest> observedRequests(pg::Connection& conn, const std::string& route, Would would,
-                                                            policy::Millis since, int limit = 200);
+/// The newest requests of `service` behind one count (at most `limit`).
+[[nodiscard]] std::vector<ObservedRequest> observedRequests(pg::Connection& conn, const std::string& service,
+                                                            const std::string& route, Would would, policy::Millis since,
+                                                            int limit = 200);
 
 }  // namespace idem::tiers

@@ -11,7 +11,8 @@ namespace {
 
 // The retry offsets, shared by the statistics and the what-if counts so that both measure the
 // same thing. $1: the period (interval back from now()); $2: one tier, or NULL for all; $3: the
-// retry outcomes (retryOutcomes(), from trace::kOutcomes).
+// retry outcomes (retryOutcomes(), from trace::kOutcomes); $5: the service (a tier is a tier of
+// one service's policy, and its keys are that service's).
 //
 // A later request's offset is measured from the first request of its key's generation
 // (replayed, conflict, mismatch: the client came back while the record lived). A request that
@@ -36,9 +37,11 @@ WITH offsets AS (
              min(g.created_at) FILTER (WHERE g.generation = e.generation) AS gen_at
         FROM (SELECT k.generation, k.created_at FROM idem.keys k
                WHERE k.tenant = e.tenant AND k.endpoint = e.endpoint AND k.idem_key = e.idem_key
+                 AND k.service = e.service
               UNION ALL
               SELECT a.generation, a.created_at FROM idem.key_archive a
-               WHERE a.tenant = e.tenant AND a.endpoint = e.endpoint AND a.idem_key = e.idem_key) g
+               WHERE a.tenant = e.tenant AND a.endpoint = e.endpoint AND a.idem_key = e.idem_key
+                 AND a.service = e.service) g
     ) o
     -- A folded storm row stands for `repeats` retries, all counted at its first time (the
     -- spread is one trace batch, ~0.1 s, against offsets of minutes to days).
@@ -46,6 +49,7 @@ WITH offsets AS (
    WHERE e.at >= now() - $1::interval
      AND e.outcome = ANY ($3::text[])
      AND ($2::text IS NULL OR e.tier = $2::text)
+     AND e.service = $5::text
      AND o.first_at IS NOT NULL
 )
 )SQL";
@@ -66,7 +70,7 @@ constexpr const char* kStatsSelect = R"SQL(
   SELECT e.tier, count(*) AS operations
     FROM idem.events e
    WHERE e.at >= now() - $1::interval AND e.outcome = $4::text
-     AND ($2::text IS NULL OR e.tier = $2::text)
+     AND ($2::text IS NULL OR e.tier = $2::text) AND e.service = $5::text
    GROUP BY e.tier
 )
 SELECT coalesce(s.tier, p.tier) AS tier, coalesce(p.operations, 0) AS operations,
@@ -115,15 +119,15 @@ SELECT pg_total_relation_size('idem.keys'::regclass)::float8 AS keys_bytes,
 // pg_column_size of the whole row measures what each tier's rows hold (bodies included);
 // the table's real size is then shared out in that proportion.
 constexpr const char* kRowSampleSql = R"SQL(
-SELECT 'live' AS part, k.tier, count(*)::float8 AS n, sum(pg_column_size(k.*))::float8 AS datum,
+SELECT 'live' AS part, k.service, k.tier, count(*)::float8 AS n, sum(pg_column_size(k.*))::float8 AS datum,
        coalesce(sum(pg_column_size(k.resp_body)), 0)::float8 AS body_datum
   FROM idem.keys k TABLESAMPLE SYSTEM ($1::real) REPEATABLE (5)
- GROUP BY k.tier
+ GROUP BY k.service, k.tier
 UNION ALL
-SELECT 'archive' AS part, a.tier, count(*)::float8 AS n, sum(pg_column_size(a.*))::float8 AS datum,
+SELECT 'archive' AS part, a.service, a.tier, count(*)::float8 AS n, sum(pg_column_size(a.*))::float8 AS datum,
        coalesce(sum(pg_column_size(a.resp_body)), 0)::float8 AS body_datum
   FROM idem.key_archive a TABLESAMPLE SYSTEM ($2::real) REPEATABLE (5)
- GROUP BY a.tier
+ GROUP BY a.service, a.tier
 )SQL";
 
 // The stored bodies of the same archive sample (REPEATABLE: the same blocks), counted for each
@@ -132,7 +136,7 @@ constexpr const char* kBodyAgesSql = R"SQL(
 SELECT a.tier, c.i, coalesce(sum(pg_column_size(a.resp_body)), 0)::float8 AS body_datum
   FROM idem.key_archive a TABLESAMPLE SYSTEM ($1::real) REPEATABLE (5)
   JOIN unnest($2::float8[]) WITH ORDINALITY AS c(ms, i) ON a.archived_at >= now() - c.ms * interval '1 millisecond'
- WHERE a.resp_body IS NOT NULL
+ WHERE a.resp_body IS NOT NULL AND a.service = $3::text
  GROUP BY a.tier, c.i
 )SQL";
 
@@ -169,10 +173,10 @@ std::string retryOutcomesParam() {
 
 }  // namespace
 
-std::map<std::string, RetryStats> retryStats(pg::Connection& conn, Millis since) {
+std::map<std::string, RetryStats> retryStats(pg::Connection& conn, const std::string& service, Millis since) {
   auto r = conn.exec(std::string(kOffsetsCte) + statsSelect(),
                      {policy::toInterval(since), pg::Param::null(), retryOutcomesParam(),
-                      std::string(trace::sqlName(trace::Outcome::Executed))});
+                      std::string(trace::sqlName(trace::Outcome::Executed)), service});
   std::map<std::string, RetryStats> out;
   for (int i = 0; i < r.rows(); ++i) {
     RetryStats s;
@@ -191,12 +195,13 @@ std::map<std::string, RetryStats> retryStats(pg::Connection& conn, Millis since)
   return out;
 }
 
-std::map<std::string, std::vector<long long>> lateCounts(pg::Connection& conn, const std::string* tier, Millis since,
+std::map<std::string, std::vector<long long>> lateCounts(pg::Connection& conn, const std::string& service,
+                                                        const std::string* tier, Millis since,
                                                         const std::vector<Millis>& ttls) {
   std::map<std::string, std::vector<long long>> late;
   if (ttls.empty()) return late;
   auto r = conn.exec(std::string(kOffsetsCte) + kLateSelect,
-                     {policy::toInterval(since), tierParam(tier), retryOutcomesParam(), floatArray(ttls)});
+                     {policy::toInterval(since), tierParam(tier), retryOutcomesParam(), floatArray(ttls), service});
   for (int i = 0; i < r.rows(); ++i) {
     auto& counts = late.try_emplace(r.str(i, "tier"), ttls.size(), 0).first->second;
     const auto index = static_cast<std::size_t>(r.integer(i, "i") - 1);
@@ -216,7 +221,7 @@ TableSizes tableSizes(pg::Connection& conn) {
   return s;
 }
 
-TierStorage storageByTier(pg::Connection& conn, const TableSizes& sizes) {
+TierStorage storageByTier(pg::Connection& conn, const std::string& service, const TableSizes& sizes) {
   const std::string livePct = samplePercent(sizes.keysEstimatedRows);
   const std::string archivePct = samplePercent(sizes.archiveEstimatedRows);
   auto r = conn.exec(kRowSampleSql, {livePct, archivePct});
@@ -225,16 +230,17 @@ TierStorage storageByTier(pg::Connection& conn, const TableSizes& sizes) {
     double rows = 0, datum = 0, bodyDatum = 0;
   };
   std::map<std::string, Part> live, archive;
-  Part liveTotal, archiveTotal;
+  Part liveTotal, archiveTotal;  // every service's: the tables' bytes are shared out among all rows
   for (int i = 0; i < r.rows(); ++i) {
     const bool isLive = r.str(i, "part") == "live";
-    Part& p = (isLive ? live : archive)[r.str(i, "tier")];
+    Part p;
     p.rows = r.real(i, "n");
     p.datum = r.real(i, "datum");
     p.bodyDatum = r.real(i, "body_datum");
     Part& total = isLive ? liveTotal : archiveTotal;
     total.rows += p.rows;
     total.datum += p.datum;
+    if (r.str(i, "service") == service) (isLive ? live : archive)[r.str(i, "tier")] = p;
   }
   const double liveScale = 100.0 / percentOf(livePct);
   const double archiveScale = 100.0 / percentOf(archivePct);
@@ -260,7 +266,7 @@ TierStorage storageByTier(pg::Connection& conn, const TableSizes& sizes) {
   for (auto& [tier, s] : out)
     for (Millis age : ages) s.archiveBodyBytesWithin.emplace_back(age, 0.0);
   if (archiveTotal.datum > 0) {
-    auto b = conn.exec(kBodyAgesSql, {archivePct, floatArray(ages)});
+    auto b = conn.exec(kBodyAgesSql, {archivePct, floatArray(ages), service});
     for (int i = 0; i < b.rows(); ++i) {
       auto found = out.find(b.str(i, "tier"));
       const auto index = static_cast<std::size_t>(b.integer(i, "i") - 1);

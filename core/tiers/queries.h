@@ -12,12 +12,15 @@ namespace idem::tiers::internal {
 
 /// Per tier (events.tier): operations, retries by outcome and the offset percentiles over the
 /// events at or after now() - since.
-[[nodiscard]] std::map<std::string, RetryStats> retryStats(pg::Connection& conn, Millis since);
+[[nodiscard]] std::map<std::string, RetryStats> retryStats(pg::Connection& conn, const std::string& service,
+                                                          Millis since);
 
 /// Per tier (or only `tier` when given) and for each ttl (ascending, distinct): how many of its
 /// retries came at or after it. Tiers without retries are absent. One pass over the offsets.
-[[nodiscard]] std::map<std::string, std::vector<long long>> lateCounts(pg::Connection& conn, const std::string* tier,
-                                                                       Millis since, const std::vector<Millis>& ttls);
+[[nodiscard]] std::map<std::string, std::vector<long long>> lateCounts(pg::Connection& conn,
+                                                                       const std::string& service,
+                                                                       const std::string* tier, Millis since,
+                                                                       const std::vector<Millis>& ttls);
 
 struct TableSizes {
   double keysBytes = 0;
@@ -32,8 +35,8 @@ struct TierStorage {
   std::map<std::string, Storage> tiers;
   double tableAvgRowBytes = 0;  // idem.keys' size / rows: the price of a row of a tier with none yet
 };
-/// Per tier: rows and bytes in idem.keys and idem.key_archive, from the sizes above and a
-/// sample of the rows (all of them for tables under a few hundred thousand rows).
-[[nodiscard]] TierStorage storageByTier(pg::Connection& conn, const TableSizes& sizes);
+/// Per tier of `service`: rows and bytes in idem.keys and idem.key_archive, from the sizes above
+/// and a sample of the rows (all of them for tables under a few hundred thousand rows).
+[[nodiscard]] TierStorage storageByTier(pg::Connection& conn, const std::string& service, const TableSizes& sizes);
 
 }  // namespace idem::tiers::internal

@@ -11,6 +11,7 @@
 #include "core/policy/policy.h"
 #include "core/tiers/confidence.h"
 #include "core/store/pg.h"
+#include "core/store/servicename.h"
 
 namespace idem::tiers {
 
@@ -79,6 +80,7 @@ struct Recommendation {
 
 struct TierReport {
   policy::Tier tier;
+  std::string service;  ///< whose tier (the what-if reads that service's trace)
   RetryStats retries;
   Storage storage;
   WhatIf current;     ///< at the tier's TTL
@@ -93,6 +95,7 @@ struct TierReport {
 };
 
 struct Report {
+  std::string service;  ///< whose policy in force the tiers are
   int policyVersion = 0;
   long long policyEffectiveAtMs = 0;
   long long generatedAtMs = 0;  ///< the database's now()
@@ -104,6 +107,7 @@ struct Report {
 struct Options {
   Millis since{std::chrono::hours(24 * 30)};  ///< the period: events at or after now() - since
   std::map<std::string, Millis> candidates;   ///< tier -> TTL to evaluate as "proposed"
+  std::string service = store::kDefaultService;  ///< whose policy, trace and keys
 };
 
 /// No policy was ever recorded in this store (nothing enforced yet).

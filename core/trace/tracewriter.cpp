@@ -14,7 +14,7 @@ namespace {
 // SQL or JSON. Measured: the trace is a replay's only write, so its cost bounds replay rates.
 constexpr const char* kCopySql =
     "COPY idem.events (at, tenant, endpoint, idem_key, generation, tier, outcome, fingerprint, status, "
-    "latency_ms, request_id, detail, repeats, last_at) FROM STDIN";
+    "latency_ms, request_id, detail, repeats, last_at, service) FROM STDIN";
 
 void appendOptionalInt(std::string& line, long long v) {
   if (v == 0) {
@@ -51,9 +51,10 @@ bool appendOptionalText(std::string& line, std::string_view v) {
   return true;
 }
 
-/// The COPY text row of one decision, or of `repeats` identical ones from e.atMs to lastAtMs.
-/// Returns false when a value had to be made storable.
-bool appendRow(std::string& out, const Event& e, long long repeats = 1, long long lastAtMs = 0) {
+/// The COPY text row of one decision, or of `repeats` identical ones from e.atMs to lastAtMs,
+/// in `service` (a vetted name: servicename.h). Returns false when a value had to be made storable.
+bool appendRow(std::string& out, const Event& e, std::string_view service, long long repeats = 1,
+               long long lastAtMs = 0) {
   bool storable = true;
   text::appendDateTime(out, e.atMs, ' ', "+00");
   out += '\t';
@@ -90,6 +91,8 @@ bool appendRow(std::string& out, const Event& e, long long repeats = 1, long lon
   out += '\t';
   if (repeats > 1) text::appendDateTime(out, lastAtMs, ' ', "+00");
   else out += "\\N";
+  out += '\t';
+  pg::appendCopyField(out, service);
   out += '\n';
   return storable;
 }
@@ -158,7 +161,7 @@ void TraceWriter::record(const Event& event) {
   thread_local std::string row;
   thread_local std::string identity;
   row.clear();
-  if (!appendRow(row, event)) ++m_repaired;
+  if (!appendRow(row, event, m_options.service)) ++m_repaired;
   identity.clear();
   std::uint64_t hash = 0;
   const bool foldable = m_options.foldAfter > 0 && !event.execution;
@@ -246,7 +249,7 @@ void TraceWriter::closeFoldWindow() {
     e.latencyMs = f.maxLatencyMs;
     e.requestId = f.requestId;
     e.detail = f.detail;
-    appendRow(m_pending, e, f.folded, f.lastAtMs);
+    appendRow(m_pending, e, m_options.service, f.folded, f.lastAtMs);
     ++m_pendingRows;
   }
   m_folds.clear();

@@ -53,6 +53,8 @@ class TraceWriter {
     // Identical decisions on one key (same generation, outcome, status, fingerprint) kept as
     // rows of their own per batch; the rest of them fold into one row. 0: never fold.
     std::size_t foldAfter = 3;
+    /// The service every row belongs to: a process enforces for one (servicename.h).
+    std::string service = "default";
   };
   TraceWriter(store::Pool& pool, Options options);
   explicit TraceWriter(store::Pool& pool) : TraceWriter(pool, Options{}) {}
@@ -62,6 +64,8 @@ class TraceWriter {
   ~TraceWriter();
 
   void record(const Event& event);
+  /// The service whose decisions this writer records (Options::service).
+  [[nodiscard]] const std::string& service() const { return m_options.service; }
   /// Blocks until everything queued so far is written or the store fails. For tests and shutdown.
   bool flush();
 

@@ -101,24 +101,25 @@ class TestKeyColumns : public QObject {
 
   // idem.claim of another shape (here without retry_after_ms, as a schema not this binary's
   // might have it): the full decision names the missing column instead of failing somewhere
-  // inside the library.
+  // inside the library. The signature is the one the library calls (schema 25: with the service).
   void aMissingColumnIsAClearError() {
     storeDoneKey("k1");
     {
       auto c = m_db->connect();
       c.script(R"sql(
-        ALTER FUNCTION idem.claim(text, text, text, bytea, text, integer, interval, interval, text, text, interval)
+        ALTER FUNCTION idem.claim(text, text, text, bytea, text, integer, interval, interval, text, text, interval,
+                                  text)
           RENAME TO claim_now;
         CREATE FUNCTION idem.claim(p_tenant text, p_endpoint text, p_key text, p_fingerprint bytea,
             p_tier text, p_policy_version integer, p_ttl interval, p_lease interval, p_on_expired text,
-            p_request_id text, p_archive_retention interval)
+            p_request_id text, p_archive_retention interval, p_service text)
         RETURNS TABLE (decision text, generation integer, expires_at timestamptz, lease_token uuid,
                        lease_until timestamptz, resp_status integer, resp_headers jsonb, resp_body bytea)
         LANGUAGE sql AS $$
           SELECT c.decision, c.generation, c.expires_at, c.lease_token, c.lease_until, c.resp_status,
                  c.resp_headers, c.resp_body
             FROM idem.claim_now(p_tenant, p_endpoint, p_key, p_fingerprint, p_tier, p_policy_version, p_ttl,
-                                p_lease, p_on_expired, p_request_id, p_archive_retention) c
+                                p_lease, p_on_expired, p_request_id, p_archive_retention, p_service) c
         $$;)sql");
     }
     try {

@@ -308,6 +308,39 @@ class TestKeyQuery : public QObject {
     QCOMPARE(archived.front().generation, 1);
   }
 
+  // Services sharing a store may hold one tenant, endpoint and key (docs/store.md, "Services"):
+  // the service completes the keyset, so a page boundary between two of them skips neither, in
+  // every order, live and archived; the Service filter keeps one service's.
+  void servicesWithTheSameKeyPageApartAndFilter() {
+    test::TestDatabase db("ui_keyquery_services");
+    auto c = db.connect();
+    c.exec("INSERT INTO idem.keys (tenant, endpoint, idem_key, service, generation, tier, fingerprint, state, "
+           "resp_status, created_at, expires_at) SELECT 'acct', 'POST /v1/orders', 'k-shared', s, 2, 'orders', "
+           "'\\x01', 'done', 201, now() - interval '1 hour', now() + interval '1 hour' "
+           "FROM unnest(ARRAY['alpha', 'beta', 'default']) s");
+    c.exec("INSERT INTO idem.key_archive (tenant, endpoint, idem_key, service, generation, tier, fingerprint, state, "
+           "resp_status, created_at, expires_at, archived_by, purge_after) SELECT 'acct', 'POST /v1/orders', "
+           "'k-shared', s, 1, 'orders', '\\x01', 'done', 201, now() - interval '3 hours', now() - interval '2 hours', "
+           "'reuse', now() + interval '1 day' FROM unnest(ARRAY['alpha', 'beta', 'default']) s");
+    for (KeyState state : {KeyState::All, KeyState::Done, KeyState::Archived})
+      for (SortColumn sort : kSorts)
+        for (bool descending : {false, true}) {
+          KeyFilter f;
+          f.state = state;
+          f.sort = sort;
+          f.descending = descending;
+          const auto rows = allPages(c, f, 1);
+          std::set<std::string> services;
+          for (const auto& r : rows) services.insert(r.service.toStdString());
+          QVERIFY2(rows.size() == 3 && services.size() == 3,
+                   qPrintable(u"state %1, sort %2: %3 rows"_s.arg(int(state)).arg(int(sort)).arg(rows.size())));
+          f.service = u"beta"_s;
+          const auto beta = allPages(c, f, 1);
+          QCOMPARE(beta.size(), std::size_t(1));
+          QCOMPARE(beta.front().service, u"beta"_s);
+        }
+  }
+
   void likePatternEscapesWildcards() {
     QCOMPARE(likePrefixPattern(u"a_b%"_s), std::string("a\\_b\\%%"));
     QCOMPARE(likePrefixPattern(u"x\\y"_s), std::string("x\\\\y%"));

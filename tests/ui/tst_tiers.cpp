@@ -458,6 +458,46 @@ class TestTiersView : public QObject {
     window.setWorkspace(MainWindow::TiersPage);
     QVERIFY(tiersView->isVisibleTo(&window));
   }
+
+  // Last: it adds a second service to the store the slots above read (docs/store.md, "Services").
+  void eachServiceKeepsItsTiersInTheView() {
+    auto conn = m_db->connect();
+    const std::string billing = nlohmann::json{
+        {"docs_url", "https://docs.test/billing"},
+        {"tiers", nlohmann::json::array({{{"name", "invoices"}, {"routes", {"POST /v1/invoices"}}, {"ttl", "2h"}}})}}
+                                    .dump();
+    (void)store::recordPolicy(conn, policy::parsePolicy(billing, "billing.json"), store::kDefaultLockTimeout, "billing");
+    // A session opened now lists both services; the view starts on "default", whose tiers stay.
+    DbSession session(u"test-tiers-services"_s);
+    QVERIFY(test::openSession(session, m_db->conninfo()));
+    TiersWorkspace view(&session);
+    view.resize(1200, 800);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(waitLoaded(view));
+    QStringList choices;
+    for (int i = 0; i < view.serviceChooser()->count(); ++i) choices << view.serviceChooser()->itemText(i);
+    QCOMPARE(choices, (QStringList{u"billing"_s, u"default"_s}));
+    QCOMPARE(view.service(), u"default"_s);
+    QCOMPARE(view.report()->service, std::string("default"));
+    QCOMPARE(view.model()->rowCount(), 3);
+    QVERIFY(view.report()->tier("payments") && !view.report()->tier("invoices"));
+
+    // The chooser, as a user picks it: billing's own tiers, and back.
+    QSignalSpy loaded(&view, &TiersWorkspace::reportLoaded);
+    view.serviceChooser()->setCurrentIndex(0);
+    emit view.serviceChooser()->activated(0);
+    QVERIFY(loaded.wait(20000));
+    QVERIFY(waitLoaded(view));
+    QCOMPARE(view.report()->service, std::string("billing"));
+    QCOMPARE(view.model()->rowCount(), 1);
+    QVERIFY(view.report()->tier("invoices") && !view.report()->tier("payments"));
+    view.setService(u"default"_s);
+    QVERIFY(loaded.wait(20000));
+    QVERIFY(waitLoaded(view));
+    QVERIFY(view.report()->tier("payments"));
+    if (qEnvironmentVariableIsSet("IDEM_UI_SAVE_GRABS")) view.grab().save(u"/tmp/grab-tiers-services.png"_s);
+  }
 };
 
 QTEST_MAIN(TestTiersView)

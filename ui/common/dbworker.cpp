@@ -8,6 +8,7 @@
 
 #include "core/store/migrations.h"
 #include "core/store/policystore.h"
+#include "core/store/serviceregistry.h"
 #include "ui/common/dbsession.h"
 #include "ui/common/replicationstate.h"
 
@@ -153,6 +154,8 @@ ServerInfo DbWorker::inspect(pg::Connection& conn) {
       info.policyVersion = p->version;
       info.policyDocument = QString::fromStdString(p->document);
     }
+    if (info.schemaVersion >= 25)
+      for (const auto& s : store::knownServices(conn)) info.services << QString::fromStdString(s.name);
   }
   return info;
 }

@@ -2,6 +2,7 @@
 // What the status bar and the views know about the open store, read once per connection.
 #include <QMetaType>
 #include <QString>
+#include <QStringList>
 
 namespace idem::ui {
 
@@ -20,6 +21,7 @@ struct ServerInfo {
   int expectedSchemaVersion = 0;
   int policyVersion = 0;   ///< newest row of idem.policies, 0 when none was recorded
   QString policyDocument;  ///< that policy's JSON (tiers and routes fill the filters)
+  QStringList services;    ///< the services that share this store (schema 25 on), by name
   qint64 clockOffsetMs = 0;  ///< server now() minus local clock: relative times use DB time
 
   /// "10.0.3.7:5432" or "local socket:5432".

@@ -45,7 +45,12 @@ void StatusWidget::refresh() {
   if (const double ms = m_session->lastRoundTripMs(); ms >= 0)
     parts << (ms < 0.1 ? tr("&lt; 0.1 ms") : tr("%1 ms").arg(ms, 0, 'f', ms < 10 ? 1 : 0));
   parts << tr("schema v%1").arg(i.schemaVersion);
-  parts << (i.policyVersion ? tr("policy v%1").arg(i.policyVersion) : tr("no policy recorded"));
+  // The policy version is the "default" service's; a store shared by services says how many.
+  parts << (i.policyVersion ? tr("policy v%1").arg(i.policyVersion)
+            : i.services.isEmpty() ? tr("no policy recorded")
+                                   : tr("no policy for service default"));
+  if (i.services.size() > 1 || (i.services.size() == 1 && i.services.front() != u"default"_s))
+    parts << tr("%n service(s)", nullptr, static_cast<int>(i.services.size()));
   parts << tr("PostgreSQL %1").arg(i.serverVersion.toHtmlEscaped());
   // Plain text over a network, or a certificate nobody checked, is worth seeing at a glance.
   const bool weak = !i.localSocket() && (!i.tls || (i.sslmode != u"verify-full"_s && i.sslmode != u"verify-ca"_s));

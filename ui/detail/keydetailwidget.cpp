@@ -93,8 +93,9 @@ void KeyDetailWidget::showKey(const KeyRef& ref, int generation) {
                               "<b>Ctrl+K</b> and paste a key or a customer's pay_… / re_… / ord_… id.</p>"));
     return;
   }
-  m_header->setText(tr("<b>%1</b> · %2 %3 · loading…")
-                        .arg(ref.key.toHtmlEscaped(), ref.tenant.toHtmlEscaped(), ref.endpoint.toHtmlEscaped()));
+  m_header->setText(tr("<b>%1</b> · %2 %3 · service %4 · loading…")
+                        .arg(ref.key.toHtmlEscaped(), ref.tenant.toHtmlEscaped(), ref.endpoint.toHtmlEscaped(),
+                             ref.service.toHtmlEscaped()));
   reload();
 }
 
@@ -149,8 +150,10 @@ void KeyDetailWidget::apply(SharedKeyDetail shown, int generation) {
   if (!detail.ref.isValid()) return;
   const int executions = detail.executions();
   const explain::Generation* live = detail.live();
+  // The service too: services sharing a store may each hold this key in this scope.
   QString text = u"<b>"_s % detail.ref.key.toHtmlEscaped() % u"</b> · "_s % detail.ref.tenant.toHtmlEscaped() %
-                 u" "_s % detail.ref.endpoint.toHtmlEscaped();
+                 u" "_s % detail.ref.endpoint.toHtmlEscaped() % u" · "_s %
+                 tr("service %1").arg(detail.ref.service.toHtmlEscaped());
   if (executions > 1)
     text += u" · <b style='color:%1'>"_s.arg(outcomeStyle(trace::Outcome::ExecutedAfterExpiry).color.name()) %
             tr("executed %1 times").arg(executions) % u"</b>"_s;

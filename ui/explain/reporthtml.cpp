@@ -77,6 +77,7 @@ QString reportHtml(const SharedKeyDetail& shared) {
   };
   html += u"<table class=\"facts\" cellspacing=\"0\">"_s;
   html += fact(QObject::tr("Scope"), QString(d.ref.tenant % u" "_s % d.ref.endpoint).toHtmlEscaped());
+  html += fact(QObject::tr("Service"), d.ref.service.toHtmlEscaped());
   const QString runs = QObject::tr("%1 time(s)").arg(d.executions()) % d.unansweredNote().toHtmlEscaped();
   html += fact(QObject::tr("Executed"),
                d.executions() > 1 ? u"<span class=\"duplicate\">"_s % runs % u"</span>"_s : runs);

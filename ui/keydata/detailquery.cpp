@@ -41,8 +41,9 @@ KeyDetail loadKeyDetail(pg::Connection& conn, const KeyRef& ref, const text::Tim
   d.ref = ref;
   // One read of the key, core's (the same `idemctl explain` uses), in one snapshot: the tabs
   // and the narrative cannot disagree.
-  const explain::KeyRef target{explain::Scope{ref.tenant.toStdString(), ref.endpoint.toStdString()},
-                               ref.key.toStdString()};
+  const explain::KeyRef target{
+      explain::Scope{ref.tenant.toStdString(), ref.endpoint.toStdString(), ref.service.toStdString()},
+      ref.key.toStdString()};
   explainHistory(d, explain::loadHistory(conn, target, explain::LoadOptions{true}), zone);
   return d;
 }

@@ -16,6 +16,7 @@ struct KeyRef {
   QString tenant;
   QString endpoint;
   QString key;
+  QString service = QStringLiteral("default");  ///< whose key, when services share the store
   [[nodiscard]] bool isValid() const { return !key.isEmpty(); }
   bool operator==(const KeyRef&) const = default;
 };

@@ -18,12 +18,16 @@ using namespace Qt::StringLiterals;
 namespace idem::ui {
 
 FilterPanel::FilterPanel(QWidget* parent)
-    : QWidget(parent), m_endpoint(new QComboBox(this)), m_tier(new QComboBox(this)), m_tenant(new QLineEdit(this)),
+    : QWidget(parent), m_service(new QComboBox(this)), m_endpoint(new QComboBox(this)), m_tier(new QComboBox(this)), m_tenant(new QLineEdit(this)),
       m_fromOn(new QCheckBox(tr("from"), this)), m_from(new QDateTimeEdit(this)), m_toOn(new QCheckBox(tr("to"), this)),
       m_to(new QDateTimeEdit(this)), m_status(new QComboBox(this)), m_key(new QLineEdit(this)),
       m_prefix(new QCheckBox(tr("prefix"), this)), m_resource(new QLineEdit(this)),
       m_multi(new QCheckBox(tr("Executed more than once"), this)),
       m_stuck(new QCheckBox(tr("Stuck processing (lease expired)"), this)), m_debounce(new QTimer(this)) {
+  m_service->setEditable(true);
+  m_service->addItem(QString());
+  m_service->lineEdit()->setPlaceholderText(tr("any service"));
+  m_service->setToolTip(tr("Services sharing this store keep their own keys: the same key in two services is two keys"));
   m_endpoint->setEditable(true);
   m_endpoint->addItem(QString());
   m_endpoint->lineEdit()->setPlaceholderText(tr("any endpoint"));
@@ -64,6 +68,7 @@ FilterPanel::FilterPanel(QWidget* parent)
   auto* form = new QFormLayout(this);
   form->setContentsMargins(0, 0, 0, 0);
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->addRow(tr("Service"), m_service);
   form->addRow(tr("Endpoint"), m_endpoint);
   form->addRow(tr("Tier"), m_tier);
   form->addRow(tr("Tenant"), m_tenant);
@@ -90,7 +95,7 @@ FilterPanel::FilterPanel(QWidget* parent)
   m_debounce->setInterval(350);
   connect(m_debounce, &QTimer::timeout, this, &FilterPanel::filterChanged);
   for (auto* e : {m_tenant, m_key, m_resource}) connect(e, &QLineEdit::textChanged, this, &FilterPanel::changed);
-  for (auto* c : {m_endpoint, m_tier}) connect(c, &QComboBox::currentTextChanged, this, &FilterPanel::changed);
+  for (auto* c : {m_service, m_endpoint, m_tier}) connect(c, &QComboBox::currentTextChanged, this, &FilterPanel::changed);
   connect(m_status, &QComboBox::currentIndexChanged, this, &FilterPanel::changed);
   for (auto* e : {m_from, m_to}) connect(e, &QDateTimeEdit::dateTimeChanged, this, &FilterPanel::changed);
   for (auto* b : {m_prefix, m_multi, m_stuck}) connect(b, &QCheckBox::toggled, this, &FilterPanel::changed);
@@ -109,6 +114,7 @@ void FilterPanel::changed() {
 }
 
 KeyFilter FilterPanel::apply(KeyFilter f) const {
+  f.service = m_service->currentText().trimmed();
   f.endpoint = m_endpoint->currentText().trimmed();
   f.tier = m_tier->currentText().trimmed();
   f.tenant = m_tenant->text().trimmed();
@@ -125,6 +131,7 @@ KeyFilter FilterPanel::apply(KeyFilter f) const {
 
 void FilterPanel::setFilter(const KeyFilter& f) {
   m_silent = true;
+  m_service->setCurrentText(f.service);
   m_endpoint->setCurrentText(f.endpoint);
   m_tier->setCurrentText(f.tier);
   m_tenant->setText(f.tenant);
@@ -143,6 +150,16 @@ void FilterPanel::setFilter(const KeyFilter& f) {
 }
 
 void FilterPanel::clear() { setFilter(KeyFilter{}); }
+
+void FilterPanel::setServices(const QStringList& services) {
+  m_silent = true;
+  const QString service = m_service->currentText();
+  m_service->clear();
+  m_service->addItem(QString());
+  m_service->addItems(services);
+  m_service->setCurrentText(service);
+  m_silent = false;
+}
 
 void FilterPanel::setPolicy(const QString& policyJson) {
   const QJsonObject doc = QJsonDocument::fromJson(policyJson.toUtf8()).object();

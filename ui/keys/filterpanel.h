@@ -26,6 +26,8 @@ class FilterPanel final : public QWidget {
   void setFilter(const KeyFilter& filter);
   /// Fills the endpoint and tier choices from the policy in force (JSON document).
   void setPolicy(const QString& policyJson);
+  /// Fills the service choices (the services that share the store).
+  void setServices(const QStringList& services);
   void clear();
 
  signals:
@@ -34,6 +36,7 @@ class FilterPanel final : public QWidget {
  private:
   void changed();
 
+  QComboBox* m_service;
   QComboBox* m_endpoint;
   QComboBox* m_tier;
   QLineEdit* m_tenant;

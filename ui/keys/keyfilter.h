@@ -13,7 +13,7 @@ enum class KeyState { All, Processing, Done, Expired, Archived };
 
 enum class StatusClass { Any, S2xx, S4xx, S5xx };
 
-/// Sortable columns; the key (tenant, endpoint, key[, generation]) always breaks ties.
+/// Sortable columns; the key (tenant, endpoint, key[, generation], service) always breaks ties.
 enum class SortColumn { Key, Scope, Generation, State, Status, Created, Expires };
 
 struct KeyFilter {
@@ -27,6 +27,7 @@ struct KeyFilter {
   QString key;                  ///< exact key, or prefix when keyPrefix
   bool keyPrefix = false;
   QString resourceRef;          ///< exact 'pay_…'
+  QString service;              ///< exact service name; empty = every service sharing the store
   bool executedMoreThanOnce = false;
   bool stuckProcessing = false; ///< processing with lease_until in the past
   SortColumn sort = SortColumn::Expires;
@@ -40,6 +41,7 @@ struct KeyRow {
   QString tenant;
   QString endpoint;
   QString key;
+  QString service;
   int generation = 0;
   QString tier;
   QString state;        ///< processing | done | archived state for archive rows
@@ -59,6 +61,7 @@ struct KeyCursor {
   std::string tenant;
   std::string endpoint;
   std::string key;
+  std::string service;
   int generation = 0;
   [[nodiscard]] static KeyCursor of(const KeyRow& row);
 };

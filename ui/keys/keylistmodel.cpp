@@ -165,7 +165,11 @@ QVariant KeyListModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole:
       switch (index.column()) {
         case ColKey: return row->key;
-        case ColScope: return QString(row->tenant % u" "_s % row->endpoint);
+        // Services sharing the store may hold the same scope: a service other than "default" is named.
+        case ColScope:
+          return row->service.isEmpty() || row->service == u"default"_s
+                     ? QString(row->tenant % u" "_s % row->endpoint)
+                     : QString(row->service % u": "_s % row->tenant % u" "_s % row->endpoint);
         case ColGeneration: return row->generation;
         case ColState: return stateText(*row);
         case ColStatus: return row->status ? QVariant(row->status) : QVariant(u"—"_s);

@@ -26,6 +26,7 @@ constexpr const char* kFilters = R"sql(
   AND ($8::text IS NULL OR k.idem_key = $8)
   AND ($9::text IS NULL OR k.idem_key LIKE $9)
   AND ($10::text IS NULL OR k.resource_ref = $10)
+  AND ($14::text IS NULL OR k.service = $14)
   AND %1
 )sql";
 
@@ -35,15 +36,17 @@ constexpr const char* kFilters = R"sql(
 // events_executions (a bound array would not), and a store test holds the index to the list.
 constexpr const char* kRanMoreThanOnce = R"sql($11::bool
   AND ((SELECT count(*) FROM idem.events e
-         WHERE e.tenant = k.tenant AND e.endpoint = k.endpoint AND e.idem_key = k.idem_key
+         WHERE e.tenant = k.tenant AND e.endpoint = k.endpoint AND e.idem_key = k.idem_key AND e.service = k.service
            AND e.outcome IN (@EXECUTIONS@)) > 1
        OR (SELECT count(*) FROM idem.keys l
-            WHERE l.tenant = k.tenant AND l.endpoint = k.endpoint AND l.idem_key = k.idem_key AND l.state = 'done')
+            WHERE l.tenant = k.tenant AND l.endpoint = k.endpoint AND l.idem_key = k.idem_key AND l.service = k.service
+              AND l.state = 'done')
         + (SELECT count(*) FROM idem.key_archive a
-            WHERE a.tenant = k.tenant AND a.endpoint = k.endpoint AND a.idem_key = k.idem_key AND a.state = 'done') > 1))sql";
+            WHERE a.tenant = k.tenant AND a.endpoint = k.endpoint AND a.idem_key = k.idem_key AND a.service = k.service
+              AND a.state = 'done') > 1))sql";
 
 constexpr const char* kLiveSql = R"sql(
-SELECT k.tenant, k.endpoint, k.idem_key, k.generation, k.tier, k.state, k.resp_status, k.resource_ref,
+SELECT k.tenant, k.endpoint, k.idem_key, k.service, k.generation, k.tier, k.state, k.resp_status, k.resource_ref,
        extract(epoch FROM k.created_at)::text AS created, extract(epoch FROM k.expires_at)::text AS expires,
        extract(epoch FROM k.lease_until)::text AS lease_until, NULL::text AS archived_at,
        (%1)::text AS sort_value, %1 AS sort_key
@@ -54,7 +57,7 @@ SELECT k.tenant, k.endpoint, k.idem_key, k.generation, k.tier, k.state, k.resp_s
         OR ($13 = 'processing' AND k.state = 'processing' AND k.expires_at >= now())
         OR ($13 = 'done' AND k.state = 'done' AND k.expires_at >= now())
         OR ($13 = 'expired' AND k.expires_at < now()))
-   AND ($14::text IS NULL OR (%3))
+   AND ($15::text IS NULL OR (%3))
    AND %5
  ORDER BY %4
  LIMIT $1
@@ -63,7 +66,7 @@ SELECT k.tenant, k.endpoint, k.idem_key, k.generation, k.tier, k.state, k.resp_s
 // The archive keeps one row per earlier generation, so the generation completes the key.
 // A stuck lease cannot be archived history: that filter matches no archive row.
 constexpr const char* kArchiveSql = R"sql(
-SELECT k.tenant, k.endpoint, k.idem_key, k.generation, k.tier, k.state, k.resp_status, k.resource_ref,
+SELECT k.tenant, k.endpoint, k.idem_key, k.service, k.generation, k.tier, k.state, k.resp_status, k.resource_ref,
        extract(epoch FROM k.created_at)::text AS created, extract(epoch FROM k.expires_at)::text AS expires,
        NULL::text AS lease_until, extract(epoch FROM k.archived_at)::text AS archived_at,
        (%1)::text AS sort_value
@@ -71,7 +74,7 @@ SELECT k.tenant, k.endpoint, k.idem_key, k.generation, k.tier, k.state, k.resp_s
  WHERE %2
    AND NOT $12::bool
    AND $13::text = 'archived'
-   AND ($14::text IS NULL OR (%3))
+   AND ($15::text IS NULL OR (%3))
    AND %5
  ORDER BY %4
  LIMIT $1
@@ -192,7 +195,8 @@ QString ranMoreThanOnce() {
 }  // namespace
 
 KeyCursor KeyCursor::of(const KeyRow& row) {
-  return {row.sortValue, row.tenant.toStdString(), row.endpoint.toStdString(), row.key.toStdString(), row.generation};
+  return {row.sortValue,          row.tenant.toStdString(),  row.endpoint.toStdString(), row.key.toStdString(),
+          row.service.toStdString(), row.generation};
 }
 
 std::string likePrefixPattern(const QString& prefix) { return explain::likePrefixPattern(prefix.toStdString()); }
@@ -208,7 +212,7 @@ std::vector<KeyRow> fetchKeyPage(pg::Connection& conn, const KeyFilter& f, const
   const QString expr = QLatin1String(sort.expr);
   // The keyset: the rows after the cursor in this order, the key completing the sort value.
   QString first = u"(%1)"_s.arg(expr);
-  QString firstParam = u"$14::"_s + QLatin1String(sort.type);
+  QString firstParam = u"$15::"_s + QLatin1String(sort.type);
   QString order = expr + dir;
   QString range;
   if (f.sort == SortColumn::Key) {
@@ -217,14 +221,16 @@ std::vector<KeyRow> fetchKeyPage(pg::Connection& conn, const KeyFilter& f, const
     // could use no index and sorted every key. The redundant range makes the cursor an index
     // condition.
     first = u"k.idem_key COLLATE \"C\""_s;
-    firstParam = u"$14::text COLLATE \"C\""_s;
+    firstParam = u"$15::text COLLATE \"C\""_s;
     order = descending ? u"k.idem_key USING ~>~"_s : u"k.idem_key USING ~<~"_s;
-    range = descending ? u" AND k.idem_key ~<=~ $14"_s : u" AND k.idem_key ~>=~ $14"_s;
+    range = descending ? u" AND k.idem_key ~<=~ $15"_s : u" AND k.idem_key ~>=~ $15"_s;
   }
-  const QString keyset = archive ? u"(%1, k.tenant, k.endpoint, k.idem_key, k.generation) %2 (%3, $15, $16, $17, $18::int)%4"_s
-                                       .arg(first, op, firstParam, range)
-                                 : u"(%1, k.tenant, k.endpoint, k.idem_key) %2 (%3, $15, $16, $17)%4"_s.arg(
-                                       first, op, firstParam, range);
+  // The service completes the key (schema 25): two services may hold one tenant, endpoint and key.
+  const QString keyset =
+      archive ? u"(%1, k.tenant, k.endpoint, k.idem_key, k.generation, k.service) %2 (%3, $16, $17, $18, $20::int, $19)%4"_s
+                    .arg(first, op, firstParam, range)
+              : u"(%1, k.tenant, k.endpoint, k.idem_key, k.service) %2 (%3, $16, $17, $18, $19)%4"_s.arg(
+                    first, op, firstParam, range);
   if (f.keyPrefix && !f.key.isEmpty() && f.sort != SortColumn::Key) {
     // A key prefix is one range of the key index, but its keys bunch in the other orders:
     // they share a format, so an endpoint ('cart-…' keys are orders), so a TTL, so a corner of
@@ -239,9 +245,10 @@ std::vector<KeyRow> fetchKeyPage(pg::Connection& conn, const KeyFilter& f, const
     else
       order = u"(%1 || '')"_s.arg(expr) + dir;
   }
-  const QString keyOrder = u"k.tenant"_s + dir + u", k.endpoint"_s + dir + u", k.idem_key"_s + dir;
+  const QString keyOrder =
+      u"k.tenant"_s + dir + u", k.endpoint"_s + dir + u", k.idem_key"_s + dir + (archive ? u""_s : u", k.service"_s + dir);
   order += u", "_s + keyOrder;
-  if (archive) order += u", k.generation"_s + dir;
+  if (archive) order += u", k.generation"_s + dir + u", k.service"_s + dir;
   const QString filters =
       QString::fromLatin1(kFilters).arg(f.executedMoreThanOnce ? ranMoreThanOnce() : u"NOT $11::bool"_s);
   const auto branches = (archive || (f.keyPrefix && !f.key.isEmpty())) ? std::vector<SortBranch>{} : sortBranches(f.sort);
@@ -259,12 +266,14 @@ std::vector<KeyRow> fetchKeyPage(pg::Connection& conn, const KeyFilter& f, const
         const BranchPlace place = placeOf(b, from->sortValue, descending);
         if (place == BranchPlace::Before) continue;
         // The same rows as the full comparison, spelled so the primary key's index can seek.
-        if (place == BranchPlace::At) predicate += u" AND (k.tenant, k.endpoint, k.idem_key) %1 ($15, $16, $17)"_s.arg(op);
+        if (place == BranchPlace::At)
+          predicate += u" AND (k.tenant, k.endpoint, k.idem_key, k.service) %1 ($16, $17, $18, $19)"_s.arg(op);
       }
       parts << u"(%1)"_s.arg(QString::fromLatin1(kLiveSql).arg(expr, filters, keyset, branchOrder, predicate));
     }
     if (parts.isEmpty()) return {};
-    const QString outerOrder = u"sort_key"_s + dir + u", tenant"_s + dir + u", endpoint"_s + dir + u", idem_key"_s + dir;
+    const QString outerOrder =
+        u"sort_key"_s + dir + u", tenant"_s + dir + u", endpoint"_s + dir + u", idem_key"_s + dir + u", service"_s + dir;
     sql = u"SELECT * FROM (%1) page ORDER BY %2 LIMIT $1"_s.arg(parts.join(u"\n UNION ALL\n"_s), outerOrder);
   }
   std::vector<pg::Param> params{
@@ -281,12 +290,14 @@ std::vector<KeyRow> fetchKeyPage(pg::Connection& conn, const KeyFilter& f, const
       f.executedMoreThanOnce ? "true" : "false",
       f.stuckProcessing ? "true" : "false",
       stateName(f.state),
+      optText(f.service),
   };
   if (from) {
-    params.insert(params.end(), {from->sortValue, from->tenant, from->endpoint, from->key});
+    params.insert(params.end(), {from->sortValue, from->tenant, from->endpoint, from->key, from->service});
     if (archive) params.emplace_back(from->generation);
   } else {
-    params.insert(params.end(), {pg::Param::null(), pg::Param::null(), pg::Param::null(), pg::Param::null()});
+    params.insert(params.end(),
+                  {pg::Param::null(), pg::Param::null(), pg::Param::null(), pg::Param::null(), pg::Param::null()});
     if (archive) params.emplace_back(pg::Param::null());
   }
   auto r = conn.exec(sql.toStdString(), params);
@@ -297,6 +308,7 @@ std::vector<KeyRow> fetchKeyPage(pg::Connection& conn, const KeyFilter& f, const
     row.tenant = col(r, i, "tenant");
     row.endpoint = col(r, i, "endpoint");
     row.key = col(r, i, "idem_key");
+    row.service = col(r, i, "service");
     row.generation = static_cast<int>(r.integer(i, "generation"));
     row.tier = col(r, i, "tier");
     row.state = col(r, i, "state");
@@ -355,7 +367,7 @@ std::vector<KeyHit> searchKeys(pg::Connection& conn, const QString& input, int l
                         : m.by == explain::KeyMatch::By::Resource ? u"resource"_s
                                                                    : u"key"_s;
     hits.push_back({QString::fromStdString(m.ref.scope.tenant), QString::fromStdString(m.ref.scope.endpoint),
-                    QString::fromStdString(m.ref.key), m.generation, m.archived,
+                    QString::fromStdString(m.ref.key), QString::fromStdString(m.ref.scope.service), m.generation, m.archived,
                     QString::fromStdString(m.resourceRef), how});
   }
   return hits;

@@ -35,6 +35,7 @@ struct KeyHit {
   QString tenant;
   QString endpoint;
   QString key;
+  QString service;
   int generation = 0;
   bool archived = false;
   QString resourceRef;

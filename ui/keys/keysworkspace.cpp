@@ -158,6 +158,7 @@ KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* pare
   });
   connect(m_browse, &DbSession::opened, this, [this] {
     m_filters->setPolicy(m_browse->info().policyDocument);
+    m_filters->setServices(m_browse->info().services);
     reload();
     m_detail->reload();  // after a loss the detail is old too; its own session may not know yet
   });
@@ -290,7 +291,7 @@ void KeysWorkspace::clearSearchFilter() {
 void KeysWorkspace::openRow(int row) {
   const KeyRow* r = m_keys->rowAt(row);
   if (!r) return;
-  const KeyRef ref{r->tenant, r->endpoint, r->key};
+  const KeyRef ref{r->tenant, r->endpoint, r->key, r->service};
   if (ref == m_detail->key()) return;
   m_landing = false;  // the agent picked another key: it keeps the tab it is on
   m_foundByResource.clear();
@@ -310,7 +311,8 @@ void KeysWorkspace::pageLoaded(bool firstPage) {
   if (!firstPage || !m_pendingSelect.isValid()) return;
   for (int i = 0; i < m_keys->rowCount(); ++i) {
     const KeyRow* r = m_keys->rowAt(i);
-    if (r->tenant == m_pendingSelect.tenant && r->endpoint == m_pendingSelect.endpoint && r->key == m_pendingSelect.key) {
+    if (r->tenant == m_pendingSelect.tenant && r->endpoint == m_pendingSelect.endpoint && r->key == m_pendingSelect.key &&
+        r->service == m_pendingSelect.service) {
       m_table->selectRow(i);
       m_table->scrollTo(m_keys->index(i, 0));
       break;
@@ -430,8 +432,9 @@ void KeysWorkspace::showHits(const QString& text, const std::vector<KeyHit>& hit
     emit warning(none);
     return;
   }
-  std::set<std::tuple<QString, QString, QString>> keys;
-  for (const auto& h : hits) keys.insert({h.tenant, h.endpoint, h.key});
+  // A key is its scope and its service: two services' k1 are two keys to choose from.
+  std::set<std::tuple<QString, QString, QString, QString>> keys;
+  for (const auto& h : hits) keys.insert({h.tenant, h.endpoint, h.key, h.service});
   if (keys.size() == 1) {
     landOn(hits.front());
     emit landed(hits.front(), text);
@@ -441,7 +444,8 @@ void KeysWorkspace::showHits(const QString& text, const std::vector<KeyHit>& hit
   auto* menu = new QMenu(this);
   menu->setAttribute(Qt::WA_DeleteOnClose);
   for (const auto& h : hits) {
-    QString label = h.key % u"   "_s % h.tenant % u" "_s % h.endpoint % u"   gen "_s % QString::number(h.generation);
+    QString label = h.key % u"   "_s % (h.service == u"default"_s ? QString() : h.service % u": "_s) % h.tenant %
+                    u" "_s % h.endpoint % u"   gen "_s % QString::number(h.generation);
     if (h.archived) label += u" (archived)"_s;
     if (!h.resourceRef.isEmpty()) label += u"   "_s % h.resourceRef;
     menu->addAction(label, this, [this, h, text] {
@@ -463,7 +467,8 @@ void KeysWorkspace::landOn(const KeyHit& hit) {
   f.tenant = hit.tenant;
   f.endpoint = hit.endpoint;
   f.key = hit.key;
-  m_pendingSelect = {hit.tenant, hit.endpoint, hit.key};
+  f.service = hit.service;
+  m_pendingSelect = {hit.tenant, hit.endpoint, hit.key, hit.service};
   m_caseProblem.clear();
   applySearchFilter(f, m_searchText.isEmpty() ? hit.key : m_searchText);
   m_landing = true;

@@ -1,6 +1,9 @@
 #include "ui/tiers/tiersworkspace.h"
 
+#include <algorithm>
+
 #include <QApplication>
+#include <QSignalBlocker>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -38,12 +41,15 @@ constexpr int kDefaultPeriod = 2;
 TiersWorkspace::TiersWorkspace(DbSession* session, QWidget* parent)
     : QWidget(parent), m_session(session), m_model(new TierTableModel(this)), m_table(new QTableView(this)),
       m_chart(new TierChart(this)), m_whatIf(new WhatIfPanel(this)), m_observed(new ObservedPanel(this)),
-      m_bottom(new QTabWidget(this)), m_period(new QComboBox(this)),
+      m_bottom(new QTabWidget(this)), m_period(new QComboBox(this)), m_service(new QComboBox(this)),
       m_refresh(new QPushButton(tr("Refresh"), this)), m_cancel(new QPushButton(tr("Cancel"), this)),
       m_exportMenu(new QPushButton(tr("Export"), this)), m_status(new QLabel(this)), m_error(new QLabel(this)),
       m_placeholder(new QLabel(this)), m_split(new QSplitter(Qt::Vertical, this)) {
   setObjectName(u"tiersWorkspace"_s);
   m_period->setObjectName(u"tiersPeriod"_s);
+  m_service->setObjectName(u"tiersService"_s);
+  m_service->setToolTip(tr("Whose tiers: each service sharing this store has its own policy in force"));
+  m_service->addItem(QString::fromLatin1(store::kDefaultService));
   m_split->setObjectName(u"tiersSplit"_s);
   for (Millis p : kPeriods) m_period->addItem(tr("last %1").arg(formatDuration(p.count())), QVariant::fromValue(p.count()));
   m_period->setCurrentIndex(kDefaultPeriod);
@@ -63,6 +69,8 @@ TiersWorkspace::TiersWorkspace(DbSession* session, QWidget* parent)
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel(tr("<b>Retention tiers</b> — retries observed over the"), this));
   bar->addWidget(m_period);
+  bar->addWidget(new QLabel(tr("for service"), this));
+  bar->addWidget(m_service);
   bar->addWidget(m_refresh);
   bar->addWidget(m_cancel);
   bar->addWidget(m_status, 1);
@@ -107,6 +115,7 @@ TiersWorkspace::TiersWorkspace(DbSession* session, QWidget* parent)
   connect(m_refresh, &QPushButton::clicked, this, &TiersWorkspace::reload);
   connect(m_cancel, &QPushButton::clicked, this, &TiersWorkspace::cancel);
   connect(m_period, &QComboBox::currentIndexChanged, this, [this] { reload(); });
+  connect(m_service, &QComboBox::activated, this, [this] { reload(); });
   connect(m_whatIf, &WhatIfPanel::whatIfRequested, this, &TiersWorkspace::askWhatIf);
   connect(m_observed, &ObservedPanel::requestsWanted, this, &TiersWorkspace::askObservedRequests);
   connect(m_observed, &ObservedPanel::keyOpened, this, &TiersWorkspace::keyRequested);
@@ -115,6 +124,7 @@ TiersWorkspace::TiersWorkspace(DbSession* session, QWidget* parent)
   });
   // A new connection (or a reconnect) may be another store: read it again if we were showing.
   connect(m_session, &DbSession::opened, this, [this] {
+    fillServices();
     if (m_everShown) reload();
   });
 }
@@ -123,7 +133,10 @@ void TiersWorkspace::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
   if (!m_everShown) {
     m_everShown = true;
-    if (m_session->state() == DbSession::State::Connected) reload();
+    if (m_session->state() == DbSession::State::Connected) {
+      fillServices();
+      reload();
+    }
   }
 }
 
@@ -138,13 +151,34 @@ void TiersWorkspace::setPeriod(Millis since) {
   m_period->setCurrentIndex(m_period->count() - 1);
 }
 
+void TiersWorkspace::fillServices() {
+  const QStringList services = m_session->info().services;
+  if (services.isEmpty()) return;  // a store from before services: "default" alone
+  const QSignalBlocker block(m_service);
+  const QString chosen = m_service->currentText();
+  m_service->clear();
+  m_service->addItems(services);
+  // The one chosen before, else "default" where it exists, else the first.
+  const int keep = m_service->findText(chosen);
+  m_service->setCurrentIndex(keep >= 0 ? keep : std::max(0, m_service->findText(QString::fromLatin1(store::kDefaultService))));
+}
+
+QString TiersWorkspace::service() const { return m_service->currentText(); }
+
+void TiersWorkspace::setService(const QString& service) {
+  if (m_service->findText(service) < 0) m_service->addItem(service);
+  m_service->setCurrentText(service);
+  reload();
+}
+
 void TiersWorkspace::reload() {
   if (m_ticket) m_session->cancel(m_ticket);
   const quint64 generation = ++m_generation;
   tiers::Options options;
   options.since = Millis(m_period->currentData().toLongLong());
+  options.service = service().isEmpty() ? std::string(store::kDefaultService) : service().toStdString();
   m_status->setText(tr("Reading the trace and the tables' sizes…"));
-  readObserved(options.since);
+  readObserved(options.service, options.since);
   m_cancel->setVisible(true);
   m_ticket = m_session->submit<tiers::Report>(
       this, [options](pg::Connection& conn) { return tiers::analyse(conn, options); },
@@ -177,11 +211,14 @@ void TiersWorkspace::answered(DbResult<tiers::Report> result) {
   int flagged = 0;
   for (const auto& t : m_report->tiers) flagged += t.flagged() ? 1 : 0;
   m_status->setText(
-      flagged ? tr("policy v%1 · %2 of %3 tiers too short for the retries or windows they face")
+      flagged ? tr("service %1, policy v%2 · %3 of %4 tiers too short for the retries or windows they face")
+                    .arg(QString::fromStdString(m_report->service))
                     .arg(m_report->policyVersion)
                     .arg(flagged)
                     .arg(m_report->tiers.size())
-              : tr("policy v%1 · every tier covers its retries and reference windows").arg(m_report->policyVersion));
+              : tr("service %1, policy v%2 · every tier covers its retries and reference windows")
+                    .arg(QString::fromStdString(m_report->service))
+                    .arg(m_report->policyVersion));
   emit reportLoaded();
 }
 
@@ -236,11 +273,12 @@ void TiersWorkspace::askWhatIf(const QString& tier, qint64 ttlMs) {
       });
 }
 
-void TiersWorkspace::readObserved(Millis since) {
+void TiersWorkspace::readObserved(const std::string& service, Millis since) {
   const quint64 generation = ++m_observedGeneration;
   m_observedLoaded = false;
+  m_observedService = service;
   m_session->submit<std::vector<tiers::ObservedRoute>>(
-      this, [since](pg::Connection& conn) { return tiers::observedByRoute(conn, since); },
+      this, [service, since](pg::Connection& conn) { return tiers::observedByRoute(conn, service, since); },
       [this, generation](DbResult<std::vector<tiers::ObservedRoute>> result) {
         if (generation != m_observedGeneration) return;
         m_observedLoaded = true;
@@ -268,8 +306,8 @@ void TiersWorkspace::askObservedRequests(const QString& route, tiers::Would woul
   const Millis since(m_period->currentData().toLongLong());
   m_session->submit<std::vector<tiers::ObservedRequest>>(
       this,
-      [route = route.toStdString(), would, since](pg::Connection& conn) {
-        return tiers::observedRequests(conn, route, would, since);
+      [service = m_observedService, route = route.toStdString(), would, since](pg::Connection& conn) {
+        return tiers::observedRequests(conn, service, route, would, since);
       },
       [this, route, would, generation](DbResult<std::vector<tiers::ObservedRequest>> result) {
         if (generation != m_observedGeneration) return;  // the counts were read again meanwhile

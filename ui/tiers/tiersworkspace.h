@@ -41,6 +41,11 @@ class TiersWorkspace final : public QWidget {
   void cancel();
   /// The period: retries at or after now() - since.
   void setPeriod(tiers::Millis since);
+  /// Whose tiers: each service sharing the store has its own policy in force. Reads again.
+  void setService(const QString& service);
+  /// The service the view shows (or asks for).
+  [[nodiscard]] QString service() const;
+  [[nodiscard]] QComboBox* serviceChooser() const { return m_service; }
 
   bool exportPng(const QString& path);
   bool exportSvg(const QString& path);
@@ -79,13 +84,15 @@ class TiersWorkspace final : public QWidget {
  private:
   void answered(DbResult<tiers::Report> result);
   void askWhatIf(const QString& tier, qint64 ttlMs);
-  void readObserved(tiers::Millis since);
+  void readObserved(const std::string& service, tiers::Millis since);
   void askObservedRequests(const QString& route, tiers::Would would);
   void chooseExport(const QString& kind);
   /// The sheet as shown now (GUI thread).
   [[nodiscard]] DecisionSheet decisionSheet() const;
   void savedOrNot(const QString& path, bool ok);
   void showError(const DbError& error);
+  /// The services of the session's store into the chooser, keeping the one chosen.
+  void fillServices();
 
   DbSession* m_session;
   std::optional<tiers::Report> m_report;
@@ -96,6 +103,7 @@ class TiersWorkspace final : public QWidget {
   ObservedPanel* m_observed;
   QTabWidget* m_bottom;
   QComboBox* m_period;
+  QComboBox* m_service;
   QPushButton* m_refresh;
   QPushButton* m_cancel;
   QPushButton* m_exportMenu;
@@ -108,6 +116,7 @@ class TiersWorkspace final : public QWidget {
   quint64 m_whatIfGeneration = 0;
   quint64 m_observedGeneration = 0;
   bool m_observedLoaded = false;
+  std::string m_observedService;  // whose counts are shown: the requests behind them are read for it
   bool m_rolloutTabShown = false;  // brought forward once, the first time there is something to see
   bool m_everShown = false;
 };
