@@ -165,6 +165,9 @@ void ObservedPanel::setRequests(const QString& route, tiers::Would would,
     row.front()->setData(key, kKeyRole);
     m_requestsModel->appendRow(row);
   }
+  // Sized now, not when the view was last laid out: rows that arrive while the tab is hidden
+  // would otherwise keep the empty table's widths ("20…" for a time).
+  m_requestsView->horizontalHeader()->resizeSections(QHeaderView::ResizeToContents);
   m_requestsTitle->setText(tr("<b>%1</b> on <code>%2</code>: the newest %n request(s) behind the count (identical "
                               "ones moments apart share a row, ×n). Double-click one with a key to open it.",
                               nullptr, static_cast<int>(standFor))
