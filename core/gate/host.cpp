@@ -23,15 +23,15 @@ enforce::Response jsonResponse(int status, const json& body) {
 Host::Host(std::string conninfo, policy::Policy policy, int policyVersion, HostOptions options)
     : m_policy(std::move(policy)),
       m_policyVersion(policyVersion),
-      m_options(options),
-      m_pool(std::move(conninfo), options.poolSize),
+      m_options(std::move(options)),
+      m_pool(std::move(conninfo), m_options.poolSize),
       m_store(m_pool),
       m_trace(m_pool,
-              trace::TraceWriter::Options{options.traceFlushInterval, 1000, 100000, true, options.traceFoldAfter,
-                                          options.service}),
+              trace::TraceWriter::Options{m_options.traceFlushInterval, 1000, 100000, true, m_options.traceFoldAfter,
+                                          m_options.service}),
       m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {
-  if (!options.preparedStatements) m_pool.setPreparedStatements(false);
-  m_enforcer.setReplayCache(options.replayCache);
+  if (!m_options.preparedStatements) m_pool.setPreparedStatements(false);
+  m_enforcer.setReplayCache(m_options.replayCache);
   // In the background: a start must not wait for the store (it may be down; requests then get 503).
   m_poolWarmer = std::jthread([this](const std::stop_token& stop) { m_pool.warmUp(m_options.poolSize, stop); });
 }
