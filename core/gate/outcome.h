@@ -21,6 +21,11 @@ namespace idem::gate {
   X(Released, "released")                                                                          \
   X(LeaseLost, "lease_lost")                                                                       \
   X(OutcomeUnknown, "outcome_unknown")                                                             \
+  /* the same request as another key's execution (docs/policy.md, "Duplicates across keys") */    \
+  X(DuplicateObserved, "duplicate_observed")                                                       \
+  X(DuplicateConfirmed, "duplicate_confirmed")                                                     \
+  X(DuplicateHeld, "duplicate_held")                                                               \
+  X(DuplicateRejected, "duplicate_rejected")                                                       \
   /* refused before the store decided anything: nothing executed or stored */                      \
   X(KeyMissing, "key_missing")                                                                     \
   X(KeyMalformed, "key_malformed")                                                                 \

@@ -23,6 +23,7 @@ enum class OutcomeKind {
   Refused,    // refused with 422: another payload, or an expired key the tier will not re-run
   NotStored,  // an attempt whose result the key does not hold (released, lease lost)
   Observed,   // a tier in `observe`: passed to the execution; names what enforcement would have done
+  CrossKey,   // matched another key's execution of the same request (idem.events.related_key names it)
 };
 
 // X(enumerator, SQL spelling, kind, retry, label). `retry`: a later request to a key whose
@@ -46,7 +47,12 @@ enum class OutcomeKind {
   X(ObservedConflict, "observed_conflict", Observed, true, "observe: would 409")                       \
   X(ObservedMismatch, "observed_mismatch", Observed, true, "observe: would 422 (other payload)")          \
   X(ObservedRejectedExpired, "observed_rejected_expired", Observed, true, "observe: would 422 (expired)") \
-  X(ObservedRefused, "observed_refused", Observed, false, "observe: would refuse (see detail)")
+  X(ObservedRefused, "observed_refused", Observed, false, "observe: would refuse (see detail)")       \
+  /* duplicates across keys (docs/policy.md, "Duplicates across keys"): same request, another key */   \
+  X(DuplicateObserved, "duplicate_observed", CrossKey, false, "suspected duplicate (executed)")           \
+  X(DuplicateConfirmed, "duplicate_confirmed", CrossKey, false, "duplicate confirmed by the client (executed)") \
+  X(DuplicateHeld, "duplicate_held", CrossKey, false, "suspected duplicate held (409)")                   \
+  X(DuplicateRejected, "duplicate_rejected", CrossKey, false, "duplicate refused (409)")
 
 enum class Outcome {
 #define IDEM_OUTCOME_ENUMERATOR(name, sql, kind, retry, label) name,

@@ -14,7 +14,7 @@ namespace {
 // SQL or JSON. Measured: the trace is a replay's only write, so its cost bounds replay rates.
 constexpr const char* kCopySql =
     "COPY idem.events (at, tenant, endpoint, idem_key, generation, tier, outcome, fingerprint, status, "
-    "latency_ms, request_id, detail, repeats, last_at, service) FROM STDIN";
+    "latency_ms, request_id, detail, repeats, last_at, service, related_key) FROM STDIN";
 
 void appendOptionalInt(std::string& line, long long v) {
   if (v == 0) {
@@ -93,6 +93,8 @@ bool appendRow(std::string& out, const Event& e, std::string_view service, long 
   else out += "\\N";
   out += '\t';
   pg::appendCopyField(out, service);
+  out += '\t';
+  storable &= appendOptionalText(out, e.relatedKey);
   out += '\n';
   return storable;
 }
@@ -138,6 +140,7 @@ void appendIdentity(std::string& out, const Event& e) {
   appendField(out, e.key);
   appendField(out, sqlName(e.outcome));
   appendField(out, e.fingerprint);
+  appendField(out, e.relatedKey);
   const int numbers[2] = {e.generation, e.status};
   out.append(reinterpret_cast<const char*>(numbers), sizeof numbers);
 }
@@ -222,6 +225,7 @@ bool TraceWriter::fold(FoldSlot& slot, const std::string& identity, const Event&
     f.outcome = e.outcome;
     f.fingerprint = e.fingerprint;
     f.detail = e.detail;
+    f.relatedKey = e.relatedKey;
     f.maxLatencyMs = e.latencyMs;
   }
   Fold& f = m_folds[static_cast<std::size_t>(slot.fold)];
@@ -249,6 +253,7 @@ void TraceWriter::closeFoldWindow() {
     e.latencyMs = f.maxLatencyMs;
     e.requestId = f.requestId;
     e.detail = f.detail;
+    e.relatedKey = f.relatedKey;
     appendRow(m_pending, e, m_options.service, f.folded, f.lastAtMs);
     ++m_pendingRows;
   }

@@ -40,6 +40,9 @@ struct Event {
   double latencyMs = 0;
   std::string_view requestId;
   std::string_view detail;
+  /// A duplicate across keys (OutcomeKind::CrossKey): the earlier key whose execution this
+  /// request matched. Empty otherwise.
+  std::string_view relatedKey;
   bool execution = false;  // never folded, and never dropped for a full queue
 };
 
@@ -90,7 +93,7 @@ class TraceWriter {
     double maxLatencyMs = 0;
     int generation = 0, status = 0;
     Outcome outcome = Outcome::Executed;
-    std::string tenant, endpoint, key, tier, fingerprint, requestId, detail;
+    std::string tenant, endpoint, key, tier, fingerprint, requestId, detail, relatedKey;
   };
   /// How many identical decisions the current batch holds, found by the hash of their identity
   /// in an open-addressing table that never allocates: this runs under the lock for every

@@ -29,6 +29,11 @@ OutcomeStyle outcomeStyle(trace::Outcome o) {
     case trace::OutcomeKind::NotStored:
       return {kGrey, o == Outcome::Released ? MarkerShape::Ring : MarkerShape::Cross, label};
     case trace::OutcomeKind::Observed: return {kSlate, MarkerShape::Ring, label};
+    // A request that another key already ran: the duplicate support looks for, flagged.
+    case trace::OutcomeKind::CrossKey:
+      return {kMagenta, o == Outcome::DuplicateHeld || o == Outcome::DuplicateRejected ? MarkerShape::Square
+                                                                                      : MarkerShape::Diamond,
+              label};
   }
   return {kGrey, MarkerShape::Cross, label};
 }
