@@ -22,6 +22,9 @@ struct Run {
 double libraryNewKeys(const Settings& s, int clients);
 /// The same, as the count of new keys made and the time it took.
 Run libraryNewKeysRun(const Settings& s, int clients);
+/// New keys, each with its own body (a new payment per key), on a tier with cross_key off or
+/// in `hold` (every claim also looks for the same request under another key): the cost of the look.
+Run libraryDistinctNewKeysRun(const Settings& s, int clients, bool crossKey);
 /// traced=false discards the trace: a diagnostic showing what the trace costs, not the product.
 double libraryReplays(const Settings& s, int clients, bool traced = true);
 /// Replays of keys this process never decided (another instance did): the claim's order

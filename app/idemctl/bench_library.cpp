@@ -19,6 +19,14 @@ constexpr const char* kPolicy = R"json({
                "fingerprint": { "mode": "json" } } ]
 })json";
 
+// The same tier looking for duplicates across keys (docs/policy.md, "Duplicates across keys").
+constexpr const char* kCrossKeyPolicy = R"json({
+  "docs_url": "https://bench.invalid/idempotency",
+  "tenant_header": "Account-Id",
+  "tiers": [ { "name": "payments", "routes": ["POST /v1/payments"], "ttl": "24h", "lease": "30s",
+               "fingerprint": { "mode": "json" }, "cross_key": { "mode": "hold", "window": "60s" } } ]
+})json";
+
 constexpr const char* kBody = R"({"amount":1000,"currency":"usd","customer":"cus_1"})";
 constexpr const char* kResponse = R"({"id":"pay_1","amount":1000,"currency":"usd","status":"succeeded"})";
 
@@ -30,32 +38,33 @@ int recordedVersion(const std::string& conninfo, const idem::policy::Policy& pol
 }
 
 struct Stack {
-  idem::policy::Policy policy = idem::policy::parsePolicy(kPolicy, "bench");
+  idem::policy::Policy policy;
   idem::store::Pool pool;
   idem::store::KeyStore store;
   idem::trace::TraceWriter trace;
   idem::enforce::Enforcer enforcer;
   /// recent: the process's table of keys it decided (as in production) unless told otherwise.
   Stack(const std::string& conninfo, int clients, bool traced = true,
-        idem::store::RecentKeys& recent = idem::store::RecentKeys::shared())
-      : pool(conninfo, clients + 1),
+        idem::store::RecentKeys& recent = idem::store::RecentKeys::shared(), const char* policyText = kPolicy)
+      : policy(idem::policy::parsePolicy(policyText, "bench")),
+        pool(conninfo, clients + 1),
         store(pool, recent),
         trace(pool, idem::trace::TraceWriter::Options{std::chrono::milliseconds(100), 1000, 100000, traced}),
         enforcer(policy, recordedVersion(conninfo, policy), store, trace) {}
 };
 
-idem::enforce::Request request(const std::string& key) {
+idem::enforce::Request request(const std::string& key, const std::string& body = kBody) {
   idem::enforce::Request r;
   r.method = "POST";
   r.path = "/v1/payments";
   r.headers = {{"Content-Type", "application/json"}, {"Idempotency-Key", key}};
   r.tenant = "bench";
-  r.body = kBody;
+  r.body = body;
   return r;
 }
 
-bool executeOnce(idem::enforce::Enforcer& e, const std::string& key) {
-  auto d = e.begin(request(key));
+bool executeOnce(idem::enforce::Enforcer& e, const std::string& key, const std::string& body = kBody) {
+  auto d = e.begin(request(key, body));
   if (d.kind != idem::enforce::Decision::Kind::Execute) return d.response.status == 201;
   auto r = e.complete(*d.ticket, {201, {{"Content-Type", "application/json"}}, kResponse});
   return r.status == 201;
@@ -107,6 +116,16 @@ Run libraryNewKeysRun(const Settings& s, int clients) {
   const std::string run = std::to_string(std::random_device{}());
   return measure(clients, s.seconds, [&](int t, std::mt19937_64&, long long n) {
     return executeOnce(stack.enforcer, "bench-new-" + run + "-" + std::to_string(t) + "-" + std::to_string(n));
+  });
+}
+
+Run libraryDistinctNewKeysRun(const Settings& s, int clients, bool crossKey) {
+  Stack stack(s.conninfo, clients, true, idem::store::RecentKeys::shared(), crossKey ? kCrossKeyPolicy : kPolicy);
+  const std::string run = std::to_string(std::random_device{}());
+  return measure(clients, s.seconds, [&](int t, std::mt19937_64&, long long n) {
+    const std::string key = "bench-distinct-" + run + "-" + std::to_string(t) + "-" + std::to_string(n);
+    return executeOnce(stack.enforcer, key,
+                       R"({"amount":1000,"currency":"usd","customer":"cus_1","order":")" + key + "\"}");
   });
 }
 

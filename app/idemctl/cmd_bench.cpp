@@ -34,11 +34,14 @@ int runBench(const idemctl::Args& args) {
       profile != "replay-unseen" && profile != "replay-one-key")
     return usage("--profile must be new, replay, replay-untraced, replay-unseen or replay-one-key");
   const bool costs = args.has("new-key-costs");
+  const bool crossKeyCost = args.has("cross-key-cost");
+  if (crossKeyCost && (costs || args.has("profile")))
+    return usage("--cross-key-cost is a run of its own: leave out --new-key-costs and --profile");
   if (costs && args.has("profile")) return usage("--new-key-costs and --profile are two different runs: choose one");
   int profileClients = 8;
   std::vector<int> costClients;
-  if (costs) {
-    for (const std::string& each : idemctl::splitList(args.get("clients", "8,64"))) {
+  if (costs || crossKeyCost) {
+    for (const std::string& each : idemctl::splitList(args.get("clients", crossKeyCost ? "1,8,64" : "8,64"))) {
       int n = 0;
       if (!idemctl::parseInt(each, 1, 256, n)) return usage("--clients must be whole numbers from 1 to 256, e.g. 8,64");
       costClients.push_back(n);
@@ -80,7 +83,29 @@ int runBench(const idemctl::Args& args) {
   }
   if (!quiet) std::cerr << "preloading " << s.preloaded << " keys (library and seed table)...\n";
   idemctl::bench::prepareSeedTable(s);
-  if (!costs) idemctl::bench::prepareLibrary(s);  // the replay runs' keys; new keys need none
+  if (!costs && !crossKeyCost) idemctl::bench::prepareLibrary(s);  // the replay runs' keys; new keys need none
+
+  if (crossKeyCost) {
+    // Off and hold alternate, the order flipped each round, so drifting load hits both alike.
+    std::printf("new keys/s, each with its own body: cross_key off vs hold (window 60s), %d round(s) of %d s\n",
+                rounds, s.seconds);
+    std::printf("%8s %12s %12s %10s\n", "clients", "off", "hold", "hold/off");
+    for (int clients : costClients) {
+      idemctl::bench::Run off, hold;
+      for (int round = 0; round < rounds; ++round) {
+        auto add = [&](idemctl::bench::Run& into, bool on) {
+          const auto r = idemctl::bench::libraryDistinctNewKeysRun(s, clients, on);
+          into.operations += r.operations;
+          into.seconds += r.seconds;
+        };
+        if (round % 2 == 0) add(off, false), add(hold, true);
+        else add(hold, true), add(off, false);
+      }
+      std::printf("%8d %12.0f %12.0f %9.3fx\n", clients, off.rate(), hold.rate(),
+                  off.rate() > 0 ? hold.rate() / off.rate() : 0.0);
+    }
+    return idemctl::kOk;
+  }
 
   if (costs) {
     if (!quiet)
@@ -160,5 +185,9 @@ IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", 
                                        "Per new key: commits, WAL bytes and records, PostgreSQL's CPU and the "
                                        "client's, the library beside pgbench's minimal INSERT + UPDATE (-M prepared), "
                                        "in alternating rounds, with ratios."),
-                 idemctl::Flag::option("rounds", "N", "Alternating rounds for --new-key-costs (1 to 100).", "2")},
+                 idemctl::Flag::toggle("cross-key-cost",
+                                       "New keys/s on a tier with cross_key off beside the same tier in hold (each key "
+                                       "its own body), in alternating rounds, with the ratio: what the look for "
+                                       "duplicates across keys costs a new key. Clients from --clients."),
+                 idemctl::Flag::option("rounds", "N", "Alternating rounds for --new-key-costs and --cross-key-cost (1 to 100).", "2")},
                 runBench);

@@ -22,6 +22,7 @@ std::optional<store::CrossKeyCheck> crossKeyCheck(const policy::Tier& tier, cons
   store::CrossKeyCheck check;
   check.window = tier.crossKey.window;
   check.blocks = tier.crossKey.blocks() && !tier.observed();
+  check.rejects = check.blocks && tier.crossKey.mode == policy::CrossKeyMode::Reject;
   check.confirmed = tier.crossKey.mode == policy::CrossKeyMode::Hold && duplicateConfirmed(headers);
   return check;
 }

@@ -1,7 +1,5 @@
 #include "core/store/crosskeyclaim.h"
 
-#include <algorithm>
-
 #include "core/policy/duration.h"
 #include "core/store/pgarray.h"
 
@@ -10,28 +8,76 @@ namespace {
 
 using pg::Type;
 
-// The function decides; a statement only carries it. The batch keeps the order it was given
-// (sorted by key, like every batch: two processes lock keys in one order).
-constexpr const char* kCheckedSql =
-    "SELECT r.* FROM idem.claim_fresh_checked($1::text, $2::text, $3::text, $4::text, $5::bytea, $6::text, "
-    "$7::integer, $8::interval, $9::interval, $10::text, $11::interval, $12::boolean, $13::boolean) r";
-
-constexpr const char* kCheckedBatchSql =
-    "SELECT c.tenant, c.endpoint, c.idem_key, c.service, r.* "
-    "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::integer[], "
-    "$8::interval[], $9::interval[], $10::text[], $11::interval[], $12::boolean[], $13::boolean[]) "
-    "WITH ORDINALITY AS c(tenant, endpoint, idem_key, service, fingerprint, tier, policy_version, ttl, lease, "
-    "request_id, win, blocks, confirmed, ord) "
-    "CROSS JOIN LATERAL idem.claim_fresh_checked(c.tenant, c.endpoint, c.idem_key, c.service, c.fingerprint, c.tier, "
-    "c.policy_version, c.ttl, c.lease, c.request_id, c.win, c.blocks, c.confirmed) r "
+// One statement for one key or a batch (docs/policy.md, "Duplicates across keys"):
+//  - `fresh`: the keys with no live row and no history (the others decide alone, as always);
+//  - `f`: each fresh key's request upserts its fingerprint's row. A claim of the same request
+//    in flight elsewhere holds that row: this one waits for its commit and then sees it. The
+//    row keeps the earlier key when the claim matches and its mode holds or rejects (the
+//    window is forget_at - seen_at of the new row); prev_key/prev_at report what it found;
+//  - `k`: the key is claimed only where the row now names it. A held request claims nothing.
+// Two keys of one batch with the same request fail the statement (a row affected twice): the
+// batch is split and each decides in its own statement (keybatches.cpp).
+constexpr const char* kCheckedClaimSql =
+    "WITH c AS ("
+    " SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::integer[], "
+    " $8::interval[], $9::interval[], $10::text[], $11::interval[], $12::text[]) WITH ORDINALITY "
+    " AS c(tenant, endpoint, idem_key, service, fingerprint, tier, policy_version, ttl, lease, request_id, win, "
+    " claimed_as, ord)), "
+    "fresh AS ("
+    " SELECT c.* FROM c WHERE NOT EXISTS (SELECT 1 FROM idem.keys k WHERE k.tenant = c.tenant "
+    " AND k.endpoint = c.endpoint AND k.idem_key = c.idem_key AND k.service = c.service) "
+    " AND NOT EXISTS (SELECT 1 FROM idem.key_archive a WHERE a.tenant = c.tenant AND a.endpoint = c.endpoint "
+    " AND a.idem_key = c.idem_key AND a.service = c.service)), "
+    "f AS ("
+    " INSERT INTO idem.recent_fingerprints AS f (service, tenant, endpoint, fingerprint, idem_key, seen_at, forget_at, "
+    " claimed_as) "
+    " SELECT fresh.service, fresh.tenant, fresh.endpoint, fresh.fingerprint, fresh.idem_key, now(), "
+    " now() + fresh.win, fresh.claimed_as FROM fresh "
+    " ON CONFLICT (service, tenant, endpoint, fingerprint) DO UPDATE SET "
+    " prev_key = f.idem_key, prev_at = f.seen_at, "
+#define IDEM_HELD                                                                                  \
+  "(excluded.claimed_as IN ('hold', 'reject') AND f.idem_key <> excluded.idem_key "                \
+  "AND f.seen_at > excluded.seen_at - (excluded.forget_at - excluded.seen_at))"
+    " idem_key = CASE WHEN " IDEM_HELD " THEN f.idem_key ELSE excluded.idem_key END, "
+    " seen_at = CASE WHEN " IDEM_HELD " THEN f.seen_at ELSE excluded.seen_at END, "
+    " forget_at = CASE WHEN " IDEM_HELD " THEN f.forget_at ELSE excluded.forget_at END, "
+    " claimed_as = CASE WHEN " IDEM_HELD " THEN f.claimed_as ELSE excluded.claimed_as END "
+#undef IDEM_HELD
+    " RETURNING f.service, f.tenant, f.endpoint, f.fingerprint, f.idem_key AS latest_key, f.prev_key, f.prev_at), "
+    "fx AS ("
+    " SELECT fresh.ord, f.latest_key, f.prev_at, CASE WHEN f.prev_key <> fresh.idem_key "
+    " AND f.prev_at > now() - fresh.win THEN f.prev_key END AS matched_key FROM fresh JOIN f "
+    " ON f.service = fresh.service AND f.tenant = fresh.tenant AND f.endpoint = fresh.endpoint "
+    " AND f.fingerprint = fresh.fingerprint), "
+    "k AS ("
+    " INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, service, generation, tier, policy_version, fingerprint, "
+    " state, lease_token, lease_until, request_id, expires_at) "
+    " SELECT fresh.tenant, fresh.endpoint, fresh.idem_key, fresh.service, 1, fresh.tier, fresh.policy_version, "
+    " fresh.fingerprint, 'processing', gen_random_uuid(), now() + fresh.lease, fresh.request_id, "
+    " greatest(now() + fresh.ttl, now() + fresh.lease + interval '1 second') "
+    " FROM fresh JOIN fx ON fx.ord = fresh.ord WHERE fx.latest_key = fresh.idem_key "
+    " ON CONFLICT DO NOTHING "
+    " RETURNING k.tenant, k.endpoint, k.idem_key, k.service, k.generation, k.expires_at, k.lease_token, "
+    " k.lease_until) "
+    "SELECT c.ord, (k.idem_key IS NOT NULL) AS claimed, (fx.latest_key <> c.idem_key) AS held, "
+    " k.generation, k.expires_at, k.lease_token, k.lease_until, "
+    " fx.matched_key, fx.prev_at AS matched_at, m.state AS matched_state, m.resp_status AS matched_status, "
+    " m.resource_ref AS matched_resource, now() AS db_now "
+    "FROM c "
+    "LEFT JOIN k ON k.tenant = c.tenant AND k.endpoint = c.endpoint AND k.idem_key = c.idem_key "
+    " AND k.service = c.service "
+    "LEFT JOIN fx ON fx.ord = c.ord "
+    "LEFT JOIN idem.keys m ON m.tenant = c.tenant AND m.endpoint = c.endpoint AND m.idem_key = fx.matched_key "
+    " AND m.service = c.service "
     "ORDER BY c.ord";
 
 struct CheckedColumns {
   FreshClaimColumns fresh;
-  int claimed, matchedKey, matchedAt, matchedState, matchedStatus, matchedResource;
+  int claimed, held, matchedKey, matchedAt, matchedState, matchedStatus, matchedResource;
   explicit CheckedColumns(const pg::Result& r)
       : fresh(r),
         claimed(r.column("claimed", Type::Bool)),
+        held(r.column("held", Type::Bool)),
         matchedKey(r.column("matched_key", Type::Text)),
         matchedAt(r.column("matched_at", Type::Timestamptz)),
         matchedState(r.column("matched_state", Type::Text)),
@@ -41,8 +87,10 @@ struct CheckedColumns {
 
 std::optional<ClaimResult> checkedRow(const pg::Result& r, const CheckedColumns& col, int row) {
   const bool claimed = r.binBoolAt(row, col.claimed);
+  const bool held = !r.isNull(row, col.held) && r.binBoolAt(row, col.held);
   const bool matched = !r.isNull(row, col.matchedKey);
-  if (!claimed && !matched) return std::nullopt;  // a live row or history: the key decides alone
+  // Neither claimed nor held: a live row or history, or a concurrent claim of the same key won.
+  if (!claimed && !(held && matched)) return std::nullopt;
   ClaimResult out;
   if (claimed) out = freshClaim(r, col.fresh, row);
   else out.now = r.binTimestampMsAt(row, col.fresh.now);
@@ -59,28 +107,20 @@ std::optional<ClaimResult> checkedRow(const pg::Result& r, const CheckedColumns&
   return out;
 }
 
-pg::Param policyVersionParam(const ClaimRequest& q) {
-  return q.policyVersion > 0 ? pg::Param(q.policyVersion) : pg::Param::null();
+/// How the fingerprint's row records this claim: the mode, or "confirmed" for a held match the
+/// client confirmed (it runs, and becomes the latest).
+std::string_view claimedAs(const CrossKeyCheck& x) {
+  if (!x.blocks) return "observe";
+  if (x.confirmed) return "confirmed";
+  return x.rejects ? "reject" : "hold";
 }
 
 }  // namespace
 
-std::optional<ClaimResult> claimFreshCheckedOne(pg::Connection& c, const ClaimRequest& q) {
-  const CrossKeyCheck& x = *q.crossKey;
-  auto r = c.execPrepared("idem_claim_fresh_checked", kCheckedSql,
-                          {q.scope.tenant, q.scope.endpoint, q.scope.key, q.scope.service,
-                           pg::Param::bytes(q.fingerprint), q.tier, policyVersionParam(q), policy::toInterval(q.ttl),
-                           policy::toInterval(q.lease), q.requestId, policy::toInterval(x.window),
-                           x.blocks ? "true" : "false", x.confirmed ? "true" : "false"},
-                          /*binaryResults=*/true);
-  if (r.rows() != 1) return std::nullopt;
-  return checkedRow(r, CheckedColumns(r), 0);
-}
-
 void claimFreshCheckedBatch(pg::Connection& c, std::span<KeyBatches::ClaimJob*> jobs) {
   pg::ArrayParam tenants(Type::Text), endpoints(Type::Text), keys(Type::Text), services(Type::Text),
       fingerprints(Type::Bytea), tiers(Type::Text), versions(Type::Int4), ttls(Type::Interval), leases(Type::Interval),
-      requestIds(Type::Text), windows(Type::Interval), blocks(Type::Bool), confirmed(Type::Bool);
+      requestIds(Type::Text), windows(Type::Interval), modes(Type::Text);
   for (const auto* j : jobs) {
     const ClaimRequest& q = *j->request;
     tenants.addText(q.scope.tenant);
@@ -95,18 +135,24 @@ void claimFreshCheckedBatch(pg::Connection& c, std::span<KeyBatches::ClaimJob*> 
     leases.addInterval(q.lease);
     requestIds.addText(q.requestId);
     windows.addInterval(q.crossKey->window);
-    blocks.addBool(q.crossKey->blocks);
-    confirmed.addBool(q.crossKey->confirmed);
+    modes.addText(claimedAs(*q.crossKey));
   }
-  auto r = c.execPrepared("idem_claim_fresh_checked_batch", kCheckedBatchSql,
+  auto r = c.execPrepared("idem_claim_fresh_checked", kCheckedClaimSql,
                           {tenants.take(), endpoints.take(), keys.take(), services.take(), fingerprints.take(),
                            tiers.take(), versions.take(), ttls.take(), leases.take(), requestIds.take(),
-                           windows.take(), blocks.take(), confirmed.take()},
+                           windows.take(), modes.take()},
                           /*binaryResults=*/true);
   const CheckedColumns col(r);
   // One row per job, in the jobs' order (ORDER BY the ordinality).
   for (int row = 0; row < r.rows() && row < static_cast<int>(jobs.size()); ++row)
     jobs[static_cast<std::size_t>(row)]->claimed = checkedRow(r, col, row);
+}
+
+std::optional<ClaimResult> claimFreshCheckedOne(pg::Connection& c, const ClaimRequest& q) {
+  KeyBatches::ClaimJob job{&q, std::nullopt, nullptr};
+  KeyBatches::ClaimJob* one[] = {&job};
+  claimFreshCheckedBatch(c, one);
+  return std::move(job.claimed);
 }
 
 }  // namespace idem::store

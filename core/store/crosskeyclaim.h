@@ -1,8 +1,8 @@
 #pragma once
 // Fresh claims on tiers with `cross_key` (docs/policy.md, "Duplicates across keys"): the claim
-// and the look for another key's execution of the same request are one function call in one
-// transaction (idem.claim_fresh_checked, migration 0026), so two hedged requests sent at once
-// cannot both miss each other. One key alone, or a batch of them in one statement.
+// and the look for another key's execution of the same request are one statement and one
+// commit (the fingerprint's row in idem.recent_fingerprints, migration 0026), so two hedged
+// requests sent at once cannot both miss each other. One key alone, or a batch of them.
 #include <optional>
 #include <span>
 

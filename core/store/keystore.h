@@ -38,6 +38,7 @@ struct Scope {
 struct CrossKeyCheck {
   Millis window{0};
   bool blocks = false;     // hold or reject: a match is not claimed (Decision::Duplicate)
+  bool rejects = false;    // reject (else hold): for the record only; the store treats both alike
   bool confirmed = false;  // the client sent Idempotency-Duplicate-Confirmed: ?1 (a match still runs)
 };
 

@@ -13,9 +13,12 @@ CREATE TABLE IF NOT EXISTS idem.recent_fingerprints (
     tenant      text        NOT NULL,
     endpoint    text        NOT NULL,
     fingerprint bytea       NOT NULL,
-    idem_key    text        NOT NULL,
-    seen_at     timestamptz NOT NULL,
+    idem_key    text        NOT NULL,   -- the latest key this request ran under
+    seen_at     timestamptz NOT NULL,   -- when that key claimed it
     forget_at   timestamptz NOT NULL,   -- seen_at + the tier's window: the sweeper deletes it after
+    claimed_as  text        NOT NULL,   -- the claim's mode: observe, hold, reject, or confirmed (hold, confirmed)
+    prev_key    text,                   -- the key before, as the last claim found it: the match it reports
+    prev_at     timestamptz,
     PRIMARY KEY (service, tenant, endpoint, fingerprint)
 );
 CREATE INDEX IF NOT EXISTS recent_fingerprints_forget_at ON idem.recent_fingerprints (forget_at);
@@ -33,86 +36,9 @@ ALTER TABLE idem.events
 -- The console's "suspected duplicates" list reads these rows only.
 CREATE INDEX IF NOT EXISTS events_related ON idem.events (at DESC) WHERE related_key IS NOT NULL;
 
--- 3. A fresh claim on a tier with cross_key: the key is claimed as kFreshClaimSql claims it, then
---    the fingerprint's latest execution is looked up under a row lock. A match is another key's
---    execution since now() - p_window. When the mode blocks (hold, reject) and the client did not
---    confirm, the claim is undone (the key stays free for a confirmed retry) and the earlier
---    execution stays the latest; otherwise this key becomes the latest.
---    claimed = false and matched_key NULL: the key has a live row or history (idem.claim decides).
-CREATE OR REPLACE FUNCTION idem.claim_fresh_checked(
-    p_tenant text, p_endpoint text, p_key text, p_service text, p_fingerprint bytea, p_tier text,
-    p_policy_version integer, p_ttl interval, p_lease interval, p_request_id text,
-    p_window interval, p_blocks boolean, p_confirmed boolean)
-RETURNS TABLE (claimed boolean, generation integer, expires_at timestamptz, lease_token uuid,
-               lease_until timestamptz, matched_key text, matched_at timestamptz,
-               matched_state text, matched_status integer, matched_resource text, db_now timestamptz)
-LANGUAGE plpgsql
-SET search_path = pg_catalog, idem, pg_temp
-AS $$
-DECLARE
-  v_prev_key text;
-  v_prev_at timestamptz;
-  v_match boolean := false;
-BEGIN
-  db_now := now();
-  INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, service, generation, tier, policy_version, fingerprint,
-                              state, lease_token, lease_until, request_id, expires_at)
-  SELECT p_tenant, p_endpoint, p_key, p_service, 1, p_tier, p_policy_version, p_fingerprint, 'processing',
-         gen_random_uuid(), now() + p_lease, p_request_id, greatest(now() + p_ttl, now() + p_lease + interval '1 second')
-   WHERE NOT EXISTS (SELECT 1 FROM idem.key_archive a WHERE a.tenant = p_tenant AND a.endpoint = p_endpoint
-                        AND a.idem_key = p_key AND a.service = p_service)
-  ON CONFLICT DO NOTHING
-  RETURNING k.generation, k.expires_at, k.lease_token, k.lease_until
-       INTO generation, expires_at, lease_token, lease_until;
-  claimed := FOUND;
-  IF NOT claimed THEN
-    RETURN NEXT;
-    RETURN;
-  END IF;
-
-  LOOP
-    SELECT f.idem_key, f.seen_at INTO v_prev_key, v_prev_at
-      FROM idem.recent_fingerprints f
-     WHERE f.service = p_service AND f.tenant = p_tenant AND f.endpoint = p_endpoint AND f.fingerprint = p_fingerprint
-       FOR UPDATE;
-    IF FOUND THEN
-      v_match := v_prev_key <> p_key AND v_prev_at > now() - p_window;
-      IF v_match AND p_blocks AND NOT p_confirmed THEN
-        EXIT;
-      END IF;
-      UPDATE idem.recent_fingerprints f SET idem_key = p_key, seen_at = now(), forget_at = now() + p_window
-       WHERE f.service = p_service AND f.tenant = p_tenant AND f.endpoint = p_endpoint
-         AND f.fingerprint = p_fingerprint;
-      EXIT;
-    END IF;
-    INSERT INTO idem.recent_fingerprints (service, tenant, endpoint, fingerprint, idem_key, seen_at, forget_at)
-    VALUES (p_service, p_tenant, p_endpoint, p_fingerprint, p_key, now(), now() + p_window)
-    ON CONFLICT DO NOTHING;
-    EXIT WHEN FOUND;
-    -- Another claim of this fingerprint inserted its row meanwhile (and committed: the insert
-    -- waited for it): read it under the lock.
-  END LOOP;
-
-  IF v_match THEN
-    matched_key := v_prev_key;
-    matched_at := v_prev_at;
-    SELECT k.state, k.resp_status, k.resource_ref INTO matched_state, matched_status, matched_resource
-      FROM idem.keys k
-     WHERE k.tenant = p_tenant AND k.endpoint = p_endpoint AND k.idem_key = v_prev_key AND k.service = p_service;
-    IF p_blocks AND NOT p_confirmed THEN
-      -- Not this key's execution: the claim is undone in this transaction, nobody saw it.
-      DELETE FROM idem.keys k
-       WHERE k.tenant = p_tenant AND k.endpoint = p_endpoint AND k.idem_key = p_key AND k.service = p_service
-         AND k.lease_token = claim_fresh_checked.lease_token;
-      claimed := false;
-      generation := NULL;
-      expires_at := NULL;
-      lease_token := NULL;
-      lease_until := NULL;
-    END IF;
-  END IF;
-  RETURN NEXT;
-END $$;
+-- 3. The claim itself is one statement of the library's (core/store/crosskeyclaim.cpp): it
+--    upserts the fingerprint's row and inserts the key only if the row now names it, in one
+--    statement and one commit, so a held request never leaves a claimed key behind.
 
 -- 4. A released claim never executed: its fingerprint is no longer "executed under this key".
 CREATE OR REPLACE FUNCTION idem.release(
@@ -171,7 +97,7 @@ BEGIN
   END IF;
   FOR f IN SELECT p.oid::regprocedure AS fn, p.proname FROM pg_proc p
             WHERE p.pronamespace = 'idem'::regnamespace
-              AND p.proname IN ('claim_fresh_checked', 'release', 'forget_fingerprints') LOOP
+              AND p.proname IN ('release', 'forget_fingerprints') LOOP
     EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f.fn);
     CONTINUE WHEN NOT v_roles;
     IF f.proname = 'forget_fingerprints' THEN

@@ -190,9 +190,10 @@ class TestSweeper : public QObject {
     test::TestDatabase db("sweeper_fingerprints");
     auto c = db.connect();
     c.exec(
-        "INSERT INTO idem.recent_fingerprints (service, tenant, endpoint, fingerprint, idem_key, seen_at, forget_at)"
+        "INSERT INTO idem.recent_fingerprints (service, tenant, endpoint, fingerprint, idem_key, seen_at, forget_at,"
+        " claimed_as)"
         " SELECT 'default', 't', 'POST /v1/payments', int4send(i), 'k' || i, now() - interval '2 minutes',"
-        "        now() + CASE WHEN i <= 12 THEN interval '-1 minute' ELSE interval '1 minute' END"
+        "        now() + CASE WHEN i <= 12 THEN interval '-1 minute' ELSE interval '1 minute' END, 'hold'"
         " FROM generate_series(1, 15) i");
     store::SweepOptions o;
     o.batch = 5;
