@@ -34,27 +34,33 @@ trace::Outcome crossKeyOutcome(const store::ClaimResult& claim, const store::Cro
   return check.confirmed ? trace::Outcome::DuplicateConfirmed : trace::Outcome::DuplicateObserved;
 }
 
-std::string matchDetail(const store::CrossKeyMatch& match, long long nowMs, const policy::CrossKey& tier) {
-  std::string out = "matches key " + match.key;
+namespace {
+/// "a1 (pay_X, 201)", "a1 (still running)".
+std::string earlierKey(const store::CrossKeyMatch& match) {
   std::string about;
   if (match.resource) about = *match.resource;
   if (match.state == "done" && match.status != 0) about += (about.empty() ? "" : ", ") + std::to_string(match.status);
   else if (match.state == "processing") about += (about.empty() ? "" : ", ") + std::string("still running");
-  if (!about.empty()) out += " (" + about + ")";
-  const auto gap = std::chrono::milliseconds(std::max(0LL, nowMs - match.at));
-  out += ", executed " + text::humanDuration(gap) + " earlier with the same request; window " +
+  return about.empty() ? match.key : match.key + " (" + about + ")";
+}
+std::string ago(const store::CrossKeyMatch& match, long long nowMs) {
+  return text::humanDuration(std::chrono::milliseconds(std::max(0LL, nowMs - match.at)));
+}
+}  // namespace
+
+std::string matchDetail(const store::CrossKeyMatch& match, long long nowMs, const policy::CrossKey& tier) {
+  return "matches key " + earlierKey(match) + ", claimed " + ago(match, nowMs) + " earlier; window " +
          policy::formatDuration(tier.window);
-  return out;
 }
 
 Response duplicateProblem(const store::CrossKeyMatch& match, long long nowMs, const policy::CrossKey& tier,
                           std::string_view docsUrl, std::string_view key) {
   const bool held = tier.mode != policy::CrossKeyMode::Reject;
-  std::string detail = "This request " + matchDetail(match, nowMs, tier) + ", under another Idempotency-Key. " +
-                       "Nothing was executed. A retry of that request should reuse its key (" + match.key + ")";
-  detail += held ? std::string("; if a second, identical operation is meant, resend with the header ") +
+  std::string detail = "The same request was sent " + ago(match, nowMs) + " ago under another Idempotency-Key, " +
+                       earlierKey(match) + ". Nothing was executed. A retry of that request should reuse its key";
+  detail += held ? std::string("; if a second, identical operation is meant, resend this one with the header ") +
                        policy::kDuplicateConfirmedHeader + ": ?1."
-                 : ". This operation refuses such duplicates inside the window.";
+                 : ". This operation refuses such duplicates for " + text::humanDuration(tier.window) + ".";
   return makeProblem(held ? Problem::SuspectedDuplicate : Problem::DuplicateRejected, docsUrl, detail, key);
 }
 

@@ -33,6 +33,16 @@ const char* const kShortPolicy = R"json({
   ]
 })json";
 
+// serve's payments looking for the same request under another key.
+const char* const kHoldPolicy = R"json({
+  "docs_url": "/idempotency",
+  "tenant_header": "Account-Id",
+  "tiers": [
+    { "name": "payments", "routes": ["POST /v1/payments"], "ttl": "1h", "fingerprint": { "mode": "json" },
+      "cross_key": { "mode": "hold", "window": "60s" } }
+  ]
+})json";
+
 // Every member docs/conformance.md promises in the JSON report, with its type.
 void checkReportStructure(const idem::test::ConformRun& run) {
   const auto& r = run.report;
@@ -159,6 +169,27 @@ class TestAgainstIdem : public QObject {
                                    u"--after-expiry"_s, u"reject"_s});
     QVERIFY2(refuses.finished.exitedWith(0), refuses.describe());
     QCOMPARE(refuses.named(u"pass"_s), QStringList{u"expiry"_s});
+  }
+
+  // serve's payments with cross_key hold (docs/policy.md, "Duplicates across keys"): the same
+  // body under a second key is held with 409, then runs once confirmed — counted by the kit from
+  // the answers' resource ids; held to "off" instead, the same service fails.
+  void serveHoldsTheSameBodyUnderASecondKey() {
+    idem::test::TestDatabase db("cf_serve_crosskey");
+    const auto policy = std::filesystem::temp_directory_path() / ("cf_xk_" + std::to_string(getpid()) + ".json");
+    std::ofstream(policy) << kHoldPolicy;
+    idem::test::ServeProcess serve({"--db", db.conninfo(), "--listen", "127.0.0.1:0", "--policy", policy.string()});
+    const QStringList common{u"--route"_s, u"POST /v1/payments"_s, u"--body"_s, kPaymentBody, u"--tenant-header"_s,
+                             u"Account-Id"_s, u"--only"_s, u"cross-key"_s};
+    const auto held = idem::test::runConform(
+        urlOf(serve.port()), common + QStringList{u"--expect-cross-key"_s, u"hold"_s, u"--cross-key-confirm"_s,
+                                                  u"Idempotency-Duplicate-Confirmed: ?1"_s});
+    QVERIFY2(held.finished.exitedWith(0), held.describe());
+    QCOMPARE(held.named(u"pass"_s), QStringList{u"cross-key"_s});
+    QVERIFY2(held.scenario(u"cross-key"_s).value(u"reason").toString().startsWith(u"held"_s), held.describe());
+    const auto wrong = idem::test::runConform(urlOf(serve.port()), common + QStringList{u"--expect-cross-key"_s, u"off"_s});
+    QVERIFY2(wrong.finished.exitedWith(1), wrong.describe());
+    std::filesystem::remove(policy);
   }
 };
 
