@@ -11,6 +11,7 @@
 #include <string>
 
 #include "app/idemctl/command.h"
+#include "app/idemctl/simulate_tiers.h"
 #include "core/sim/config_parse.h"
 #include "core/sim/compare.h"
 #include "core/sim/engine.h"
@@ -206,6 +207,16 @@ int runSimulate(const idemctl::Args& args) {
   config.policy = policies.front().policy;
   if (args.has("bench")) return runBench(config);
   if (args.has("schedule")) return printSchedule(config, args.get("schedule"), args.get("operations"));
+  if (args.has("tiers")) {
+    // A scenario's A/B pair without --policy: its first (A) is the clients every tier meets.
+    if (args.has("policy") && policies.size() > 1)
+      return usageError("--tiers runs one client policy against every tier: give one --policy");
+    if (format != "json") {
+      if (scenario) std::cout << "Scenario: " << scenario->title << '\n';
+      std::cout << "Clients: " << policies.front().name << '\n';
+    }
+    return idemctl::simulateTiers(config, args.get("tiers"), format, std::cout, std::cerr);
+  }
 
   std::vector<idem::sim::NamedResult> runs;
   for (const auto& choice : policies) {
@@ -252,5 +263,10 @@ IDEMCTL_COMMAND("simulate", "simulate client retry policies against key expiry a
                                        "One operation's retry offsets against a fault that never clears "
                                        "(500, 503-retry-after-2, 409, reset, hang).",
                                        "off"),
-                 idemctl::Flag::option("operations", "N", "Operations for --schedule (1 to 1000000).", "1000")},
+                 idemctl::Flag::option("operations", "N", "Operations for --schedule (1 to 1000000).", "1000"),
+                 idemctl::Flag::option("tiers", "POLICY",
+                                       "An Idem policy file: run the scenario's clients against each of its tiers "
+                                       "(TTL, lease, cross_key) and give the duplicates per tier, with cross-key "
+                                       "detection as the tier has it and switched the other way.",
+                                       "off")},
                 runSimulate);

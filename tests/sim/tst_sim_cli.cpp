@@ -184,6 +184,43 @@ class TestSimCli : public QObject {
     QVERIFY(out.find("charge-twice") != std::string::npos);
   }
 
+  // --tiers: the scenario's clients against each tier of an Idem policy; each row is the
+  // library's run of the scenario with that tier's TTL, lease and cross_key, and the counterpart
+  // switches detection the other way.
+  void eachTierOfAPolicy() {
+    const std::string policy = writeFile("tiers.json", R"({ "docs_url": "/idempotency", "tiers": [
+      { "name": "payments", "routes": ["POST /v1/payments"], "ttl": "24h", "cross_key": { "mode": "hold", "window": "10m" } },
+      { "name": "orders", "routes": ["POST /v1/orders"], "ttl": "1h", "lease": "20s" } ] })");
+    std::string out;
+    QCOMPARE(test::runIdemctl({"simulate", "--scenario", "new-keys", "--tiers", policy, "--format", "json"}, &out), 0);
+    const auto tiers = nlohmann::json::parse(out)["tiers"];
+    QCOMPARE(tiers.size(), std::size_t(2));
+    const auto* s = sim::findScenario("new-keys");
+    auto config = sim::scenarioConfig(*s);
+    auto payments = config;
+    payments.store.ttl = 24LL * 3600 * sim::kUsecPerSecond;
+    payments.store.lease = 30 * sim::kUsecPerSecond;
+    payments.store.crossKey = {sim::CrossKey::Mode::Hold, 600 * sim::kUsecPerSecond};
+    const auto held = sim::simulate(payments);
+    QCOMPARE(tiers[0]["tier"].get<std::string>(), std::string("payments"));
+    QCOMPARE(tiers[0]["duplicates"].get<std::int64_t>(), held.duplicates);
+    QCOMPARE(tiers[0]["counterpart"]["duplicates"].get<std::int64_t>(), held.counterpart->duplicates);
+    auto orders = config;
+    orders.store.ttl = 3600 * sim::kUsecPerSecond;
+    orders.store.lease = 20 * sim::kUsecPerSecond;
+    orders.store.crossKey.mode = sim::CrossKey::Mode::Off;
+    QCOMPARE(tiers[1]["duplicates"].get<std::int64_t>(), sim::simulate(orders).duplicates);
+    // The scenario's clients make new keys for retries: detection is what tells the two apart.
+    QVERIFY(tiers[1]["duplicates_new_key"].get<std::int64_t>() > 0);
+    QCOMPARE(tiers[0]["duplicates_new_key"].get<std::int64_t>(), 0LL);
+
+    QCOMPARE(test::runIdemctl({"simulate", "--scenario", "new-keys", "--tiers", policy}, &out), 0);
+    QVERIFY2(out.find("hold 10m") != std::string::npos, out.c_str());
+    const std::string broken = writeFile("broken.json", R"({ "tiers": [ { "name": "x" } ] })");
+    QCOMPARE(test::runIdemctl({"simulate", "--scenario", "new-keys", "--tiers", broken}, &out), 2);
+    QVERIFY2(out.find("docs_url") != std::string::npos, out.c_str());
+  }
+
   void listPresets() {
     std::string out;
     QCOMPARE(test::runIdemctl({"simulate", "--list-presets"}, &out), 0);
