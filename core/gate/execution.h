@@ -87,6 +87,7 @@ class Call : public std::enable_shared_from_this<Call> {
   std::optional<enforce::Ticket> m_ticket;
   std::optional<Host::InFlight> m_counted;  // until the client's answer is handed over
   bool m_answered = false;
+  bool m_finished = false;  // finish() was called: the execution gave its answer
 };
 
 using CallPtr = std::shared_ptr<Call>;

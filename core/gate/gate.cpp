@@ -44,6 +44,7 @@ void Call::respond() {
 }
 
 void Call::finish(Result result) {
+  m_finished = true;
   if (!m_ticket) {
     m_handled.response = std::move(result.response);
     m_handled.resource = std::move(result.resource);
@@ -292,6 +293,14 @@ void Gate::run(const CallPtr& call) {
       m_execution.run(call);
     } catch (const std::exception& e) {
       failed(call, e);
+      // The work may have begun: the key keeps the 500 (after-start) or is freed (2xx-only),
+      // settled on a handler thread before the client's answer — never left to the ticket's
+      // destructor on whichever thread drops the call, after the client could retry.
+      if (call->m_ticket && !call->m_finished) {
+        Result r;
+        r.response = std::move(call->m_handled.response);
+        return call->finish(std::move(r));
+      }
       call->respond();
     }
   };

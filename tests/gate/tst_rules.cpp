@@ -173,8 +173,12 @@ class TstRules : public QObject {
     QVERIFY2(test::problemOf(failed)["detail"].get<std::string>().starts_with(
                  "The server failed while handling the request."),
              failed.body.c_str());
+    QCOMPARE(failed.header("Idempotency-Key"), "\"" + test::GatePair::key("throws") + "\"");
     QCOMPARE(s.requests("charges", "error", 500), errors + 1);
-    QTRY_COMPARE(s.post("/v1/charges", test::keyed(test::GatePair::key("throws"))).status, 500);
+    // The 500 was the key's before the client had it: the retry at once replays it.
+    const auto retry = s.post("/v1/charges", test::keyed(test::GatePair::key("throws")));
+    QCOMPARE(retry.status, 500);
+    QCOMPARE(retry.header("Idempotent-Replayed"), std::string("true"));
     QCOMPARE(s.execution->calls(), before + 1);
   }
 };
