@@ -230,7 +230,8 @@ Explanation explain(KeyHistory history, const ExplainOptions& options) {
   } else if (x.executions == 1 && unanswered == 1) {
     story.push_back("The service never answered, so the operation may or may not have run: check with the service.");
   } else if (x.executions == 1) {
-    story.push_back("The operation ran once.");
+    // Next to another key's execution of the same request, "once" holds for this key only.
+    story.push_back(x.crossKey.empty() ? "The operation ran once." : "The operation ran once under this key.");
   } else if (x.inDoubt == 0 && !(h.generations.size() == 1 && leaseValid(h.generations.front(), now))) {
     story.push_back("The operation has not run.");
   }
