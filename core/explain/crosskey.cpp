@@ -46,8 +46,11 @@ std::string tell(const CrossKeyFinding& f, const std::string& same, const Vocabu
   const std::string later = resourceOr(f.laterResource, words.thing, f.laterKey);
   const std::string confirm = "the client resends it with the header Idempotency-Duplicate-Confirmed: ?1";
   if (f.thisKeyIsLater) {
+    // A repeat the client confirmed was meant is no retry: the hypothesis goes with the others.
     std::string out = "The request under this key at " + when(f.at, zone) + " matches " + earlier + ", " + gapText(f) +
-                      " earlier, " + same + ", key " + f.earlierKey + ": a client that made a new key for its retry.";
+                      " earlier, " + same + ", key " + f.earlierKey +
+                      (f.outcome == O::DuplicateConfirmed ? std::string(".")
+                                                          : ": a client that made a new key for its retry.");
     switch (f.outcome) {
       case O::DuplicateObserved:
         return out + " Both ran (" + later + " under this key): the route flags such repeats without stopping them.";

@@ -197,8 +197,10 @@ class TestCrossKey : public QObject {
     test::CrossKeyPairs(m_db->conninfo()).make("k_base", "k_refused", Outcome::DuplicateRejected);
     auto c = m_db->connect();
     const auto confirmed = explainKey(c, "k_two");
-    VERIFY_CONTAINS(confirmed.narrative, "The client confirmed it meant a second one (Idempotency-Duplicate-Confirmed), "
-                                         "so it ran (pay_k_two).");
+    // (the route's fields fingerprint, recorded by the test before, still says what "same" is)
+    VERIFY_CONTAINS(confirmed.narrative, "matches pay_k_one, 40 s earlier, same /amount and /currency, key k_one. The "
+                                         "client confirmed it meant a second one (Idempotency-Duplicate-Confirmed), so it "
+                                         "ran (pay_k_two).");
     QCOMPARE(confirmed.resolution.action, explain::Resolution::Action::None);
     QCOMPARE(confirmed.resolution.executions[0].role, explain::ExecutionRole::Intended);
     VERIFY_CONTAINS(confirmed.resolution.proposal, "Nothing to refund for pay_k_two: the client confirmed it meant a "
