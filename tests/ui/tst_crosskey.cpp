@@ -84,6 +84,24 @@ class TestCrossKey : public QObject {
     QVERIFY(!view->isVisible());
   }
 
+  // The list's query waits on a lock the test holds: the GUI thread keeps running meanwhile.
+  void theListLoadsOffTheGuiThread() {
+    test::ConsoleDesk desk;
+    QVERIFY(desk.open(m_db->conninfo()));
+    DuplicateListModel* model = desk.window->keys()->duplicatesView()->model();
+    auto blocker = m_db->connect();
+    blocker.exec("BEGIN");
+    blocker.exec("LOCK TABLE idem.events IN ACCESS EXCLUSIVE MODE");
+    KeyFilter f;
+    f.suspectedDuplicates = true;
+    desk.window->keys()->setFilter(f);
+    QCOMPARE(test::ticksWhileHeld(20), 20);
+    QVERIFY(model->isLoading());
+    QCOMPARE(model->rowCount(), 0);
+    blocker.exec("ROLLBACK");
+    QTRY_VERIFY_WITH_TIMEOUT(!model->isLoading() && model->rowCount() == 2, 10000);
+  }
+
   void aPairOpensBothKeys() {
     test::ConsoleDesk desk;
     QVERIFY(desk.open(m_db->conninfo()));
