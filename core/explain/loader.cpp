@@ -1,6 +1,7 @@
 #include "core/explain/loader.h"
 
 #include <algorithm>
+#include <map>
 
 #include "core/explain/search.h"
 #include "core/store/transaction.h"
@@ -139,24 +140,37 @@ Event readEvent(const pg::Result& e, int i) {
   return ev;
 }
 
-// The other key's generation a match concerns: the one `generation` names, else the latest
-// created by `before` (the earlier key's execution that the later request matched).
-std::optional<Generation> otherGeneration(pg::Connection& conn, const Scope& scope, const std::string& key,
-                                          std::optional<int> generation, Instant before) {
-  auto r = conn.exec(kGenerationsSql, {scope.tenant, scope.endpoint, key, "false", scope.service});
-  std::optional<Generation> found;
-  for (int i = 0; i < r.rows(); ++i) {
-    Generation g = readGeneration(r, i, false);
-    if (generation ? g.number == *generation : g.createdAt <= before) found = std::move(g);
+// The other keys' generations, each key read once (a storm of held repeats names one key often).
+class OtherKeys {
+ public:
+  OtherKeys(pg::Connection& conn, const Scope& scope) : m_conn(conn), m_scope(scope) {}
+
+  // The generation a match concerns: the one `generation` names, else the latest created by
+  // `before` (the earlier key's execution that the later request matched).
+  std::optional<Generation> generation(const std::string& key, std::optional<int> number, Instant before) {
+    auto [it, fresh] = m_read.try_emplace(key);
+    if (fresh) {
+      auto r = m_conn.exec(kGenerationsSql, {m_scope.tenant, m_scope.endpoint, key, "false", m_scope.service});
+      for (int i = 0; i < r.rows(); ++i) it->second.push_back(readGeneration(r, i, false));
+    }
+    std::optional<Generation> found;
+    for (const Generation& g : it->second)
+      if (number ? g.number == *number : g.createdAt <= before) found = g;
+    return found;
   }
-  return found;
-}
+
+ private:
+  pg::Connection& m_conn;
+  const Scope& m_scope;
+  std::map<std::string, std::vector<Generation>> m_read;
+};
 
 // Both sides of the duplicates across keys this key takes part in (history.h, CrossKeyMatch).
 void loadCrossKey(pg::Connection& conn, KeyHistory& h) {
+  OtherKeys others(conn, h.scope);
   for (const Event& e : h.events) {
     if (!e.relatedKey) continue;
-    CrossKeyMatch m{true, e, *e.relatedKey, otherGeneration(conn, h.scope, *e.relatedKey, std::nullopt, e.at)};
+    CrossKeyMatch m{true, e, *e.relatedKey, others.generation(*e.relatedKey, std::nullopt, e.at)};
     h.crossKey.push_back(std::move(m));
   }
   auto later = conn.exec(kMatchedLaterSql, {h.scope.tenant, h.scope.endpoint, h.key, h.scope.service});
@@ -164,8 +178,7 @@ void loadCrossKey(pg::Connection& conn, KeyHistory& h) {
     Event e = readEvent(later, i);
     const std::string laterKey = later.str(i, "idem_key");
     // A held request stores no generation; one that ran is the event's generation.
-    auto generation = e.generation.value_or(0) > 0 ? otherGeneration(conn, h.scope, laterKey, e.generation, e.at)
-                                                   : std::nullopt;
+    auto generation = e.generation.value_or(0) > 0 ? others.generation(laterKey, e.generation, e.at) : std::nullopt;
     CrossKeyMatch m{false, e, laterKey, std::move(generation)};
     h.crossKey.push_back(std::move(m));
   }
