@@ -136,20 +136,26 @@ void resolveCrossKey(const Explanation& x, Resolution& r) {
         }
       }
       r.action = Resolution::Action::Refund;
-      sentences.push_back(undo + " " + later + " (key " + f.laterKey +
-                          (f.laterAt ? ", " + words.created + " " + when(*f.laterAt, x.zone) : std::string()) + ", " +
-                          gapText(f) + " after " + earlier + " under key " + f.earlierKey +
-                          ", the same request) unless the customer meant two; keep " + earlier + ".");
+      std::string refund = undo;
+      refund += " " + later + " (key " + f.laterKey;
+      if (f.laterAt) refund += ", " + words.created + " " + when(*f.laterAt, x.zone);
+      refund += ", " + gapText(f) + " after " + earlier + " under key " + f.earlierKey;
+      refund += ", the same request) unless the customer meant two; keep " + earlier + ".";
+      sentences.push_back(std::move(refund));
     } else if (f.outcome == trace::Outcome::DuplicateConfirmed) {
-      sentences.push_back("Nothing to " + words.undo + " for " + later + ": the client confirmed it meant a second " +
-                          words.thing + " after " + earlier + " (key " + f.earlierKey + ").");
+      std::string meant = "Nothing to " + words.undo + " for " + later;
+      meant += ": the client confirmed it meant a second " + words.thing;
+      meant += " after " + earlier + " (key " + f.earlierKey + ").";
+      sentences.push_back(std::move(meant));
     } else {
       const bool held = f.outcome == trace::Outcome::DuplicateHeld;
-      sentences.push_back("Nothing ran twice: the repeat under key " + f.laterKey + " was " +
-                          (held ? "held" : "refused") + " and " + earlier + " (key " + f.earlierKey + ") stands. " +
-                          (held ? "If the customer means a second " + words.thing +
-                                      ", the client resends it with Idempotency-Duplicate-Confirmed: ?1."
-                                : "A second " + words.thing + " can be sent once the route's window has passed."));
+      std::string stopped = "Nothing ran twice: the repeat under key " + f.laterKey;
+      stopped += held ? " was held and " : " was refused and ";
+      stopped += earlier + " (key " + f.earlierKey + ") stands. ";
+      stopped += held ? "If the customer means a second " + words.thing +
+                            ", the client resends it with Idempotency-Duplicate-Confirmed: ?1."
+                      : "A second " + words.thing + " can be sent once the route's window has passed.";
+      sentences.push_back(std::move(stopped));
     }
   }
   for (const auto& s : sentences) r.proposal += (r.proposal.empty() ? "" : " ") + s;
