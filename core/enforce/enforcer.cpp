@@ -1,4 +1,6 @@
 #include "core/enforce/enforcer.h"
+
+#include "core/enforce/crosskey.h"
 #include "core/enforce/enforcer_support.h"
 
 #include <algorithm>
@@ -110,7 +112,7 @@ Decision Enforcer::respond(Response r, std::string outcome, const std::string& t
 
 void Enforcer::trace(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& claim,
                      trace::Outcome outcome, const std::string& fingerprint, int status, double latencyMs,
-                     const std::string& requestId, std::string_view detail) {
+                     const std::string& requestId, std::string_view detail, std::string_view relatedKey) {
   trace::Event e;
   e.atMs = claim.now;
   e.tenant = scope.tenant;
@@ -119,13 +121,25 @@ void Enforcer::trace(const store::Scope& scope, const policy::Tier& tier, const 
   e.generation = claim.generation;
   e.tier = tier.name;
   // Under observe the decision is recorded as the one that was not enforced.
-  e.outcome = tier.observed() ? trace::observedOutcome(trace::sqlName(outcome)) : outcome;
+  e.outcome = tier.observed() && trace::kind(outcome) != trace::OutcomeKind::CrossKey
+                  ? trace::observedOutcome(trace::sqlName(outcome))
+                  : outcome;
   e.fingerprint = fingerprint;
   e.status = status;
   e.latencyMs = latencyMs;
   e.requestId = requestId;
   e.detail = detail;
+  e.relatedKey = relatedKey;
   m_trace.record(e);
+}
+
+std::string Enforcer::traceMatch(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& claim,
+                                 const store::CrossKeyCheck& check, const std::string& fingerprint, int status,
+                                 double latencyMs, const std::string& requestId) {
+  // Its own row, never an observed_* one: the match happened whatever the rollout.
+  trace(scope, tier, claim, crossKeyOutcome(claim, check, tier.crossKey), fingerprint, status, latencyMs, requestId,
+        matchDetail(*claim.match, claim.now, tier.crossKey), claim.match->key);
+  return std::string(policy::crossKeyModeName(tier.crossKey.mode));
 }
 
 Decision Enforcer::begin(const Request& req) {
@@ -250,6 +264,7 @@ Decision Enforcer::decide(const Request& req, const policy::Policy::Match& match
   claim.rejectExpired = tier->onExpired == policy::OnExpired::Reject;
   claim.archiveRetention = tier->archiveRetention;
   claim.requestId = req.requestId.empty() ? http::newRequestId() : req.requestId;
+  claim.crossKey = crossKeyCheck(*tier, req.headers);
 
   const auto waitUntil = started + tier->onConflict.waitFor;
   auto poll = std::chrono::milliseconds(25);
@@ -308,11 +323,32 @@ Decision Enforcer::decide(const Request& req, const policy::Policy::Match& match
   };
 
   using D = store::Decision;
+  // Another key ran this very request inside the tier's window: recorded with both keys, and
+  // answered instead of executed when the tier holds or rejects it.
+  std::string crossKeyMode;
+  if (result.match && claim.crossKey) {
+    Response held;
+    if (result.decision == D::Duplicate) {
+      held = duplicateProblem(*result.match, result.now, tier->crossKey, docs, key);
+      addKeyHeaders(held, key, std::nullopt);
+    }
+    crossKeyMode = traceMatch(claim.scope, *tier, result, *claim.crossKey, fingerprint,
+                              result.decision == D::Duplicate ? held.status : 0,
+                              msSince(started), claim.requestId);
+    if (result.decision == D::Duplicate) {
+      Decision d = respond(std::move(held),
+                           std::string(trace::sqlName(crossKeyOutcome(result, *claim.crossKey, tier->crossKey))),
+                           tier->name);
+      d.crossKeyMode = std::move(crossKeyMode);
+      return d;
+    }
+  }
   switch (result.decision) {
     case D::Execute:
     case D::ExecuteAfterExpiry:
     case D::Takeover: {
       Decision d;
+      d.crossKeyMode = std::move(crossKeyMode);
       d.kind = Decision::Kind::Execute;
       d.tier = tier->name;
       d.outcome = trace::sqlName(result.decision == D::ExecuteAfterExpiry ? trace::Outcome::ExecutedAfterExpiry
@@ -350,6 +386,8 @@ Decision Enforcer::decide(const Request& req, const policy::Policy::Match& match
                                       "original request; to make a different request, use a new key."
                                     : "This key was first used with a different request payload. Check the outcome of "
                                       "the original request; to make a different request, use a new key.");
+    case D::Duplicate:  // answered above; a Duplicate without its match cannot come from the store
+      break;
     case D::RejectedExpired:
       return refuse(Problem::KeyExpired, trace::Outcome::RejectedExpired,
                     "key expired — reconcile, then use a new key. This key is past its validity window, so the "

@@ -110,6 +110,10 @@ struct Decision {
   /// (`outcome`: key_missing, replayed, conflict, mismatch, ...): kind is Bypass instead, and the
   /// decision not enforced is already in the trace. Run the handler plainly.
   bool observed = false;
+  /// The request matched another key's execution of the same request (the tier's cross_key,
+  /// docs/policy.md "Duplicates across keys"): the tier's mode ("observe", "hold", "reject"), for
+  /// idem_suspected_duplicates_total; empty when it matched nothing.
+  std::string crossKeyMode;
 };
 
 struct CompleteOptions {
@@ -198,7 +202,12 @@ class Enforcer {
   Decision respond(Response r, std::string outcome, const std::string& tier) const;
   void trace(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& claim,
              trace::Outcome outcome, const std::string& fingerprint, int status, double latencyMs,
-             const std::string& requestId, std::string_view detail);
+             const std::string& requestId, std::string_view detail, std::string_view relatedKey = {});
+  /// A claim that matched another key's execution (cross_key): its event names both keys.
+  /// Returns the tier's mode name for the metric.
+  std::string traceMatch(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& claim,
+                         const store::CrossKeyCheck& check, const std::string& fingerprint, int status,
+                         double latencyMs, const std::string& requestId);
   /// The execution's row, queued once its key says done (after the commit, never before).
   void traceExecution(const PendingCompletion& execution, const store::CompleteResult& done, const std::string& note);
   /// The replay of a done key's stored answer (from the store's read or from memory), traced.

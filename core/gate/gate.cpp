@@ -260,6 +260,7 @@ void Gate::decide(const CallPtr& call) {
                               m_host.tenantHeaderValue(req.headers)};
     enforce::Decision d = m_host.enforcer().begin(er);
     if (!d.tier.empty()) h.tier = d.tier;
+    if (!d.crossKeyMode.empty()) m_host.metrics().suspectedDuplicate(d.route, d.crossKeyMode);
     if (!d.detail.empty()) server::logInternalError(req.requestId, "deciding on the key", d.detail);
     const auto named = outcomeNamed(d.outcome);
     call->m_outcome = named.value_or(Outcome::Error);

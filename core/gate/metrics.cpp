@@ -2,28 +2,39 @@
 
 namespace idem::gate {
 
-void Metrics::observed(std::string_view route, std::string_view would) {
-  const std::lock_guard lock(m_observedMutex);
-  ++m_observed[{std::string(route), std::string(would)}];
+void Metrics::ByRoute::add(std::string_view route, std::string_view label) {
+  const std::lock_guard lock(m_mutex);
+  ++m_counts[{std::string(route), std::string(label)}];
 }
 
-void Metrics::renderObserved(std::string& out) const {
-  out +=
-      "# HELP idem_observed_total Requests a tier in rollout observe passed to the execution although enforcement "
-      "decided otherwise, by route and the decision not enforced (would: key_missing, replayed, conflict, "
-      "mismatch, ...).\n"
-      "# TYPE idem_observed_total counter\n";
-  const std::lock_guard lock(m_observedMutex);
-  for (const auto& [labels, n] : m_observed)
-    out += "idem_observed_total{route=\"" + server::metricLabel(labels.first) + "\",would=\"" +
+void Metrics::ByRoute::render(std::string& out, const char* name, const char* help, const char* labelName) const {
+  out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+  const std::lock_guard lock(m_mutex);
+  for (const auto& [labels, n] : m_counts)
+    out += std::string(name) + "{route=\"" + server::metricLabel(labels.first) + "\"," + labelName + "=\"" +
            server::metricLabel(labels.second) + "\"} " + std::to_string(n) + "\n";
+}
+
+void Metrics::observed(std::string_view route, std::string_view would) { m_observed.add(route, would); }
+
+void Metrics::suspectedDuplicate(std::string_view route, std::string_view mode) {
+  m_suspectedDuplicates.add(route, mode);
 }
 
 std::string Metrics::render(const Gauges& g) const {
   std::string out;
   out.reserve(4096);
   renderRequests(out);
-  renderObserved(out);
+  m_observed.render(out, "idem_observed_total",
+                    "Requests a tier in rollout observe passed to the execution although enforcement decided "
+                    "otherwise, by route and the decision not enforced (would: key_missing, replayed, conflict, "
+                    "mismatch, ...).",
+                    "would");
+  m_suspectedDuplicates.render(out, "idem_suspected_duplicates_total",
+                               "Requests that matched another key's execution of the same request inside the "
+                               "tier's cross_key window, by route and the tier's mode (observe: executed too; "
+                               "hold, reject: answered 409 unless confirmed).",
+                               "mode");
   auto gauge = [&](const char* name, const char* help, const std::string& labels, double v) {
     out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n" + name + labels + " " +
            server::metricNumber(v) + "\n";

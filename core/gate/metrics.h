@@ -38,15 +38,26 @@ class Metrics : public server::Metrics {
   /// Counts one request a tier in observe passed on although enforcement decided `would`
   /// (idem_observed_total{route,would}). Thread-safe.
   void observed(std::string_view route, std::string_view would);
+  /// Counts one request that matched another key's execution of the same request, by route and
+  /// the tier's cross_key mode (idem_suspected_duplicates_total{route,mode}). Thread-safe.
+  void suspectedDuplicate(std::string_view route, std::string_view mode);
 
   /// The exposition text: requests, then these gauges, then the transport's counters.
   [[nodiscard]] std::string render(const Gauges& gauges) const;
 
  private:
-  void renderObserved(std::string& out) const;
+  /// A counter by route and one more label.
+  class ByRoute {
+   public:
+    void add(std::string_view route, std::string_view label);
+    void render(std::string& out, const char* name, const char* help, const char* labelName) const;
 
-  mutable std::mutex m_observedMutex;
-  std::map<std::pair<std::string, std::string>, long long, std::less<>> m_observed;
+   private:
+    mutable std::mutex m_mutex;
+    std::map<std::pair<std::string, std::string>, long long, std::less<>> m_counts;
+  };
+  ByRoute m_observed;
+  ByRoute m_suspectedDuplicates;
 };
 
 }  // namespace idem::gate

@@ -44,6 +44,14 @@ namespace idem::http {
     "succeeded, then use a new key.")                                                                                \
   X(RequestInProgress, "request-in-progress", 409, "Server processing previous request",                            \
     "The first request with this key is still running. Wait Retry-After seconds and retry with the same key.")      \
+  X(SuspectedDuplicate, "suspected-duplicate", 409, "Suspected duplicate of a request under another key",           \
+    "The same request (same body, route and account) ran moments ago under another Idempotency-Key, so this one "    \
+    "was held and nothing was processed; the detail names the earlier key. A retry should reuse that key. If a "    \
+    "second, identical operation is really meant, resend with the header Idempotency-Duplicate-Confirmed: ?1.")     \
+  X(DuplicateRejected, "duplicate-rejected", 409, "Duplicate of a request under another key",                       \
+    "The same request (same body, route and account) ran moments ago under another Idempotency-Key, and this "      \
+    "operation refuses such duplicates. Nothing was processed; the detail names the earlier key. Check its "        \
+    "outcome; to repeat the operation, wait for the window the policy publishes or change the request.")            \
   X(StoreUnavailable, "store-unavailable", 503, "Idempotency store unavailable",                                    \
     "The key could not be checked, so nothing was processed. Retry after Retry-After with the same key.")           \
   X(DurabilityTooWeak, "durability-too-weak", 503, "Idempotency store not durable enough for this operation",      \

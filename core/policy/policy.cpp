@@ -39,6 +39,16 @@ std::string_view durabilityNeedName(DurabilityNeed d) { return d == DurabilityNe
 
 std::string_view onWeakerStoreName(OnWeakerStore o) { return o == OnWeakerStore::Warn ? "warn" : "refuse"; }
 
+std::string_view crossKeyModeName(CrossKeyMode m) {
+  switch (m) {
+    case CrossKeyMode::Off: return "off";
+    case CrossKeyMode::Observe: return "observe";
+    case CrossKeyMode::Hold: return "hold";
+    case CrossKeyMode::Reject: return "reject";
+  }
+  return "off";
+}
+
 std::string onConflictName(const OnConflict& c) { return c.wait ? "wait:" + formatDuration(c.waitFor) : "409"; }
 
 Policy::Match Policy::match(std::string_view method, std::string_view path) const {

@@ -30,6 +30,27 @@ enum class DurabilityNeed { Any, Synchronous };
 /// What a tier that needs synchronous durability does on a store that does not give it.
 enum class OnWeakerStore { Refuse, Warn };  // "refuse": 503 on its routes | "warn": log, metric, /healthz
 
+/// Duplicates across keys (docs/policy.md, "Duplicates across keys"): what a tier does with a new
+/// key whose request matches another key's execution (same tenant, route and fingerprint) inside
+/// the window. A client that means a second, identical operation says so with
+/// kDuplicateConfirmedHeader.
+enum class CrossKeyMode {
+  Off,      // "off": no look (the default; the tier pays nothing)
+  Observe,  // "observe": executes, and records the match (trace, metrics, console)
+  Hold,     // "hold": 409 #suspected-duplicate naming the earlier execution; a confirmed resend runs
+  Reject,   // "reject": 409 #duplicate-rejected; confirming does not help
+};
+struct CrossKey {
+  CrossKeyMode mode = CrossKeyMode::Off;
+  Millis window{0};
+  [[nodiscard]] bool on() const { return mode != CrossKeyMode::Off; }
+  /// A match is answered instead of executed (unless confirmed, under hold).
+  [[nodiscard]] bool blocks() const { return mode == CrossKeyMode::Hold || mode == CrossKeyMode::Reject; }
+};
+/// The header a client sends, as an RFC 9651 boolean (`?1`), to say a request that looks like
+/// an earlier one under another key is meant as a second operation.
+inline constexpr const char* kDuplicateConfirmedHeader = "Idempotency-Duplicate-Confirmed";
+
 struct OnConflict {
   bool wait = false;   // "409" -> false; "wait:2s" -> true
   Millis waitFor{0};
@@ -64,6 +85,7 @@ struct Tier {
   /// Where each route's stored response says how much was charged (core/policy/amount.h);
   /// empty when the policy names none.
   AmountPaths amount;
+  CrossKey crossKey;
 };
 
 /// Replayed headers when a tier names none. Never Set-Cookie or Date.
@@ -81,6 +103,7 @@ struct Tier {
 [[nodiscard]] std::string_view onWeakerStoreName(OnWeakerStore o);
 /// "409" | "wait:2s".
 [[nodiscard]] std::string onConflictName(const OnConflict& c);
+[[nodiscard]] std::string_view crossKeyModeName(CrossKeyMode m);
 
 struct Policy {
   std::string docsUrl;

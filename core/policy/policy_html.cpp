@@ -127,6 +127,24 @@ std::string keyText(const Tier& t) {
   return {};
 }
 
+// What a new key whose request repeats another key's answers (published as "cross_key").
+std::string crossKeyText(const Tier& t) {
+  const std::string window = escape(text::humanDuration(t.crossKey.window));
+  const std::string same = "The same request (see \"Same request?\") under a <em>new</em> key within " + window +
+                           " of an earlier one";
+  switch (t.crossKey.mode) {
+    case CrossKeyMode::Off: return {};
+    case CrossKeyMode::Observe: return same + " is processed, and flagged for review.";
+    case CrossKeyMode::Hold:
+      return same + " is answered <b>409</b> (<code>#suspected-duplicate</code>) naming the earlier key, and nothing "
+                    "is processed: a retry should reuse its key. To make a second, identical request on purpose, "
+                    "resend it with <code>" + std::string(kDuplicateConfirmedHeader) + ": ?1</code>.";
+    case CrossKeyMode::Reject:
+      return same + " is refused with <b>409</b> (<code>#duplicate-rejected</code>); nothing is processed.";
+  }
+  return {};
+}
+
 // `ttl` is the TTL as the published JSON writes it, so the page and the JSON agree.
 std::string tierSection(const Tier& t, const std::string& ttl) {
   std::string s = "<section class=\"tier\"><h3>" + escape(t.name) + "</h3><table>\n";
@@ -141,6 +159,7 @@ std::string tierSection(const Tier& t, const std::string& ttl) {
   row("If the server stops mid-request",
       "After " + escape(text::humanDuration(t.lease)) + " a retry with the same key runs the request again.");
   row("Same request?", fingerprintText(t.fingerprint));
+  if (t.crossKey.on()) row("Same request, new key", crossKeyText(t));
   row("Stored responses", cacheText(t));
   row("Replayed headers", codeList(t.replayHeaders.empty() ? defaultReplayHeaders() : t.replayHeaders));
   if (!t.amount.empty()) row("Amount charged", amountText(t));
@@ -159,7 +178,9 @@ control or non-ASCII characters), or the body is not JSON on a route that compar
 processed. Fix the request; do not retry it unchanged.</dd>
 <dt>409 Conflict</dt>
 <dd>The first request with this key is still being processed. Nothing new was processed. Wait the seconds in
-<code>Retry-After</code> and retry with the <em>same</em> key to get its result.</dd>
+<code>Retry-After</code> and retry with the <em>same</em> key to get its result. On a tier that checks for
+duplicates across keys, a 409 of type <code>#suspected-duplicate</code> or <code>#duplicate-rejected</code> means
+the same request already ran under another key, named in the detail (see "Same request, new key").</dd>
 <dt>422 Unprocessable Content</dt>
 <dd>Either the key was already used for a different request (see "Same request?" above), or the key expired in a
 tier that refuses expired keys. Nothing was processed. Do not retry with this key: check whether the original

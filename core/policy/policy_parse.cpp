@@ -251,7 +251,7 @@ class Reader {
       internal::rejectUnknown(v, m_source, path,
                               {"name", "routes", "rollout", "key_required", "ttl", "lease", "on_expired", "on_conflict", "cache",
                                "fingerprint", "archive_retention", "body_retention", "reference_windows",
-                               "replay_headers", "durability", "on_weaker_store", "amount"});
+                               "replay_headers", "durability", "on_weaker_store", "amount", "cross_key"});
     });
     Tier t;
     attempt([&] { t.name = tierName(required(v, path, "name", "a unique name such as \"payments\""), member(path, "name")); });
@@ -312,6 +312,9 @@ class Reader {
     attempt([&] {
       if (const json* f = optional(v, "replay_headers"))
         t.replayHeaders = replayHeaders(*f, member(path, "replay_headers"));
+    });
+    attempt([&] {
+      if (const json* f = optional(v, "cross_key")) t.crossKey = crossKey(*f, member(path, "cross_key"), t.fingerprint);
     });
     attempt([&] {
       if (const json* f = optional(v, "amount"))
@@ -463,6 +466,28 @@ class Reader {
              "is never used unless durability is \"synchronous\"; add \"durability\": \"synchronous\" or leave "
              "it out");
     }
+  }
+
+  // A match means "the same request" only if the fingerprint tells requests apart: without one
+  // (mode "none") every request of a route would match the last.
+  CrossKey crossKey(const json& v, const std::string& path, const fp::Spec& spec) const {
+    expect(v, path, json::value_t::object, "an object such as {\"mode\": \"hold\", \"window\": \"60s\"}");
+    internal::rejectUnknown(v, m_source, path, {"mode", "window"});
+    CrossKey out;
+    const json& m = required(v, path, "mode", "\"off\", \"observe\", \"hold\" or \"reject\"");
+    const std::string mode = str(m, member(path, "mode"));
+    if (mode == "observe") out.mode = CrossKeyMode::Observe;
+    else if (mode == "hold") out.mode = CrossKeyMode::Hold;
+    else if (mode == "reject") out.mode = CrossKeyMode::Reject;
+    else if (mode != "off")
+      fail(member(path, "mode"), shown(m) + " is not valid (use \"off\", \"observe\" to run and record a match, "
+                                          "\"hold\" to answer 409 until the client confirms, or \"reject\")");
+    if (!out.on()) return out;
+    out.window = duration(required(v, path, "window", "how far back a match counts, e.g. \"60s\""), member(path, "window"));
+    if (spec.mode == fp::Mode::None)
+      fail(path, "needs a fingerprint that tells requests apart (fingerprint mode is \"none\": every request of the "
+                 "route would match the last); use \"json\", \"body\" or \"fields\"");
+    return out;
   }
 
   fp::Spec fingerprint(const json& v, const std::string& path) const {

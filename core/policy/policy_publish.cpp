@@ -63,6 +63,13 @@ json tierJson(const Tier& t, const json* doc) {
       {"replay_headers", t.replayHeaders.empty() ? defaultReplayHeaders() : t.replayHeaders},
       // Where a response says how much was charged: null when the policy names none.
       {"amount", amountPathsJson(t.amount)},
+      // What a client whose request matches another key's execution is answered, and how it
+      // says it means a second operation.
+      {"cross_key",
+       t.crossKey.on() ? json{{"mode", crossKeyModeName(t.crossKey.mode)},
+                              {"window", written(field(field(doc, "cross_key"), "window"), t.crossKey.window)},
+                              {"confirm_header", kDuplicateConfirmedHeader}}
+                       : json{{"mode", "off"}}},
   };
 }
 

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/policy/duration.h"
+#include "core/store/crosskeyclaim.h"
 #include "core/store/headercodec.h"
 #include "core/store/keysql.h"
 #include "core/store/pgarray.h"
@@ -26,27 +27,6 @@ constexpr std::size_t kBatchesInFlight = kWriteBatchesInFlight;
 constexpr std::size_t kMaxClaimsPerBatch = 128;
 constexpr std::size_t kMaxCompletionsPerBatch = 128;
 constexpr std::size_t kMaxCompletionBytesPerBatch = 1 << 20;
-
-struct FreshClaimColumns {
-  int generation, expiresAt, leaseToken, leaseUntil, now;
-  explicit FreshClaimColumns(const pg::Result& r)
-      : generation(r.column("generation", Type::Int4)),
-        expiresAt(r.column("expires_at", Type::Timestamptz)),
-        leaseToken(r.column("lease_token", Type::Uuid)),
-        leaseUntil(r.column("lease_until", Type::Timestamptz)),
-        now(r.column("db_now", Type::Timestamptz)) {}
-};
-
-ClaimResult freshClaim(const pg::Result& r, const FreshClaimColumns& col, int row) {
-  ClaimResult out;
-  out.decision = Decision::Execute;
-  out.generation = r.binInt32At(row, col.generation);
-  out.expiresAt = r.binTimestampMsAt(row, col.expiresAt);
-  out.leaseToken = r.binUuidAt(row, col.leaseToken);
-  out.leaseUntil = r.binTimestampMsAt(row, col.leaseUntil);
-  out.now = r.binTimestampMsAt(row, col.now);
-  return out;
-}
 
 pg::Param policyVersionParam(const ClaimRequest& q) {
   return q.policyVersion > 0 ? pg::Param(q.policyVersion) : pg::Param::null();
@@ -96,6 +76,24 @@ void splitOnError(std::span<Job*> jobs, Statement& statement) {
 
 }  // namespace
 
+FreshClaimColumns::FreshClaimColumns(const pg::Result& r)
+    : generation(r.column("generation", Type::Int4)),
+      expiresAt(r.column("expires_at", Type::Timestamptz)),
+      leaseToken(r.column("lease_token", Type::Uuid)),
+      leaseUntil(r.column("lease_until", Type::Timestamptz)),
+      now(r.column("db_now", Type::Timestamptz)) {}
+
+ClaimResult freshClaim(const pg::Result& r, const FreshClaimColumns& col, int row) {
+  ClaimResult out;
+  out.decision = Decision::Execute;
+  out.generation = r.binInt32At(row, col.generation);
+  out.expiresAt = r.binTimestampMsAt(row, col.expiresAt);
+  out.leaseToken = r.binUuidAt(row, col.leaseToken);
+  out.leaseUntil = r.binTimestampMsAt(row, col.leaseUntil);
+  out.now = r.binTimestampMsAt(row, col.now);
+  return out;
+}
+
 std::vector<pg::Param> completeParams(const CompleteRequest& r) {
   return {r.scope.tenant,
           r.scope.endpoint,
@@ -120,6 +118,7 @@ CompleteResult completedRow(const pg::Result& r, int row) {
 std::optional<ClaimResult> claimFreshOne(pg::Connection& c, const ClaimRequest& q) {
   std::optional<pg::Result> inserted;
   try {
+    if (q.crossKey) return claimFreshCheckedOne(c, q);
     inserted.emplace(c.execPrepared("idem_claim_fresh", kFreshClaimSql,
                                     {q.scope.tenant, q.scope.endpoint, q.scope.key, pg::Param::bytes(q.fingerprint),
                                      q.tier, policyVersionParam(q), policy::toInterval(q.ttl),
@@ -164,10 +163,15 @@ void KeyBatches::runClaims(std::vector<ClaimJob*>& jobs) {
   // against the row the first one left.
   std::sort(jobs.begin(), jobs.end(),
             [](const ClaimJob* a, const ClaimJob* b) { return scopeOrder(a->request->scope) < scopeOrder(b->request->scope); });
-  std::vector<ClaimJob*> distinct;
-  for (auto* j : jobs)
-    if (distinct.empty() || scopeOrder(distinct.back()->request->scope) != scopeOrder(j->request->scope))
-      distinct.push_back(j);
+  // Keys of tiers with cross_key go in a statement of their own (crosskeyclaim.h): the others
+  // keep the plain INSERT, and pay nothing for the look.
+  std::vector<ClaimJob*> distinct, checked;
+  const ClaimJob* previous = nullptr;
+  for (auto* j : jobs) {
+    if (previous != nullptr && scopeOrder(previous->request->scope) == scopeOrder(j->request->scope)) continue;
+    previous = j;
+    (j->request->crossKey ? checked : distinct).push_back(j);
+  }
 
   auto statement = [this](std::span<ClaimJob*> part) {
     // Safe to resend (withRetry): a claim whose commit was acknowledged to nobody returns no row
@@ -208,7 +212,14 @@ void KeyBatches::runClaims(std::vector<ClaimJob*>& jobs) {
       }
     });
   };
-  splitOnError(std::span<ClaimJob*>(distinct), statement);
+  auto checkedStatement = [this](std::span<ClaimJob*> part) {
+    m_pool.withRetry([&](pg::Connection& c) {
+      if (part.size() == 1) part[0]->claimed = claimFreshOne(c, *part[0]->request);
+      else claimFreshCheckedBatch(c, part);
+    });
+  };
+  if (!distinct.empty()) splitOnError(std::span<ClaimJob*>(distinct), statement);
+  if (!checked.empty()) splitOnError(std::span<ClaimJob*>(checked), checkedStatement);
 }
 
 void KeyBatches::runCompletions(std::vector<CompletionJob*>& jobs) {

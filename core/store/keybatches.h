@@ -21,6 +21,14 @@ namespace idem::store {
 /// A stored completion as a RETURNING row of those statements (or kCompletedBySql) reports it.
 [[nodiscard]] CompleteResult completedRow(const pg::Result& r, int row);
 
+/// Where a fresh claim's row (generation, expires_at, lease_token, lease_until, db_now) is.
+struct FreshClaimColumns {
+  int generation, expiresAt, leaseToken, leaseUntil, now;
+  explicit FreshClaimColumns(const pg::Result& r);
+};
+/// A key claimed as new, from its row of a fresh claim's result.
+[[nodiscard]] ClaimResult freshClaim(const pg::Result& r, const FreshClaimColumns& col, int row);
+
 /// One key's fresh claim by a single-row statement on `c`: nullopt when the key has a live row
 /// or history (or a sweeper archived it meanwhile). Throws like any statement.
 [[nodiscard]] std::optional<ClaimResult> claimFreshOne(pg::Connection& c, const ClaimRequest& q);

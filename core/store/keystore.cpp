@@ -73,6 +73,7 @@ const char* decisionName(Decision d) {
     case Decision::Conflict: return "conflict";
     case Decision::Mismatch: return "mismatch";
     case Decision::RejectedExpired: return "rejected_expired";
+    case Decision::Duplicate: return "duplicate";
   }
   return "unknown";
 }

@@ -32,6 +32,24 @@ struct Scope {
   std::string service = kDefaultService;
 };
 
+/// A fresh claim that also looks for another key's execution of the same request (a tier's
+/// `cross_key`, docs/policy.md "Duplicates across keys"): same service, tenant, endpoint and
+/// fingerprint, inside `window`.
+struct CrossKeyCheck {
+  Millis window{0};
+  bool blocks = false;     // hold or reject: a match is not claimed (Decision::Duplicate)
+  bool confirmed = false;  // the client sent Idempotency-Duplicate-Confirmed: ?1 (a match still runs)
+};
+
+/// The earlier execution a request matched.
+struct CrossKeyMatch {
+  std::string key;
+  DbTime at = 0;                       // when that key claimed its execution
+  std::string state;                   // its row now: "processing" or "done"; empty once swept
+  int status = 0;                      // its stored answer's status (done)
+  std::optional<std::string> resource; // what it created, when the executor named it
+};
+
 struct ClaimRequest {
   Scope scope;
   std::string fingerprint;  // raw digest bytes
@@ -42,9 +60,12 @@ struct ClaimRequest {
   bool rejectExpired = false;
   Millis archiveRetention{0};
   std::string requestId;
+  std::optional<CrossKeyCheck> crossKey;  // set on tiers with cross_key on
 };
 
-enum class Decision { Execute, ExecuteAfterExpiry, Takeover, Replay, Conflict, Mismatch, RejectedExpired };
+/// Duplicate: the request matches another key's execution and the tier answers instead of
+/// executing (cross_key hold or reject); nothing was claimed.
+enum class Decision { Execute, ExecuteAfterExpiry, Takeover, Replay, Conflict, Mismatch, RejectedExpired, Duplicate };
 [[nodiscard]] const char* decisionName(Decision d);
 
 struct StoredResponse {
@@ -62,6 +83,9 @@ struct ClaimResult {
   std::optional<StoredResponse> stored;  // set for Replay
   long long retryAfterMs = 0;       // set for Conflict
   DbTime now = 0;                   // the database's clock at the decision
+  /// Another key's execution of the same request (only with ClaimRequest::crossKey): set for
+  /// Duplicate, and for an Execute that ran although it matched (observe, or confirmed).
+  std::optional<CrossKeyMatch> match;
 };
 
 /// A statement that must commit together with the completion (e.g. the payment's ledger row).

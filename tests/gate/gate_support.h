@@ -26,7 +26,13 @@ inline const char* const kGatePolicy = R"json({
     { "name": "charges", "routes": ["POST /v1/charges"], "ttl": "1h", "fingerprint": { "mode": "body" } },
     { "name": "notes", "routes": ["POST /v1/notes"], "key_required": false, "ttl": "1h" },
     { "name": "observed", "routes": ["POST /v1/observed"], "rollout": "observe", "ttl": "1h",
-      "on_conflict": "wait:5s", "fingerprint": { "mode": "body" } }
+      "on_conflict": "wait:5s", "fingerprint": { "mode": "body" } },
+    { "name": "dup-observe", "routes": ["POST /v1/dup-observe"], "ttl": "1h",
+      "cross_key": { "mode": "observe", "window": "60s" } },
+    { "name": "dup-hold", "routes": ["POST /v1/dup-hold"], "ttl": "1h", "cache": "2xx-only",
+      "cross_key": { "mode": "hold", "window": "60s" } },
+    { "name": "dup-reject", "routes": ["POST /v1/dup-reject"], "ttl": "1h",
+      "cross_key": { "mode": "reject", "window": "2s" } }
   ]
 })json";
 

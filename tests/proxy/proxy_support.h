@@ -28,7 +28,13 @@ inline const char* const kProxyPolicy = R"json({
     { "name": "short", "routes": ["POST /v1/short"], "ttl": "2s", "lease": "1s", "on_expired": "reject" },
     { "name": "renewals", "routes": ["POST /v1/renewals"], "ttl": "2s", "lease": "1s", "on_expired": "execute" },
     { "name": "flaky", "routes": ["POST /v1/flaky"], "ttl": "1h", "cache": "2xx-only" },
-    { "name": "inspect", "routes": ["POST /v1/headers"], "ttl": "1h" }
+    { "name": "inspect", "routes": ["POST /v1/headers"], "ttl": "1h" },
+    { "name": "dup-observe", "routes": ["POST /v1/transfers"], "ttl": "1h",
+      "cross_key": { "mode": "observe", "window": "60s" } },
+    { "name": "dup-hold", "routes": ["POST /v1/payouts"], "ttl": "1h",
+      "cross_key": { "mode": "hold", "window": "60s" } },
+    { "name": "dup-reject", "routes": ["POST /v1/refunds"], "ttl": "1h",
+      "cross_key": { "mode": "reject", "window": "60s" } }
   ]
 })json";
 

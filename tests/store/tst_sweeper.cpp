@@ -180,7 +180,26 @@ class TestSweeper : public QObject {
     o.purgeEvents = false;
     auto report = store::sweep(c, o);
     QCOMPARE(report.archived, 25LL);
-    QCOMPARE(report.batches, 3);  // 10 + 10 + 5 (short batch: done)
+    // One batch of cross_key fingerprints (none here), then 10 + 10 + 5 (short batch: done).
+    QCOMPARE(report.batches, 4);
+    QCOMPARE(report.fingerprintsForgotten, 0LL);
+  }
+
+  // A cross_key fingerprint is kept for its tier's window (migration 0026), then forgotten.
+  void forgetsFingerprintsPastTheirWindow() {
+    test::TestDatabase db("sweeper_fingerprints");
+    auto c = db.connect();
+    c.exec(
+        "INSERT INTO idem.recent_fingerprints (service, tenant, endpoint, fingerprint, idem_key, seen_at, forget_at)"
+        " SELECT 'default', 't', 'POST /v1/payments', int4send(i), 'k' || i, now() - interval '2 minutes',"
+        "        now() + CASE WHEN i <= 12 THEN interval '-1 minute' ELSE interval '1 minute' END"
+        " FROM generate_series(1, 15) i");
+    store::SweepOptions o;
+    o.batch = 5;
+    const auto report = store::sweep(c, o);
+    QCOMPARE(report.fingerprintsForgotten, 12LL);
+    QCOMPARE(scalar(c, "SELECT count(*) AS n FROM idem.recent_fingerprints WHERE forget_at > now()"), 3LL);
+    QCOMPARE(scalar(c, "SELECT count(*) AS n FROM idem.recent_fingerprints"), 3LL);
   }
 
   void lockedRowsAreSkippedNotWaitedFor() {

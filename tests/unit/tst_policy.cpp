@@ -149,6 +149,13 @@ class TestPolicy : public QObject {
     good("reference_windows", "/tiers/1/reference_windows", R"({"client_retry": "60m", "b": "2s"})",
          "/tiers/1/reference_windows", R"({"client_retry": "60m", "b": "2s"})");
     good("reference_windows empty", "/tiers/1/reference_windows", "{}", "/tiers/1/reference_windows", "{}");
+    good("cross_key off by default", "/tiers/1/cross_key", kRemove, "/tiers/1/cross_key", R"({"mode": "off"})");
+    good("cross_key hold", "/tiers/1/cross_key", R"({"mode": "hold", "window": "90s"})", "/tiers/1/cross_key",
+         R"({"mode": "hold", "window": "90s", "confirm_header": "Idempotency-Duplicate-Confirmed"})");
+    good("cross_key observe", "/tiers/1/cross_key", R"({"mode": "observe", "window": "2m"})",
+         "/tiers/1/cross_key/mode", R"("observe")");
+    good("cross_key off needs no window", "/tiers/1/cross_key", R"({"mode": "off"})", "/tiers/1/cross_key",
+         R"({"mode": "off"})");
     good("replay_headers custom", "/tiers/1/replay_headers", R"(["Content-Type", "X-Request-Id"])",
          "/tiers/1/replay_headers", R"(["Content-Type", "X-Request-Id"])");
   }
@@ -285,6 +292,20 @@ class TestPolicy : public QObject {
     bad("replay twice", "/tiers/1/replay_headers", R"(["ETag", "etag"])", "tiers[1].replay_headers[1]", "listed twice");
     bad("replay bad name", "/tiers/1/replay_headers", R"(["Content Type"])", "tiers[1].replay_headers[0]",
         "not an HTTP header name");
+
+    // Duplicates across keys.
+    bad("cross_key mode misspelt", "/tiers/1/cross_key", R"({"mode": "block", "window": "60s"})",
+        "tiers[1].cross_key.mode", R"("block" is not valid (use "off", "observe")");
+    bad("cross_key without window", "/tiers/1/cross_key", R"({"mode": "hold"})", "tiers[1].cross_key.window",
+        "missing (required: how far back a match counts");
+    bad("cross_key zero window", "/tiers/1/cross_key", R"({"mode": "reject", "window": "0s"})",
+        "tiers[1].cross_key.window", "must be longer than zero");
+    bad("cross_key unknown member", "/tiers/1/cross_key", R"({"mode": "hold", "window": "1m", "scope": "x"})",
+        "tiers[1].cross_key.scope", "");
+    bad("cross_key string", "/tiers/1/cross_key", R"("hold")", "tiers[1].cross_key", "must be an object");
+    bad("cross_key without a fingerprint", "/tiers/1", R"({"name": "orders", "routes": ["POST /v1/orders"],
+        "ttl": "1h", "fingerprint": {"mode": "none"}, "cross_key": {"mode": "hold", "window": "1m"}})",
+        "tiers[1].cross_key", "needs a fingerprint that tells requests apart");
 
     // Durability.
     bad("durability misspelt", "/tiers/1/durability", R"("sync")", "tiers[1].durability",
