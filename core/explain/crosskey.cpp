@@ -115,6 +115,14 @@ std::vector<CrossKeyFinding> findCrossKey(const KeyHistory& h, const text::TimeZ
   return out;
 }
 
+bool confirmedLater(const Explanation& x, const CrossKeyFinding& f) {
+  if (f.bothRan()) return false;
+  return std::any_of(x.crossKey.begin(), x.crossKey.end(), [&](const CrossKeyFinding& g) {
+    return g.outcome == trace::Outcome::DuplicateConfirmed && g.laterKey == f.laterKey &&
+           g.earlierKey == f.earlierKey && f.at < g.at;
+  });
+}
+
 void resolveCrossKey(const Explanation& x, Resolution& r) {
   const Vocabulary words = vocabularyFor(x.history.scope);
   std::string undo = words.undo;
@@ -147,7 +155,7 @@ void resolveCrossKey(const Explanation& x, Resolution& r) {
       meant += ": the client confirmed it meant a second " + words.thing;
       meant += " after " + earlier + " (key " + f.earlierKey + ").";
       sentences.push_back(std::move(meant));
-    } else {
+    } else if (!confirmedLater(x, f)) {
       const bool held = f.outcome == trace::Outcome::DuplicateHeld;
       std::string stopped = "Nothing ran twice: the repeat under key " + f.laterKey;
       stopped += held ? " was held and " : " was refused and ";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <set>
 
 #include "core/explain/resolve.h"
 #include "core/text/humanduration.h"
@@ -152,7 +153,8 @@ class Teller {
     using O = trace::Outcome;
     const std::string after = f.gap ? ", " + span(*f.gap) + " after the first one" : std::string();
     const std::string first = f.earlierResource ? " (" + *f.earlierResource + ")" : std::string();
-    if (f.thisKeyIsLater && f.earlierAt) {
+    // The earlier charge once, however many repeats of it this key made (held, then confirmed).
+    if (f.thisKeyIsLater && f.earlierAt && m_earlierTold.insert(f.earlierKey).second) {
       Execution& earlier = other(*f.earlierAt, f.earlierResource);
       add(earlier.at, "We received your " + m_noun + " and " + m_done + " it" + idOf(earlier) + ".");
       m_kept.push_back(&earlier);
@@ -177,7 +179,7 @@ class Teller {
       case O::DuplicateRejected:
         add(f.at, again + "; we " + (f.outcome == O::DuplicateHeld ? "held" : "refused") +
                       " it as a likely repeat and nothing was " + m_done + " again.");
-        m_stopped = f.outcome == O::DuplicateHeld ? Stopped::Held : Stopped::Refused;
+        if (!confirmedLater(m_x, f)) m_stopped = f.outcome == O::DuplicateHeld ? Stopped::Held : Stopped::Refused;
         break;
       default: break;
     }
@@ -303,7 +305,7 @@ class Teller {
     if (m_window && !m_consumer)
       m_c.advice = "To avoid this, send repeats of a request within " + span(*m_window) +
                    " of the first one, or check whether it went through before sending it again after that.";
-    else if ((m_newIdentifier || m_stopped != Stopped::No) && !m_consumer)
+    else if ((m_newIdentifier || m_stopped != Stopped::No) && !m_confirmed && !m_consumer)
       m_c.advice = "To avoid this, send a retry with the identifier of the first request: a new identifier makes it "
                    "a new request.";
   }
@@ -316,6 +318,7 @@ class Teller {
   CustomerExplanation m_c;
   std::vector<const Execution*> m_kept, m_duplicates, m_possible, m_unknown;
   bool m_separate = false;
+  std::set<std::string> m_earlierTold;  // earlier keys whose execution the story has
   std::deque<Execution> m_otherKeys;  // executions under the other identifier of a repeat (stable addresses)
   bool m_newIdentifier = false;       // a repeat under a new identifier ran a second time
   bool m_confirmed = false;           // ... and the client confirmed it meant it

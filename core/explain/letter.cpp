@@ -1,6 +1,7 @@
 #include "core/explain/letter.h"
 
 #include <algorithm>
+#include <set>
 
 #include "core/explain/format_parts.h"
 #include "core/explain/resolve.h"
@@ -66,10 +67,11 @@ Letter composeLetter(const Explanation& x, const LetterOptions& o) {
   // The other key's execution of a repeat under a new key counts as the customer saw it.
   bool repeatRan = false;
   bool repeatStopped = false;
+  std::set<std::string> earlier;  // each earlier key's charge once, however often it was repeated
   for (const auto& f : x.crossKey) {
-    if (f.thisKeyIsLater ? f.earlierAt.has_value() : f.bothRan()) ++ran;
+    if (f.thisKeyIsLater ? f.earlierAt && earlier.insert(f.earlierKey).second : f.bothRan()) ++ran;
     repeatRan = repeatRan || f.outcome == trace::Outcome::DuplicateObserved;
-    repeatStopped = repeatStopped || !f.bothRan();
+    repeatStopped = repeatStopped || (!f.bothRan() && !confirmedLater(x, f));
   }
   const std::string done = payments ? "charged" : "processed";
   if (r.duplicates > 0 || repeatRan) l.title += ": " + done + " " + times(ran);

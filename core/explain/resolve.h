@@ -18,6 +18,9 @@ namespace idem::explain {
 /// SuspectedDuplicate, the refund of the later execution unless the customer meant two, or what
 /// the client does after a held one. resolve() calls it last.
 void resolveCrossKey(const Explanation& x, Resolution& r);
+/// A held (or refused) repeat that the client then resent confirming it was meant: the later
+/// confirmed finding of the same pair tells what became of it.
+[[nodiscard]] bool confirmedLater(const Explanation& x, const CrossKeyFinding& f);
 /// Needs x.history, x.generations, x.crossKey, x.zone and x.cause filled.
 [[nodiscard]] Resolution resolve(const Explanation& x, const std::vector<int>& eventGeneration);
 /// The execution's amount (Execution::amount), read from its generation's stored response where

@@ -70,8 +70,18 @@ class CrossKeyPairs {
   // `later` repeats `earlier` (same fingerprint); its trace row says `outcome`. A repeat that
   // ran (observe, confirmed) is claimed and completed; a held or refused one stores nothing.
   void make(const std::string& earlier, const std::string& later, trace::Outcome outcome, int policyVersion = 0) {
+    (void)run(earlier, "fp-" + earlier, policyVersion);
+    repeat(earlier, later, outcome, policyVersion);
+    auto c = pg::Connection(m_pool.conninfo());
+    c.exec("UPDATE idem.keys SET created_at = created_at - interval '40 s', completed_at = completed_at - "
+           "interval '40 s' WHERE idem_key = $1",
+           {earlier});
+    c.exec("UPDATE idem.events SET at = at - interval '40 s' WHERE idem_key = $1", {earlier});
+  }
+
+  // `later` repeats `earlier` once more (after a hold: the client's confirmed resend).
+  void repeat(const std::string& earlier, const std::string& later, trace::Outcome outcome, int policyVersion = 0) {
     const std::string fingerprint = "fp-" + earlier;
-    (void)run(earlier, fingerprint, policyVersion);
     const bool ran = outcome == trace::Outcome::DuplicateObserved || outcome == trace::Outcome::DuplicateConfirmed;
     if (ran) {
       const auto claim = run(later, fingerprint, policyVersion);
@@ -82,11 +92,6 @@ class CrossKeyPairs {
       record(later, outcome, 0, now, fingerprint, earlier, 409);
     }
     if (!m_trace.flush()) throw std::runtime_error("trace not written");
-    auto c = pg::Connection(m_pool.conninfo());
-    c.exec("UPDATE idem.keys SET created_at = created_at - interval '40 s', completed_at = completed_at - "
-           "interval '40 s' WHERE idem_key = $1",
-           {earlier});
-    c.exec("UPDATE idem.events SET at = at - interval '40 s' WHERE idem_key = $1", {earlier});
   }
 
  private:

@@ -217,6 +217,26 @@ class TestCrossKey : public QObject {
     noInternalTerms(explain::letterMarkdown(letter));
   }
 
+  // The usual hold: the repeat is held, then the client resends it confirming it is meant.
+  // The earlier charge is told once, the hold's advice is superseded, and nothing is refunded.
+  void heldThenConfirmedIsTwoMeantCharges() {
+    test::CrossKeyPairs pairs(m_db->conninfo());
+    pairs.make("k_cart", "k_cart_b", Outcome::DuplicateHeld);
+    pairs.repeat("k_cart", "k_cart_b", Outcome::DuplicateConfirmed);
+    auto c = m_db->connect();
+    const auto x = explainKey(c, "k_cart_b");
+    QCOMPARE(x.crossKey.size(), std::size_t{2});
+    QCOMPARE(x.resolution.action, explain::Resolution::Action::None);
+    QCOMPARE(x.resolution.proposal, std::string("Nothing to refund for pay_k_cart_b: the client confirmed it meant a "
+                                                "second charge after pay_k_cart (key k_cart)."));
+    QCOMPARE(x.customer.references, (std::vector<std::string>{"pay_k_cart", "pay_k_cart_b"}));
+    VERIFY_CONTAINS(x.customer.summary, "Your request was processed twice, as confirmed when it was sent again: "
+                                        "pay_k_cart on ");
+    QCOMPARE(x.customer.timeline.size(), std::size_t{3});  // the first charge, the hold, the confirmed one
+    QVERIFY2(x.customer.advice.empty(), x.customer.advice.c_str());
+    QVERIFY(!contains(consumerLetter(x).title, "charged"));
+  }
+
   // `idemctl explain` finds a held key by its key alone (it has no generation) and prints the pair.
   void idemctlExplainsAHeldKey() {
     std::string out;
