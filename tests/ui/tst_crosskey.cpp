@@ -145,6 +145,14 @@ class TestCrossKey : public QObject {
     QVERIFY2(detail->headerText().contains(u"repeated by <a href='key:k_again'>k_again</a> (pay_k_again, 40 s later)"_s),
              qPrintable(detail->headerText()));
 
+    // Picking the held pair opens a key that stored no generation, only its trace row.
+    view->table()->selectRow(0);
+    QTRY_COMPARE(detail->detail().ref.key, u"k_held"_s);
+    QVERIFY2(detail->headerText().contains(u"repeats <a href='key:k_paid'>k_paid</a> (pay_k_paid, 40 s earlier): the "
+                                           "repeat was held (409)"_s) &&
+                 detail->headerText().contains(u"no generation stored, only its trace"_s),
+             qPrintable(detail->headerText()));
+
     // A double-click on a pair's earlier key opens that key.
     const QModelIndex earlier = view->model()->index(0, DuplicateListModel::ColEarlierKey);
     view->table()->scrollTo(earlier);

@@ -205,6 +205,9 @@ void KeyDetailWidget::apply(SharedKeyDetail shown, int generation) {
     text += u" · "_s % formatExpiry(expires, detail.serverNow()) % u" ("_s % formatAbsolute(expires) % u")"_s;
   } else if (!detail.generations().empty()) {
     text += u" · "_s % tr("no live generation (archived only)");
+  } else if (!detail.events().empty()) {
+    // A request held as another key's duplicate stores no generation, only its trace row.
+    text += u" · "_s % tr("no generation stored, only its trace");
   } else {
     text += u" · "_s % tr("no such key");
   }
