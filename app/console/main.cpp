@@ -11,6 +11,7 @@
 #include <QLineEdit>
 #include <QSettings>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTimer>
 #include <cstdio>
 #include <string_view>
@@ -22,6 +23,8 @@
 #include "ui/connection/connectioncontroller.h"
 #include "ui/connection/profile.h"
 #include "ui/detail/keydetailwidget.h"
+#include "ui/keys/duplicatelistmodel.h"
+#include "ui/keys/duplicatesview.h"
 #include "ui/keys/keysworkspace.h"
 #include "ui/mainwindow/mainwindow.h"
 #include "ui/sim/simulatorworkspace.h"
@@ -37,6 +40,8 @@ struct Options {
   QCommandLineOption demo{u"demo"_s, u"Start the demo store and open it."_s};
   QCommandLineOption settingsFile{u"settings"_s, u"Keep settings in this INI file instead of the user's."_s, u"FILE"_s};
   QCommandLineOption search{u"search"_s, u"Search for this key or resource id once connected."_s, u"TEXT"_s};
+  QCommandLineOption duplicates{u"suspected-duplicates"_s,
+                                u"Keys workspace: list the suspected duplicates across keys and open the newest."_s};
   QCommandLineOption tab{u"tab"_s, u"Detail tab to show: response, generations, trace, explain."_s, u"NAME"_s};
   QCommandLineOption screenshot{u"screenshot"_s, u"Save a PNG of the window after --delay ms, then quit."_s, u"FILE"_s};
   QCommandLineOption delay{u"delay"_s, u"Milliseconds before the screenshot (default 3000)."_s, u"MS"_s, u"3000"_s};
@@ -56,7 +61,7 @@ struct Options {
         u"Idem operations console: browse idempotency keys, trace replays, explain duplicates."_s);
     cli.addHelpOption();
     cli.addVersionOption();
-    cli.addOptions({db, demo, settingsFile, search, tab, screenshot, delay, size, workspace, runSim, simTab, simEditor, scenario});
+    cli.addOptions({db, demo, settingsFile, search, duplicates, tab, screenshot, delay, size, workspace, runSim, simTab, simEditor, scenario});
   }
 };
 
@@ -105,6 +110,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption& settingsFile = options.settingsFile;
   const QCommandLineOption& search = options.search;
   const QCommandLineOption& tab = options.tab;
+  const QCommandLineOption& duplicates = options.duplicates;
   const QCommandLineOption& screenshot = options.screenshot;
   const QCommandLineOption& delay = options.delay;
   const QCommandLineOption& size = options.size;
@@ -158,6 +164,22 @@ int main(int argc, char** argv) {
       window.searchBox()->setText(cli.value(search));
       window.keys()->search(cli.value(search));
     });
+  }
+  if (cli.isSet(duplicates)) {
+    // The list once connected, its newest pair opened when it arrives (once).
+    auto conn = std::make_shared<QMetaObject::Connection>();
+    *conn = QObject::connect(window.browseSession(), &idem::ui::DbSession::opened, &window, [&window, conn] {
+      QObject::disconnect(*conn);
+      idem::ui::KeyFilter filter;
+      filter.suspectedDuplicates = true;
+      window.keys()->setFilter(filter);
+    });
+    auto loaded = std::make_shared<QMetaObject::Connection>();
+    *loaded = QObject::connect(window.keys()->duplicatesView()->model(), &idem::ui::DuplicateListModel::pageLoaded,
+                               &window, [&window, loaded](int rows, bool) {
+                                 QObject::disconnect(*loaded);
+                                 if (rows > 0) window.keys()->duplicatesView()->table()->selectRow(0);
+                               });
   }
   if (cli.isSet(tab)) {
     static const QStringList names{u"response"_s, u"generations"_s, u"trace"_s, u"explain"_s};

@@ -1,7 +1,9 @@
 // The customer's words. Nothing internal may appear here: no key, generation, lease, tier,
 // policy, request id or TTL — tests/store/tst_resolution.cpp checks the rendered text for them.
 #include <algorithm>
+#include <deque>
 #include <map>
+#include <set>
 
 #include "core/explain/resolve.h"
 #include "core/text/humanduration.h"
@@ -45,12 +47,16 @@ class Teller {
   }
 
   CustomerExplanation run() {
-    for (const auto& e : m_x.resolution.executions) {
-      tellExecution(e);
-      if (e.resource &&
-          std::find(m_c.references.begin(), m_c.references.end(), *e.resource) == m_c.references.end())
-        m_c.references.push_back(*e.resource);
-    }
+    for (const auto& e : m_x.resolution.executions) tellExecution(e);
+    for (const auto& f : m_x.crossKey) tellCrossKey(f);
+    std::vector<const Execution*> all;
+    for (const auto& e : m_x.resolution.executions) all.push_back(&e);
+    for (const auto& e : m_otherKeys) all.push_back(&e);
+    std::sort(all.begin(), all.end(), [](const Execution* a, const Execution* b) { return a->at < b->at; });
+    for (const auto* e : all)
+      if (e->resource &&
+          std::find(m_c.references.begin(), m_c.references.end(), *e->resource) == m_c.references.end())
+        m_c.references.push_back(*e->resource);
     for (std::size_t i = 0; i < m_h.generations.size(); ++i) tellRepeats(i);
     std::stable_sort(m_c.timeline.begin(), m_c.timeline.end(),
                      [](const auto& a, const auto& b) { return a.at < b.at; });
@@ -82,6 +88,10 @@ class Teller {
     const bool afterTakeover = e.outcome != "lease_takeover" && e.reason.find("taking over") != std::string::npos;
     switch (e.role) {
       case ExecutionRole::Intended:
+        if (confirmedRepeat(e)) {  // told with the match it repeats (tellCrossKey)
+          m_kept.push_back(&e);
+          break;
+        }
         add(e.at, (m_c.timeline.empty() ? "We received your " + m_noun + " and " + m_done + " it"
                                          : "Your " + m_noun + " was " + m_done) +
                       idOf(e) + ".");
@@ -123,6 +133,9 @@ class Teller {
                         "remains."
                       : "Your " + m_noun + " was declined; nothing was " + m_words.created + ".");
         break;
+      case ExecutionRole::SuspectedDuplicate:  // its words come with the match (tellCrossKey)
+        m_duplicates.push_back(&e);
+        break;
       case ExecutionRole::OutcomeUnknown:
         add(e.at, e.outcome == "outcome_unknown"
                       ? "We passed your " + m_noun + " on but got no answer, so we cannot yet confirm whether it was " +
@@ -132,6 +145,59 @@ class Teller {
         m_unknown.push_back(&e);
         break;
     }
+  }
+
+  // A repeat under a new identifier (a duplicate across keys): the other side's execution joins
+  // the story as the customer saw it, and the repeat is told with what became of it.
+  void tellCrossKey(const CrossKeyFinding& f) {
+    using O = trace::Outcome;
+    const std::string after = f.gap ? ", " + span(*f.gap) + " after the first one" : std::string();
+    const std::string first = f.earlierResource ? " (" + *f.earlierResource + ")" : std::string();
+    // The earlier charge once, however many repeats of it this key made (held, then confirmed).
+    if (f.thisKeyIsLater && f.earlierAt && m_earlierTold.insert(f.earlierKey).second) {
+      Execution& earlier = other(*f.earlierAt, f.earlierResource);
+      add(earlier.at, "We received your " + m_noun + " and " + m_done + " it" + idOf(earlier) + ".");
+      m_kept.push_back(&earlier);
+    }
+    const std::string again = (m_consumer ? "The same " + m_noun + " was sent to us again"
+                                          : std::string("Your system sent the same request again under a new identifier")) +
+                              after + first;
+    const std::string second = f.laterResource ? " (" + *f.laterResource + ")" : std::string();
+    switch (f.outcome) {
+      case O::DuplicateObserved:
+        add(f.at, again + ", and it was " + m_done + " a second time" + second + ".");
+        if (!f.thisKeyIsLater) m_duplicates.push_back(&other(f.laterAt.value_or(f.at), f.laterResource));
+        m_newIdentifier = true;
+        break;
+      case O::DuplicateConfirmed:
+        add(f.at, again + (m_consumer ? ", confirmed as intended" : std::string(", confirming that it was intended")) +
+                      ", and it was " + m_done + second + ".");
+        if (!f.thisKeyIsLater) m_kept.push_back(&other(f.laterAt.value_or(f.at), f.laterResource));
+        m_confirmed = true;
+        break;
+      case O::DuplicateHeld:
+      case O::DuplicateRejected:
+        add(f.at, again + "; we " + (f.outcome == O::DuplicateHeld ? "held" : "refused") +
+                      " it as a likely repeat and nothing was " + m_done + " again.");
+        if (!confirmedLater(m_x, f)) m_stopped = f.outcome == O::DuplicateHeld ? Stopped::Held : Stopped::Refused;
+        break;
+      default: break;
+    }
+  }
+
+  // This key's execution of a repeat the client confirmed as meant.
+  bool confirmedRepeat(const Execution& e) const {
+    return std::any_of(m_x.crossKey.begin(), m_x.crossKey.end(), [&](const CrossKeyFinding& f) {
+      return f.thisKeyIsLater && f.outcome == trace::Outcome::DuplicateConfirmed && !(e.at < f.at);
+    });
+  }
+
+  // The other key's execution, kept here so the lists can point at it.
+  Execution& other(Instant at, const std::optional<std::string>& resource) {
+    Execution e;
+    e.at = at;
+    e.resource = resource;
+    return m_otherKeys.emplace_back(std::move(e));
   }
 
   // When the request was first sent: the start of the run of same-payload generations.
@@ -200,6 +266,10 @@ class Teller {
       m_c.summary = "Your " + m_noun + " was " + m_done + " " + times(n) + ": " + listed(ran) + ". " + ids(m_duplicates) +
                     (m_duplicates.size() == 1 ? " is a duplicate." : " are duplicates.");
       m_c.action = "We will " + m_words.undo + " " + ids(m_duplicates, true) + ".";
+      // Across identifiers Idem cannot tell a retry from a second purchase: the customer can.
+      if (m_newIdentifier)
+        m_c.action += m_consumer ? " If you meant to pay twice, tell us and we will keep both."
+                                 : " If both were meant, tell us and we will keep both.";
     } else if (!m_possible.empty()) {
       m_c.summary = "Your " + m_noun + " may have been " + m_done + " " + times(n + static_cast<int>(m_unknown.size())) + ": " +
                     listed(ran) + ", after an earlier attempt that was interrupted.";
@@ -215,9 +285,18 @@ class Teller {
                                 : "Your system sent " + std::to_string(n) + " different requests under one identifier") +
                     ", and each was " + m_done + " once: " + listed(ran) + ". None of them is a duplicate.";
       m_c.action = "Nothing needs to be done.";
+    } else if (m_confirmed && n > 1) {
+      m_c.summary = "Your " + m_noun + " was " + m_done + " " + times(n) + ", as confirmed when it was sent again: " +
+                    listed(ran) + ". None of them is a duplicate.";
+      m_c.action = "Nothing needs to be done.";
     } else if (n == 1) {
       m_c.summary = "Your " + m_noun + " was " + m_done + " once: " + listed(ran) + ". No duplicate was made.";
       m_c.action = "Nothing needs to be done.";
+      if (m_stopped == Stopped::Held)
+        m_c.action += m_consumer ? " If you meant to pay twice, please make the second payment again."
+                                 : " If a second request was meant, send it again confirming that it is intended.";
+      else if (m_stopped == Stopped::Refused && !m_consumer)
+        m_c.action += " If a second request was meant, send it again later.";
     } else {
       m_c.summary = "Your " + m_noun + " has not been " + m_done + ".";
       m_c.action = "Nothing needs to be done.";
@@ -226,6 +305,9 @@ class Teller {
     if (m_window && !m_consumer)
       m_c.advice = "To avoid this, send repeats of a request within " + span(*m_window) +
                    " of the first one, or check whether it went through before sending it again after that.";
+    else if ((m_newIdentifier || m_stopped != Stopped::No) && !m_confirmed && !m_consumer)
+      m_c.advice = "To avoid this, send a retry with the identifier of the first request: a new identifier makes it "
+                   "a new request.";
   }
 
   const Explanation& m_x;
@@ -236,6 +318,12 @@ class Teller {
   CustomerExplanation m_c;
   std::vector<const Execution*> m_kept, m_duplicates, m_possible, m_unknown;
   bool m_separate = false;
+  std::set<std::string> m_earlierTold;  // earlier keys whose execution the story has
+  std::deque<Execution> m_otherKeys;  // executions under the other identifier of a repeat (stable addresses)
+  bool m_newIdentifier = false;       // a repeat under a new identifier ran a second time
+  bool m_confirmed = false;           // ... and the client confirmed it meant it
+  enum class Stopped { No, Held, Refused };
+  Stopped m_stopped = Stopped::No;    // ... was stopped before it ran
   std::optional<microseconds> m_window;
   bool m_consumer;
   std::string m_noun;  // "request" | "payment"

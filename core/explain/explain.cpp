@@ -120,6 +120,8 @@ Explanation explain(KeyHistory history, const ExplainOptions& options) {
     if (s.inDoubt) ++x.inDoubt;
   }
 
+  x.crossKey = findCrossKey(h, x.zone);
+
   // ---- narrative -------------------------------------------------------------------------
   std::vector<std::string> story;
   int lastExecutionSentence = -1;
@@ -128,7 +130,7 @@ Explanation explain(KeyHistory history, const ExplainOptions& options) {
   bool takeover = false;
   std::string leaseText;
 
-  if (h.generations.empty()) {
+  if (h.generations.empty() && x.crossKey.empty()) {
     story.push_back("No generation of this key is stored (it may be past its archive retention); only its trace "
                     "remains.");
   }
@@ -228,7 +230,8 @@ Explanation explain(KeyHistory history, const ExplainOptions& options) {
   } else if (x.executions == 1 && unanswered == 1) {
     story.push_back("The service never answered, so the operation may or may not have run: check with the service.");
   } else if (x.executions == 1) {
-    story.push_back("The operation ran once.");
+    // Next to another key's execution of the same request, "once" holds for this key only.
+    story.push_back(x.crossKey.empty() ? "The operation ran once." : "The operation ran once under this key.");
   } else if (x.inDoubt == 0 && !(h.generations.size() == 1 && leaseValid(h.generations.front(), now))) {
     story.push_back("The operation has not run.");
   }
@@ -239,7 +242,13 @@ Explanation explain(KeyHistory history, const ExplainOptions& options) {
   if (x.inDoubt > 0 && x.executions > 0)
     story.push_back(times(x.inDoubt, "more execution", "more executions") + " may have run without storing a response.");
 
+  for (const auto& f : x.crossKey) story.push_back(f.text);
+
   std::vector<std::string> causes;
+  if (std::any_of(x.crossKey.begin(), x.crossKey.end(), [](const CrossKeyFinding& f) {
+        return f.thisKeyIsLater && f.outcome == trace::Outcome::DuplicateObserved;
+      }))
+    causes.push_back("the client made a new key for its retry (a duplicate across keys)");
   if (x.executions + x.inDoubt >= 2) {
     if (retryAfterExpiry) causes.push_back("the client's retry horizon outran the key's TTL");
     if (reuseAfterExpiry) causes.push_back("the client reused the key for a different request after it expired");

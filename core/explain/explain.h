@@ -2,6 +2,7 @@
 // What happened to one key, computed from its history without a database: how many times the
 // operation ran, what each generation saw, and a plain-language narrative for a support ticket.
 #include <array>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -43,6 +44,28 @@ struct GenerationSummary {
   bool inDoubt = false;
 };
 
+/// A duplicate across keys this key takes part in, told (crosskey.cpp): the pair, how far apart,
+/// and what became of the later request.
+struct CrossKeyFinding {
+  bool thisKeyIsLater = true;  ///< this key's request matched the other key's earlier execution
+  trace::Outcome outcome = trace::Outcome::DuplicateObserved;
+  Instant at;  ///< when the later request arrived
+  std::string earlierKey;
+  std::string laterKey;
+  std::optional<std::string> earlierResource;  ///< the earlier key's resource_ref, when stored
+  std::optional<std::string> laterResource;    ///< the later key's, when it ran and stored one
+  std::optional<Instant> earlierAt;            ///< the earlier key's claim (when its execution began)
+  std::optional<Instant> laterAt;              ///< the later key's execution, when it ran
+  std::optional<std::chrono::microseconds> gap;  ///< at - earlierAt
+  /// The later request executed: observe (flagged only) or confirmed by the client.
+  [[nodiscard]] bool bothRan() const {
+    return outcome == trace::Outcome::DuplicateObserved || outcome == trace::Outcome::DuplicateConfirmed;
+  }
+  /// Internal words: "matches pay_X, 40 s earlier, same body, key K1: a client that made a new
+  /// key for its retry. Both ran: …".
+  std::string text;
+};
+
 /// Who reads the explanation: support (keys, generations, leases, request ids) or the customer
 /// (plain words, no internals).
 enum class Audience { Internal, Customer };
@@ -67,6 +90,7 @@ struct Explanation {
   /// that may or may not have run).
   int unanswered = 0;
   std::vector<GenerationSummary> generations;  // parallel to history.generations
+  std::vector<CrossKeyFinding> crossKey;        // parallel to history.crossKey
   std::string narrative;
   std::string cause;  // "" when nothing went wrong
   /// Each execution with its resource and role, the proposal, the policy change.

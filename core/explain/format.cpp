@@ -78,6 +78,7 @@ std::string eventDetails(const Explanation& x, const Event& e, bool markdown) {
   if (e.latencyMs) parts.push_back((folded ? "slowest " : "") + latency(*e.latencyMs));
   if (e.requestId && !e.requestId->empty())
     parts.push_back((folded ? "last request " : "request ") + (markdown ? markdownCode(*e.requestId) : *e.requestId));
+  if (e.relatedKey) parts.push_back("matches key " + (markdown ? markdownCode(*e.relatedKey) : *e.relatedKey));
   std::string out;
   for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
   return out;
@@ -184,7 +185,8 @@ nlohmann::ordered_json toJson(const Explanation& x, Audience audience) {
                       {"request_id", opt(e.requestId)},
                       {"detail", opt(e.detail)},
                       {"repeats", e.repeats},
-                      {"last_at", e.lastAt ? json(isoUtc(*e.lastAt)) : json(nullptr)}});
+                      {"last_at", e.lastAt ? json(isoUtc(*e.lastAt)) : json(nullptr)},
+                      {"related_key", opt(e.relatedKey)}});
   }
   return {{"scope", h.scope.text()},
           {"service", h.scope.service},
@@ -200,6 +202,7 @@ nlohmann::ordered_json toJson(const Explanation& x, Audience audience) {
           {"generations", gens},
           {"events", events},
           {"narrative", x.narrative},
+          {"duplicates_across_keys", crossKeyJson(x)},
           {"resolution", resolutionJson(x.resolution)}};
 }
 
@@ -236,6 +239,7 @@ std::string toText(const Explanation& x, Audience audience) {
   out += table(ev, "  ");
 
   out += "\nWhat happened:\n" + wrapWords(x.narrative, 100, "  ");
+  out += crossKeyText(x, 100);
   out += resolutionText(x, 100);
   return out;
 }
@@ -251,6 +255,7 @@ std::string toMarkdown(const Explanation& x, std::size_t maxTimelineEvents, Audi
   out += " · observed at " + at(x, h.observedAt) + "\n\n";
   out += markdownText(x.narrative) + "\n\n";
   out += resolutionMarkdown(x);
+  out += crossKeyMarkdown(x);
 
   out += "### Generations\n\n";
   out += "| Generation | State | Status | Resource | Created | Expires | Archived | Replays | Policy |\n";

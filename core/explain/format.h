@@ -22,7 +22,9 @@ using Format = text::OutputFormat;
 /// lease_until, archived_at, archived_by, purge_after, body_dropped_at, policy_version, policy,
 /// executions, replays, conflicts, mismatches, rejected_expired, lease_takeovers, released,
 /// after_expiry, in_doubt), events[] (at, outcome, generation, status, latency_ms, request_id,
-/// detail, repeats, last_at), narrative, resolution (action, duplicates, possible_duplicates,
+/// detail, repeats, last_at, related_key), narrative, duplicates_across_keys[] (this_key: later |
+/// earlier, outcome, at, earlier_key, earlier_resource, earlier_at, later_key, later_resource,
+/// gap_ms, both_ran, text), resolution (action, duplicates, possible_duplicates,
 /// proposal, executions[] (generation, at, outcome, resource, request_id, status, role, reason, amount
 /// ({currency, value, text} or null), amount_problem,
 /// after_expiry_ms), prevention (tier, setting, current, current_ms, observed_ms, suggested,

@@ -16,6 +16,12 @@ namespace idem::explain {
 /// "### Resolution" section with a table of the executions.
 [[nodiscard]] std::string resolutionMarkdown(const Explanation& x);
 
+/// The "duplicates_across_keys" member of the internal JSON; its "Duplicates across keys:"
+/// section for the terminal and "### Duplicates across keys" for Markdown ("" when none).
+[[nodiscard]] nlohmann::ordered_json crossKeyJson(const Explanation& x);
+[[nodiscard]] std::string crossKeyText(const Explanation& x, std::size_t width);
+[[nodiscard]] std::string crossKeyMarkdown(const Explanation& x);
+
 [[nodiscard]] nlohmann::ordered_json customerJson(const Explanation& x);
 [[nodiscard]] std::string customerText(const Explanation& x, std::size_t width);
 [[nodiscard]] std::string customerMarkdown(const Explanation& x);

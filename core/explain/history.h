@@ -101,6 +101,9 @@ struct Event {
   // decisions from `at` to `lastAt`; requestId is the last one's, latencyMs the slowest.
   int repeats = 1;
   std::optional<Instant> lastAt;
+  /// A duplicate across keys (trace::OutcomeKind::CrossKey): the earlier key, in the same scope,
+  /// whose execution this request matched.
+  std::optional<std::string> relatedKey;
 
   /// The outcome, when this build knows its name (a newer writer may know more).
   [[nodiscard]] std::optional<trace::Outcome> known() const { return trace::parseOutcome(outcome); }
@@ -111,12 +114,29 @@ struct Event {
   }
 };
 
+/// A duplicate across keys this key takes part in (docs/policy.md, "Duplicates across keys"):
+/// a request under one key matched an execution of the same request (same scope, same
+/// fingerprint, inside the tier's window) under another key. The trace row is on the later key
+/// and names the earlier one; the loader reads it from either side.
+struct CrossKeyMatch {
+  /// true: the request under this key matched another key's earlier execution (the event is
+  /// one of this key's); false: a later key's request matched this key's execution.
+  bool thisKeyIsLater = true;
+  Event event;               ///< the CrossKey trace row, on the later key
+  std::string otherKey;      ///< the other key of the pair
+  /// The other key's generation that the match concerns: the earlier key's latest generation
+  /// created before the event; the later key's generation the event names (its execution,
+  /// under observe or when confirmed). nullopt when none is stored (a held request stores none).
+  std::optional<Generation> other;
+};
+
 struct KeyHistory {
   Scope scope;
   std::string key;
   Instant observedAt;                   // the database's now() when this was loaded
   std::vector<Generation> generations;  // ascending generation number
   std::vector<Event> events;            // ascending time (then id)
+  std::vector<CrossKeyMatch> crossKey;  // ascending event time
 };
 
 }  // namespace idem::explain

@@ -1,6 +1,7 @@
 #include "core/explain/letter.h"
 
 #include <algorithm>
+#include <set>
 
 #include "core/explain/format_parts.h"
 #include "core/explain/resolve.h"
@@ -55,14 +56,27 @@ Letter composeLetter(const Explanation& x, const LetterOptions& o) {
   const Execution* main = mainExecution(r);
   l.title = std::string("Your ") + (payments ? "payment" : "request");
   if (main && main->amount) l.title += " of " + policy::formatMoney(*main->amount);
+  // A request held as another key's repeat ran nothing itself: its day is the first one's.
+  const CrossKeyFinding* across = x.crossKey.empty() ? nullptr : &x.crossKey.front();
   if (main) l.title += " on " + dateOf(x, main->at);
-  const int ran = static_cast<int>(std::count_if(r.executions.begin(), r.executions.end(), [](const Execution& e) {
+  else if (across && across->earlierAt) l.title += " on " + dateOf(x, *across->earlierAt);
+  int ran = static_cast<int>(std::count_if(r.executions.begin(), r.executions.end(), [](const Execution& e) {
     return e.role == ExecutionRole::Intended || e.role == ExecutionRole::Duplicate ||
-           e.role == ExecutionRole::PossibleDuplicate;
+           e.role == ExecutionRole::PossibleDuplicate || e.role == ExecutionRole::SuspectedDuplicate;
   }));
+  // The other key's execution of a repeat under a new key counts as the customer saw it.
+  bool repeatRan = false;
+  bool repeatStopped = false;
+  std::set<std::string> earlier;  // each earlier key's charge once, however often it was repeated
+  for (const auto& f : x.crossKey) {
+    if (f.thisKeyIsLater ? f.earlierAt && earlier.insert(f.earlierKey).second : f.bothRan()) ++ran;
+    repeatRan = repeatRan || f.outcome == trace::Outcome::DuplicateObserved;
+    repeatStopped = repeatStopped || (!f.bothRan() && !confirmedLater(x, f));
+  }
   const std::string done = payments ? "charged" : "processed";
-  if (r.duplicates > 0) l.title += ": " + done + " " + times(ran);
+  if (r.duplicates > 0 || repeatRan) l.title += ": " + done + " " + times(ran);
   else if (r.possibleDuplicates > 0) l.title += ": possibly " + done + " " + times(ran + 1);
+  else if (repeatStopped) l.title += ": " + done + " once, the repeat stopped";
   l.greeting = o.to == Addressee::Consumer ? "Dear customer," : "Hello,";
   l.summary = c.summary;
   for (const auto& line : c.timeline) l.timeline.push_back({spoken(x, line.at), line.text});

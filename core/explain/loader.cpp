@@ -1,6 +1,7 @@
 #include "core/explain/loader.h"
 
 #include <algorithm>
+#include <map>
 
 #include "core/explain/search.h"
 #include "core/store/transaction.h"
@@ -41,11 +42,30 @@ constexpr const char* kGenerationsSql =
     "         ORDER BY pp.effective_at DESC, pp.version DESC LIMIT 1) AS p ON true"
     " ORDER BY g.generation, g.live";
 
+#define IDEM_EVENT_COLUMNS                                                                             \
+  "SELECT id, idem_key, " IDEM_US("at") " AS at_us, outcome, generation, status, latency_ms, request_id, detail," \
+  "       encode(fingerprint, 'hex') AS fp, repeats, " IDEM_US("last_at") " AS last_at_us, related_key"
+
 constexpr const char* kEventsSql =
-    "SELECT id, " IDEM_US("at") " AS at_us, outcome, generation, status, latency_ms, request_id, detail,"
-    "       encode(fingerprint, 'hex') AS fp, repeats, " IDEM_US("last_at") " AS last_at_us"
+    IDEM_EVENT_COLUMNS
     "  FROM idem.events WHERE tenant = $1 AND endpoint = $2 AND idem_key = $3 AND service = $4"
     " ORDER BY at, id";
+
+// Later keys whose request matched this key's execution: their rows name this key. Served by
+// the partial index events_related (0026): `related_key = $3` implies its predicate, and
+// cross-key rows are few.
+constexpr const char* kMatchedLaterSql =
+    IDEM_EVENT_COLUMNS
+    "  FROM idem.events WHERE related_key = $3 AND tenant = $1 AND endpoint = $2 AND service = $4"
+    " ORDER BY at, id";
+
+// The scopes where `key` appears only in cross-key rows: a request held or refused as another
+// key's duplicate stores no generation (the events_related index again).
+constexpr const char* kCrossKeyScopesSql =
+    "SELECT DISTINCT tenant, endpoint, service FROM idem.events"
+    " WHERE idem_key = $1 AND related_key IS NOT NULL ORDER BY 1, 2, 3";
+
+#undef IDEM_EVENT_COLUMNS
 
 #undef IDEM_US
 
@@ -65,6 +85,106 @@ std::optional<Instant> optInstant(const pg::Result& r, int row, const char* name
 }
 
 Instant instant(const pg::Result& r, int row, const char* name) { return Instant{r.integer(row, name)}; }
+
+Generation readGeneration(const pg::Result& g, int i, bool responses) {
+  Generation gen;
+  gen.live = g.boolean(i, "live");
+  gen.number = static_cast<int>(g.integer(i, "generation"));
+  gen.tier = g.str(i, "tier");
+  gen.policyVersion = optInt32(g, i, "policy_version");
+  gen.fingerprintHex = g.str(i, "fp");
+  gen.state = g.str(i, "state");
+  gen.status = optInt32(g, i, "resp_status");
+  gen.resourceRef = g.optStr(i, "resource_ref");
+  gen.requestId = g.optStr(i, "request_id");
+  gen.bodyDropped = g.boolean(i, "body_dropped");
+  gen.bodyDroppedAt = optInstant(g, i, "body_dropped_us");
+  if (responses) {
+    gen.headersJson = g.optStr(i, "headers").value_or("");
+    gen.body = g.bytes(i, "resp_body");
+  }
+  gen.createdAt = instant(g, i, "created_us");
+  gen.completedAt = optInstant(g, i, "completed_us");
+  gen.expiresAt = instant(g, i, "expires_us");
+  gen.leaseUntil = optInstant(g, i, "lease_us");
+  gen.archivedAt = optInstant(g, i, "archived_us");
+  gen.archivedBy = g.optStr(i, "archived_by").value_or("");
+  gen.purgeAfter = optInstant(g, i, "purge_us");
+  if (auto version = optInt32(g, i, "p_version")) {
+    PolicyInForce p;
+    p.version = *version;
+    p.effectiveAt = instant(g, i, "p_effective_us");
+    p.sha256 = g.str(i, "p_sha256");
+    p.recorded = gen.policyVersion.has_value();
+    if (auto tier = g.optStr(i, "p_tier")) p.tier = nlohmann::json::parse(*tier, nullptr, false);
+    if (p.tier.is_discarded()) p.tier = nullptr;
+    gen.policy = std::move(p);
+  }
+  return gen;
+}
+
+Event readEvent(const pg::Result& e, int i) {
+  Event ev;
+  ev.id = e.integer(i, "id");
+  ev.at = instant(e, i, "at_us");
+  ev.outcome = e.str(i, "outcome");
+  ev.generation = optInt32(e, i, "generation");
+  ev.status = optInt32(e, i, "status");
+  if (!e.isNull(i, e.column("latency_ms"))) ev.latencyMs = e.real(i, "latency_ms");
+  ev.requestId = e.optStr(i, "request_id");
+  ev.detail = e.optStr(i, "detail");
+  ev.fingerprintHex = e.optStr(i, "fp").value_or("");
+  ev.repeats = static_cast<int>(e.integer(i, "repeats"));
+  if (!e.isNull(i, e.column("last_at_us"))) ev.lastAt = instant(e, i, "last_at_us");
+  ev.relatedKey = e.optStr(i, "related_key");
+  return ev;
+}
+
+// The other keys' generations, each key read once (a storm of held repeats names one key often).
+class OtherKeys {
+ public:
+  OtherKeys(pg::Connection& conn, const Scope& scope) : m_conn(conn), m_scope(scope) {}
+
+  // The generation a match concerns: the one `generation` names, else the latest created by
+  // `before` (the earlier key's execution that the later request matched).
+  std::optional<Generation> generation(const std::string& key, std::optional<int> number, Instant before) {
+    auto [it, fresh] = m_read.try_emplace(key);
+    if (fresh) {
+      auto r = m_conn.exec(kGenerationsSql, {m_scope.tenant, m_scope.endpoint, key, "false", m_scope.service});
+      for (int i = 0; i < r.rows(); ++i) it->second.push_back(readGeneration(r, i, false));
+    }
+    std::optional<Generation> found;
+    for (const Generation& g : it->second)
+      if (number ? g.number == *number : g.createdAt <= before) found = g;
+    return found;
+  }
+
+ private:
+  pg::Connection& m_conn;
+  const Scope& m_scope;
+  std::map<std::string, std::vector<Generation>> m_read;
+};
+
+// Both sides of the duplicates across keys this key takes part in (history.h, CrossKeyMatch).
+void loadCrossKey(pg::Connection& conn, KeyHistory& h) {
+  OtherKeys others(conn, h.scope);
+  for (const Event& e : h.events) {
+    if (!e.relatedKey) continue;
+    CrossKeyMatch m{true, e, *e.relatedKey, others.generation(*e.relatedKey, std::nullopt, e.at)};
+    h.crossKey.push_back(std::move(m));
+  }
+  auto later = conn.exec(kMatchedLaterSql, {h.scope.tenant, h.scope.endpoint, h.key, h.scope.service});
+  for (int i = 0; i < later.rows(); ++i) {
+    Event e = readEvent(later, i);
+    const std::string laterKey = later.str(i, "idem_key");
+    // A held request stores no generation; one that ran is the event's generation.
+    auto generation = e.generation.value_or(0) > 0 ? others.generation(laterKey, e.generation, e.at) : std::nullopt;
+    CrossKeyMatch m{false, e, laterKey, std::move(generation)};
+    h.crossKey.push_back(std::move(m));
+  }
+  std::stable_sort(h.crossKey.begin(), h.crossKey.end(),
+                   [](const CrossKeyMatch& a, const CrossKeyMatch& b) { return a.event.at < b.event.at; });
+}
 
 // The scopes of a search's matches, each once, sorted.
 std::vector<KeyRef> refs(const std::vector<KeyMatch>& matches) {
@@ -102,6 +222,12 @@ std::vector<KeyRef> findKey(pg::Connection& conn, const std::string& key, const 
     return out;
   }
   auto found = refs(searchKeys(conn, key, SearchOptions{true, false, false, 0}));
+  if (found.empty()) {
+    // A key held or refused as another key's duplicate stored no generation, only its trace row.
+    auto r = conn.exec(kCrossKeyScopesSql, {key});
+    for (int i = 0; i < r.rows(); ++i)
+      found.push_back(KeyRef{Scope{r.str(i, "tenant"), r.str(i, "endpoint"), r.str(i, "service")}, key});
+  }
   if (service) std::erase_if(found, [&](const KeyRef& r) { return r.scope.service != *service; });
   return found;
 }
@@ -123,58 +249,10 @@ KeyHistory loadHistory(pg::Connection& conn, const KeyRef& ref, LoadOptions opti
   h.observedAt = Instant{conn.exec("SELECT (extract(epoch FROM now()) * 1000000)::bigint AS now_us").integer(0, "now_us")};
   auto g = conn.exec(kGenerationsSql,
                      {params[0], params[1], params[2], options.responses ? "true" : "false", params[3]});
-  for (int i = 0; i < g.rows(); ++i) {
-    Generation gen;
-    gen.live = g.boolean(i, "live");
-    gen.number = static_cast<int>(g.integer(i, "generation"));
-    gen.tier = g.str(i, "tier");
-    gen.policyVersion = optInt32(g, i, "policy_version");
-    gen.fingerprintHex = g.str(i, "fp");
-    gen.state = g.str(i, "state");
-    gen.status = optInt32(g, i, "resp_status");
-    gen.resourceRef = g.optStr(i, "resource_ref");
-    gen.requestId = g.optStr(i, "request_id");
-    gen.bodyDropped = g.boolean(i, "body_dropped");
-    gen.bodyDroppedAt = optInstant(g, i, "body_dropped_us");
-    if (options.responses) {
-      gen.headersJson = g.optStr(i, "headers").value_or("");
-      gen.body = g.bytes(i, "resp_body");
-    }
-    gen.createdAt = instant(g, i, "created_us");
-    gen.completedAt = optInstant(g, i, "completed_us");
-    gen.expiresAt = instant(g, i, "expires_us");
-    gen.leaseUntil = optInstant(g, i, "lease_us");
-    gen.archivedAt = optInstant(g, i, "archived_us");
-    gen.archivedBy = g.optStr(i, "archived_by").value_or("");
-    gen.purgeAfter = optInstant(g, i, "purge_us");
-    if (auto version = optInt32(g, i, "p_version")) {
-      PolicyInForce p;
-      p.version = *version;
-      p.effectiveAt = instant(g, i, "p_effective_us");
-      p.sha256 = g.str(i, "p_sha256");
-      p.recorded = gen.policyVersion.has_value();
-      if (auto tier = g.optStr(i, "p_tier")) p.tier = nlohmann::json::parse(*tier, nullptr, false);
-      if (p.tier.is_discarded()) p.tier = nullptr;
-      gen.policy = std::move(p);
-    }
-    h.generations.push_back(std::move(gen));
-  }
+  for (int i = 0; i < g.rows(); ++i) h.generations.push_back(readGeneration(g, i, options.responses));
   auto e = conn.exec(kEventsSql, params);  // every event: the explanation counts them all
-  for (int i = 0; i < e.rows(); ++i) {
-    Event ev;
-    ev.id = e.integer(i, "id");
-    ev.at = instant(e, i, "at_us");
-    ev.outcome = e.str(i, "outcome");
-    ev.generation = optInt32(e, i, "generation");
-    ev.status = optInt32(e, i, "status");
-    if (!e.isNull(i, e.column("latency_ms"))) ev.latencyMs = e.real(i, "latency_ms");
-    ev.requestId = e.optStr(i, "request_id");
-    ev.detail = e.optStr(i, "detail");
-    ev.fingerprintHex = e.optStr(i, "fp").value_or("");
-    ev.repeats = static_cast<int>(e.integer(i, "repeats"));
-    if (!e.isNull(i, e.column("last_at_us"))) ev.lastAt = instant(e, i, "last_at_us");
-    h.events.push_back(std::move(ev));
-  }
+  for (int i = 0; i < e.rows(); ++i) h.events.push_back(readEvent(e, i));
+  loadCrossKey(conn, h);
   snapshot.commit();
   return h;
 }
@@ -187,7 +265,8 @@ KeyHistory loadByKey(pg::Connection& conn, const std::string& key, const std::op
     if (scope)
       throw NotFound("no idempotency key '" + key + "' in scope '" + scope->text() + "'" + inService +
                      " (searched live keys, the archive and the event trace)");
-    throw NotFound("no idempotency key '" + key + "'" + inService + " (searched live keys and the archive)");
+    throw NotFound("no idempotency key '" + key + "'" + inService +
+                   " (searched live keys, the archive and the duplicates across keys)");
   }
   if (found.size() > 1) {
     const bool servicesDiffer = std::any_of(found.begin(), found.end(),

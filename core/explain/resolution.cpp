@@ -89,6 +89,7 @@ class Resolver {
     }
     propose();
     prevent();
+    resolveCrossKey(m_x, m_r);
     return std::move(m_r);
   }
 
@@ -273,7 +274,8 @@ class Resolver {
         case ExecutionRole::OutcomeUnknown: unknown.push_back(&c); break;
         case ExecutionRole::Intended:
         case ExecutionRole::SeparateRequest: kept.push_back(&c); break;
-        case ExecutionRole::NoEffect: break;
+        case ExecutionRole::NoEffect:
+        case ExecutionRole::SuspectedDuplicate: break;  // assigned after, by resolveCrossKey
       }
     }
     auto list = [&](const std::vector<const Candidate*>& cs) {
@@ -390,6 +392,7 @@ std::string_view roleName(ExecutionRole role) {
     case ExecutionRole::SeparateRequest: return "separate_request";
     case ExecutionRole::NoEffect: return "no_effect";
     case ExecutionRole::OutcomeUnknown: return "outcome_unknown";
+    case ExecutionRole::SuspectedDuplicate: return "suspected_duplicate";
   }
   return "intended";
 }

@@ -22,9 +22,12 @@ enum class ExecutionRole {
   SeparateRequest,    ///< same key, another payload, after expiry: a new request, not a duplicate
   NoEffect,           ///< its changes were rolled back (it finished after its lease was taken over)
   OutcomeUnknown,     ///< may or may not have run (no answer from the service, or its executor died)
+  /// ran under this key for the same request another key had executed just before (a client
+  /// that made a new key for its retry): a duplicate unless the customer meant two
+  SuspectedDuplicate,
 };
 /// The JSON spelling: "intended", "duplicate", "possible_duplicate", "separate_request",
-/// "no_effect", "outcome_unknown".
+/// "no_effect", "outcome_unknown", "suspected_duplicate".
 [[nodiscard]] std::string_view roleName(ExecutionRole role);
 
 /// One execution of the operation.
@@ -72,7 +75,7 @@ struct Resolution {
   enum class Action { None, Refund, Verify };
   Action action = Action::None;
   std::vector<Execution> executions;  ///< every execution, in order (in-doubt ones included)
-  int duplicates = 0;                 ///< executions with role Duplicate
+  int duplicates = 0;                 ///< executions with role Duplicate (or SuspectedDuplicate)
   int possibleDuplicates = 0;         ///< PossibleDuplicate or OutcomeUnknown next to another execution
   /// Internal words, "" when nothing is to be done: "Refund pay_456 (generation 2, charged
   /// 4 Dec 2026, 11:05 UTC, 33 min after the key expired)."

@@ -33,6 +33,7 @@ std::string roleWords(ExecutionRole role) {
     case ExecutionRole::SeparateRequest: return "separate request";
     case ExecutionRole::NoEffect: return "no effect";
     case ExecutionRole::OutcomeUnknown: return "outcome unknown";
+    case ExecutionRole::SuspectedDuplicate: return "SUSPECTED DUPLICATE (another key)";
   }
   return "";
 }
@@ -100,12 +101,49 @@ std::string resolutionMarkdown(const Explanation& x) {
   out += amounts ? "### Executions\n\n| When | Generation | Resource | Amount | Role | Why |\n|---|---:|---|---:|---|---|\n"
                  : "### Executions\n\n| When | Generation | Resource | Role | Why |\n|---|---:|---|---|---|\n";
   for (const auto& e : r.executions) {
-    const std::string role = e.role == ExecutionRole::Duplicate ? "**duplicate**" : roleWords(e.role);
+    const std::string role = e.role == ExecutionRole::Duplicate            ? "**duplicate**"
+                             : e.role == ExecutionRole::SuspectedDuplicate ? "**suspected duplicate** (another key)"
+                                                                           : roleWords(e.role);
     out += "| " + spoken(x, e.at) + " | " + std::to_string(e.generation) + " | " +
            (e.resource ? markdownCode(*e.resource) : std::string("not stored")) + " | " +
            (amounts ? markdownText(amountWords(e)) + " | " : std::string()) + role + " | " +
            markdownText(e.reason) + " |\n";
   }
+  return out + "\n";
+}
+
+nlohmann::ordered_json crossKeyJson(const Explanation& x) {
+  json out = json::array();
+  for (const auto& f : x.crossKey)
+    out.push_back({{"this_key", f.thisKeyIsLater ? "later" : "earlier"},
+                   {"outcome", trace::sqlName(f.outcome)},
+                   {"at", isoUtc(f.at)},
+                   {"earlier_key", f.earlierKey},
+                   {"earlier_resource", orNull(f.earlierResource)},
+                   {"earlier_at", f.earlierAt ? json(isoUtc(*f.earlierAt)) : json(nullptr)},
+                   {"later_key", f.laterKey},
+                   {"later_resource", orNull(f.laterResource)},
+                   {"gap_ms", f.gap ? json(f.gap->count() / 1000) : json(nullptr)},
+                   {"both_ran", f.bothRan()},
+                   {"text", f.text}});
+  return out;
+}
+
+std::string crossKeyText(const Explanation& x, std::size_t width) {
+  if (x.crossKey.empty()) return {};
+  std::string out = "\nDuplicates across keys:\n";
+  for (const auto& f : x.crossKey)
+    out += "  " + spoken(x, f.at) + "  " + f.laterKey + " repeats " + f.earlierKey + "  " +
+           std::string(trace::label(f.outcome)) + "\n" + wrapWords(f.text, width, "      ");
+  return out;
+}
+
+std::string crossKeyMarkdown(const Explanation& x) {
+  if (x.crossKey.empty()) return {};
+  std::string out = "### Duplicates across keys\n\n| When | Key | Earlier key | Gap | What happened |\n|---|---|---|---:|---|\n";
+  for (const auto& f : x.crossKey)
+    out += "| " + spoken(x, f.at) + " | " + markdownCode(f.laterKey) + " | " + markdownCode(f.earlierKey) + " | " +
+           (f.gap ? text::humanDuration(*f.gap) : std::string("-")) + " | " + markdownText(f.text) + " |\n";
   return out + "\n";
 }
 

@@ -4,6 +4,7 @@
 #include <QLabel>
 #include <QTabWidget>
 #include <QTableView>
+#include <QUrl>
 #include <QVBoxLayout>
 
 #include "ui/common/dbsession.h"
@@ -41,6 +42,33 @@ QString amountText(const KeyDetail& d) {
   return {};
 }
 
+// The duplicates across keys the key takes part in, each with its other key as a link:
+// " · repeats k1 (pay_X, 40 s earlier): both ran".
+QString crossKeyText(const KeyDetail& d) {
+  QString out;
+  for (const auto& f : d.explanation.crossKey) {
+    const QString other = QString::fromStdString(f.thisKeyIsLater ? f.earlierKey : f.laterKey);
+    const QString link = u"<a href='key:%1'>%2</a>"_s.arg(QString::fromLatin1(QUrl::toPercentEncoding(other)),
+                                                          other.toHtmlEscaped());
+    QStringList facts;
+    const auto& resource = f.thisKeyIsLater ? f.earlierResource : f.laterResource;
+    if (resource) facts << QString::fromStdString(*resource).toHtmlEscaped();
+    if (f.gap)
+      facts << (f.thisKeyIsLater ? QObject::tr("%1 earlier") : QObject::tr("%1 later"))
+                   .arg(formatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(*f.gap).count()));
+    using O = trace::Outcome;
+    const QString what = f.outcome == O::DuplicateObserved    ? QObject::tr("both ran")
+                         : f.outcome == O::DuplicateConfirmed ? QObject::tr("both ran, confirmed by the client")
+                         : f.outcome == O::DuplicateHeld      ? QObject::tr("the repeat was held (409)")
+                                                              : QObject::tr("the repeat was refused (409)");
+    const QString pair = (f.thisKeyIsLater ? QObject::tr("repeats %1") : QObject::tr("repeated by %1")).arg(link);
+    const QColor colour = outcomeStyle(f.outcome == O::DuplicateObserved ? O::ExecutedAfterExpiry : O::Conflict).color;
+    out += u" · <b style='color:%1'>"_s.arg(colour.name()) % pair %
+           (facts.isEmpty() ? QString() : u" ("_s % facts.join(u", "_s) % u")"_s) % u": "_s % what % u"</b>"_s;
+  }
+  return out;
+}
+
 }  // namespace
 
 KeyDetailWidget::KeyDetailWidget(DbSession* session, QWidget* parent)
@@ -51,7 +79,13 @@ KeyDetailWidget::KeyDetailWidget(DbSession* session, QWidget* parent)
       m_explain(new ExplainView(m_events, this)) {
   m_header->setObjectName(u"keyHeader"_s);
   m_header->setTextFormat(Qt::RichText);
-  m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_header->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
+  // The other key of a duplicate across keys opens in place.
+  connect(m_header, &QLabel::linkActivated, this, [this](const QString& link) {
+    if (!link.startsWith(u"key:"_s)) return;
+    emit relatedKeyActivated(KeyRef{m_ref.tenant, m_ref.endpoint,
+                                    QUrl::fromPercentEncoding(link.mid(4).toLatin1()), m_ref.service});
+  });
   m_header->setWordWrap(true);
   m_generationTable->setModel(m_generations);
   m_generationTable->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -161,6 +195,7 @@ void KeyDetailWidget::apply(SharedKeyDetail shown, int generation) {
     text += u" · "_s % tr("executed %n time(s)", nullptr, executions);
   text += detail.unansweredNote();
   text += amountText(detail).toHtmlEscaped();
+  text += crossKeyText(detail);
   if (live && m_stale) {
     // Read before the store went away: the relative expiry would keep counting on old data.
     const QDateTime expires = toDateTime(live->expiresAt);
@@ -170,6 +205,9 @@ void KeyDetailWidget::apply(SharedKeyDetail shown, int generation) {
     text += u" · "_s % formatExpiry(expires, detail.serverNow()) % u" ("_s % formatAbsolute(expires) % u")"_s;
   } else if (!detail.generations().empty()) {
     text += u" · "_s % tr("no live generation (archived only)");
+  } else if (!detail.events().empty()) {
+    // A request held as another key's duplicate stores no generation, only its trace row.
+    text += u" · "_s % tr("no generation stored, only its trace");
   } else {
     text += u" · "_s % tr("no such key");
   }

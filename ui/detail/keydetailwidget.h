@@ -60,6 +60,8 @@ class KeyDetailWidget final : public QWidget {
  signals:
   void detailLoaded();
   void loadFailed(const idem::ui::DbError& error);
+  /// The agent clicked the other key of a duplicate across keys in the header.
+  void relatedKeyActivated(const idem::ui::KeyRef& key);
 
  private:
   /// Shows detail (in the zone shown, explaining it again when needed); the Response tab on

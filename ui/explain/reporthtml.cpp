@@ -94,6 +94,16 @@ QString reportHtml(const SharedKeyDetail& shared) {
   if (resolution.prevention)
     html += u"<h2>"_s % QObject::tr("Prevention") % u"</h2>\n<p>"_s %
             QString::fromStdString(resolution.prevention->text).toHtmlEscaped() % u"</p>\n"_s;
+  // The pairs this key makes with other keys' executions of the same request (core's words).
+  if (!d.explanation.crossKey.empty()) {
+    html += u"<h2>"_s % QObject::tr("Duplicates across keys") % u"</h2>\n"_s;
+    for (const auto& f : d.explanation.crossKey)
+      html += u"<p><b>"_s %
+              QObject::tr("%1 repeats %2")
+                  .arg(QString::fromStdString(f.laterKey).toHtmlEscaped(), QString::fromStdString(f.earlierKey).toHtmlEscaped()) %
+              u"</b> · "_s % formatAbsolute(toDateTime(f.at)).toHtmlEscaped() % u"<br>"_s %
+              QString::fromStdString(f.text).toHtmlEscaped() % u"</p>\n"_s;
+  }
   html += u"<div class=\"timeline\">"_s % QLatin1String(kTimelinePlaceholder) % u"</div>\n"_s;
 
   GenerationModel generations;

@@ -23,7 +23,8 @@ FilterPanel::FilterPanel(QWidget* parent)
       m_to(new QDateTimeEdit(this)), m_status(new QComboBox(this)), m_key(new QLineEdit(this)),
       m_prefix(new QCheckBox(tr("prefix"), this)), m_resource(new QLineEdit(this)),
       m_multi(new QCheckBox(tr("Executed more than once"), this)),
-      m_stuck(new QCheckBox(tr("Stuck processing (lease expired)"), this)), m_debounce(new QTimer(this)) {
+      m_stuck(new QCheckBox(tr("Stuck processing (lease expired)"), this)),
+      m_duplicates(new QCheckBox(tr("Suspected duplicates (across keys)"), this)), m_debounce(new QTimer(this)) {
   m_service->setEditable(true);
   m_service->addItem(QString());
   m_service->lineEdit()->setPlaceholderText(tr("any service"));
@@ -64,6 +65,9 @@ FilterPanel::FilterPanel(QWidget* parent)
   m_multi->setToolTip(tr("Keys whose operation ran more than once: executions in several generations, or a lease "
                          "taken over"));
   m_stuck->setToolTip(tr("Processing keys whose lease has run out: the executor probably died"));
+  m_duplicates->setObjectName(u"suspectedDuplicatesFilter"_s);
+  m_duplicates->setToolTip(tr("Requests that repeated another key's execution of the same request (a client that "
+                              "made a new key for its retry), listed with the earlier key"));
 
   auto* form = new QFormLayout(this);
   form->setContentsMargins(0, 0, 0, 0);
@@ -88,6 +92,7 @@ FilterPanel::FilterPanel(QWidget* parent)
   form->addRow(tr("Resource"), m_resource);
   form->addRow(m_multi);
   form->addRow(m_stuck);
+  form->addRow(m_duplicates);
   auto* clearButton = new QPushButton(tr("Clear filters"), this);
   form->addRow(clearButton);
 
@@ -98,7 +103,7 @@ FilterPanel::FilterPanel(QWidget* parent)
   for (auto* c : {m_service, m_endpoint, m_tier}) connect(c, &QComboBox::currentTextChanged, this, &FilterPanel::changed);
   connect(m_status, &QComboBox::currentIndexChanged, this, &FilterPanel::changed);
   for (auto* e : {m_from, m_to}) connect(e, &QDateTimeEdit::dateTimeChanged, this, &FilterPanel::changed);
-  for (auto* b : {m_prefix, m_multi, m_stuck}) connect(b, &QCheckBox::toggled, this, &FilterPanel::changed);
+  for (auto* b : {m_prefix, m_multi, m_stuck, m_duplicates}) connect(b, &QCheckBox::toggled, this, &FilterPanel::changed);
   connect(m_fromOn, &QCheckBox::toggled, m_from, &QWidget::setEnabled);
   connect(m_toOn, &QCheckBox::toggled, m_to, &QWidget::setEnabled);
   connect(m_fromOn, &QCheckBox::toggled, this, &FilterPanel::changed);
@@ -126,6 +131,7 @@ KeyFilter FilterPanel::apply(KeyFilter f) const {
   f.resourceRef = m_resource->text().trimmed();
   f.executedMoreThanOnce = m_multi->isChecked();
   f.stuckProcessing = m_stuck->isChecked();
+  f.suspectedDuplicates = m_duplicates->isChecked();
   return f;
 }
 
@@ -145,6 +151,7 @@ void FilterPanel::setFilter(const KeyFilter& f) {
   m_resource->setText(f.resourceRef);
   m_multi->setChecked(f.executedMoreThanOnce);
   m_stuck->setChecked(f.stuckProcessing);
+  m_duplicates->setChecked(f.suspectedDuplicates);
   m_debounce->stop();
   m_silent = false;
 }

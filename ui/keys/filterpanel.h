@@ -50,6 +50,7 @@ class FilterPanel final : public QWidget {
   QLineEdit* m_resource;
   QCheckBox* m_multi;
   QCheckBox* m_stuck;
+  QCheckBox* m_duplicates;
   QTimer* m_debounce;
   bool m_silent = false;
 };

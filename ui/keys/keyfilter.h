@@ -30,6 +30,9 @@ struct KeyFilter {
   QString service;              ///< exact service name; empty = every service sharing the store
   bool executedMoreThanOnce = false;
   bool stuckProcessing = false; ///< processing with lease_until in the past
+  /// Lists the suspected duplicates across keys (duplicatesview.h) instead of keys: the scope
+  /// fields above narrow them, the key matches either key of a pair.
+  bool suspectedDuplicates = false;
   SortColumn sort = SortColumn::Expires;
   bool descending = true;
 

@@ -5,6 +5,7 @@
 #include "core/explain/search.h"
 #include "core/trace/outcome.h"
 #include "ui/common/timefmt.h"
+#include "ui/keys/filterparams.h"
 
 using namespace Qt::StringLiterals;
 
@@ -172,10 +173,6 @@ const char* stateName(KeyState s) {
   return "all";
 }
 
-pg::Param optText(const QString& s) { return s.isEmpty() ? pg::Param::null() : pg::Param(s.toStdString()); }
-pg::Param optTime(const std::optional<QDateTime>& t) {
-  return t ? pg::Param(t->toUTC().toString(Qt::ISODateWithMs).toStdString()) : pg::Param::null();
-}
 pg::Param statusBase(StatusClass s) {
   switch (s) {
     case StatusClass::Any: return pg::Param::null();

@@ -25,6 +25,7 @@
 #include "ui/explain/explainview.h"
 #include "ui/detail/keydetailwidget.h"
 #include "ui/keys/csvexportrunner.h"
+#include "ui/keys/duplicatesview.h"
 #include "ui/keys/filterpanel.h"
 #include "ui/keys/keylistmodel.h"
 #include "ui/keys/statecountmodel.h"
@@ -36,7 +37,7 @@ namespace idem::ui {
 KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* parent)
     : QWidget(parent), m_browse(browse), m_detailSession(detail), m_states(new StateCountModel(browse, this)),
       m_keys(new KeyListModel(browse, this)), m_stateView(new QTreeView(this)), m_filters(new FilterPanel(this)),
-      m_table(new QTableView(this)), m_info(new QLabel(this)), m_detail(new KeyDetailWidget(detail, this)),
+      m_table(new QTableView(this)), m_duplicates(new DuplicatesView(browse, this)), m_info(new QLabel(this)), m_detail(new KeyDetailWidget(detail, this)),
       m_hsplit(new QSplitter(Qt::Horizontal, this)), m_vsplit(new QSplitter(Qt::Vertical, this)),
       m_searchChip(new QFrame(this)), m_searchChipText(new QLabel(m_searchChip)) {
   m_stateView->setModel(m_states);
@@ -117,7 +118,11 @@ KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* pare
   topLayout->setContentsMargins(0, 0, 0, 0);
   topLayout->addWidget(m_searchChip);
   topLayout->addWidget(m_table, 1);
+  topLayout->addWidget(m_duplicates, 1);
   topLayout->addWidget(m_info);
+  m_duplicates->hide();
+  connect(m_duplicates, &DuplicatesView::openKey, this, &KeysWorkspace::openKey);
+  connect(m_duplicates, &DuplicatesView::infoChanged, this, &KeysWorkspace::updateInfo);
   m_vsplit->setObjectName(u"keysVertical"_s);
   m_vsplit->addWidget(top);
   m_vsplit->addWidget(m_detail);
@@ -177,6 +182,7 @@ KeysWorkspace::KeysWorkspace(DbSession* browse, DbSession* detail, QWidget* pare
     if (!std::exchange(m_landing, false)) return;
     if (m_detail->detail().executions() > 1) m_detail->setCurrentTab(KeyDetailWidget::ExplainTab);
   });
+  connect(m_detail, &KeyDetailWidget::relatedKeyActivated, this, &KeysWorkspace::openKey);
   connect(m_detail, &KeyDetailWidget::loadFailed, this, [this] {
     m_landing = false;
     updateExportable();
@@ -244,7 +250,18 @@ QString KeysWorkspace::letterMismatch(explain::Audience audience) const {
 
 void KeysWorkspace::reload() {
   m_states->refresh();
-  m_keys->refresh();
+  if (m_duplicates->isVisibleTo(this)) m_duplicates->refresh();
+  else m_keys->refresh();
+}
+
+void KeysWorkspace::showList(const KeyFilter& filter) {
+  const bool pairs = filter.suspectedDuplicates;
+  m_table->setVisible(!pairs);
+  m_duplicates->setVisible(pairs);
+  // While the pairs show, the key list keeps its rows unread: no query for a hidden table.
+  if (pairs) m_duplicates->setFilter(filter);
+  else m_keys->setFilter(filter);
+  updateInfo();
 }
 
 void KeysWorkspace::setState(KeyState state) {
@@ -253,7 +270,8 @@ void KeysWorkspace::setState(KeyState state) {
   f.state = state;
   const QSignalBlocker block(m_stateView->selectionModel());
   m_stateView->setCurrentIndex(m_states->index(StateCountModel::rowOf(state), 0));
-  m_keys->setFilter(f);
+  if (m_duplicates->isVisibleTo(this)) m_filters->setFilter(m_filters->apply(f));  // a state lists keys again
+  showList(f);
   m_states->refresh();
 }
 
@@ -263,13 +281,13 @@ void KeysWorkspace::setFilter(const KeyFilter& filter) {
   m_stateView->setCurrentIndex(m_states->index(StateCountModel::rowOf(filter.state), 0));
   m_table->horizontalHeader()->setSortIndicator(KeyListModel::columnOf(filter.sort),
                                                 filter.descending ? Qt::DescendingOrder : Qt::AscendingOrder);
-  m_keys->setFilter(filter);
+  showList(filter);
 }
 
 void KeysWorkspace::filtersEdited() {
   m_searchChip->hide();  // the agent's own filters now
   restoreListHeight();
-  m_keys->setFilter(m_filters->apply(m_keys->filter()));
+  showList(m_filters->apply(m_keys->filter()));
 }
 
 void KeysWorkspace::applySearchFilter(const KeyFilter& filter, const QString& searched) {
@@ -289,9 +307,10 @@ void KeysWorkspace::clearSearchFilter() {
 }
 
 void KeysWorkspace::openRow(int row) {
-  const KeyRow* r = m_keys->rowAt(row);
-  if (!r) return;
-  const KeyRef ref{r->tenant, r->endpoint, r->key, r->service};
+  if (const KeyRow* r = m_keys->rowAt(row)) openKey(KeyRef{r->tenant, r->endpoint, r->key, r->service});
+}
+
+void KeysWorkspace::openKey(const KeyRef& ref) {
   if (ref == m_detail->key()) return;
   m_landing = false;  // the agent picked another key: it keeps the tab it is on
   m_foundByResource.clear();
@@ -356,6 +375,10 @@ void KeysWorkspace::restoreListHeight() {
 }
 
 void KeysWorkspace::updateInfo() {
+  if (m_duplicates->isVisibleTo(this)) {
+    m_info->setText(m_duplicates->infoText());
+    return;
+  }
   if (m_keys->isLoading()) {
     m_info->setText(tr("Loading…"));
     return;

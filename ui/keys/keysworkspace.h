@@ -20,6 +20,7 @@ class QTreeView;
 namespace idem::ui {
 
 class DbSession;
+class DuplicatesView;
 class FilterPanel;
 class KeyDetailWidget;
 class KeyListModel;
@@ -66,6 +67,8 @@ class KeysWorkspace final : public QWidget {
   [[nodiscard]] KeyDetailWidget* detail() const { return m_detail; }
   [[nodiscard]] QTableView* table() const { return m_table; }
   [[nodiscard]] FilterPanel* filterPanel() const { return m_filters; }
+  /// The "Suspected duplicates" list, shown in the key table's place while that filter is on.
+  [[nodiscard]] DuplicatesView* duplicatesView() const { return m_duplicates; }
   [[nodiscard]] QList<QSplitter*> splitters() const { return {m_hsplit, m_vsplit}; }
 
  signals:
@@ -82,6 +85,10 @@ class KeysWorkspace final : public QWidget {
 
  private:
   void openRow(int row);
+  /// Opens ref's detail as the agent's pick (a row, a pair, the header's related key).
+  void openKey(const KeyRef& ref);
+  /// Shows the suspected duplicates (filter.suspectedDuplicates) or the keys, with filter.
+  void showList(const KeyFilter& filter);
   void filtersEdited();
   void showHits(const QString& text, const std::vector<KeyHit>& hits);
   void pageLoaded(bool firstPage);
@@ -105,6 +112,7 @@ class KeysWorkspace final : public QWidget {
   QTreeView* m_stateView;
   FilterPanel* m_filters;
   QTableView* m_table;
+  DuplicatesView* m_duplicates;
   QLabel* m_info;
   KeyDetailWidget* m_detail;
   QSplitter* m_hsplit;

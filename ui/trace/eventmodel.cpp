@@ -67,7 +67,13 @@ QVariant EventModel::data(const QModelIndex& index, int role) const {
         case ColStatus: return e->status ? QVariant(*e->status) : QVariant();
         case ColLatency: return e->latencyMs ? QVariant(QString::number(*e->latencyMs, 'f', 1)) : QVariant();
         case ColRequest: return QString::fromStdString(e->requestId.value_or(""));
-        case ColDetail: return QString::fromStdString(e->detail.value_or(""));
+        case ColDetail: {
+          // A duplicate across keys names the earlier key it repeats, whatever its detail says.
+          const QString detail = QString::fromStdString(e->detail.value_or(""));
+          if (!e->relatedKey) return detail;
+          const QString related = tr("repeats key %1").arg(QString::fromStdString(*e->relatedKey));
+          return detail.isEmpty() ? related : QString(related % u" · "_s % detail);
+        }
       }
       break;
     case Qt::DecorationRole:
