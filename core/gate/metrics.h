@@ -2,6 +2,7 @@
 // Prometheus metrics of the enforcement host (text exposition format 0.0.4): the transport's
 // request counts and counters (core/server/metrics.h) and the gauges of the store pool, trace
 // queue, claims, leases and replay cache.
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -31,6 +32,7 @@ struct Gauges {
   long long completionsStoredLate = 0;
   int inFlight = 0;
   enforce::ReplayCache::Stats replayCache;
+  int policyVersion = 0;  // the recorded version requests start under now
 };
 
 class Metrics : public server::Metrics {
@@ -38,6 +40,9 @@ class Metrics : public server::Metrics {
   /// Counts one request a tier in observe passed on although enforcement decided `would`
   /// (idem_observed_total{route,would}). Thread-safe.
   void observed(std::string_view route, std::string_view would);
+  /// Counts one reload of the policy (SIGHUP): applied, or refused with the old one kept
+  /// (idem_policy_reloads_total{result}). Thread-safe.
+  void policyReload(bool applied) { ++(applied ? m_reloadsApplied : m_reloadsRefused); }
 
   /// The exposition text: requests, then these gauges, then the transport's counters.
   [[nodiscard]] std::string render(const Gauges& gauges) const;
@@ -47,6 +52,8 @@ class Metrics : public server::Metrics {
 
   mutable std::mutex m_observedMutex;
   std::map<std::pair<std::string, std::string>, long long, std::less<>> m_observed;
+  std::atomic<long long> m_reloadsApplied{0};
+  std::atomic<long long> m_reloadsRefused{0};
 };
 
 }  // namespace idem::gate

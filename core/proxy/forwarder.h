@@ -62,8 +62,8 @@ class Forwarder : public gate::Execution {
   bool takeSlot(const ExchangePtr& x, const std::string& route);
   std::chrono::milliseconds timeoutFor(const std::string& tier) const;
   UpstreamRequest upstreamRequest(const server::Request& req, bool enforced) const;
-  http::Response notSent(const Sent& sent, const std::string& requestId, std::string_view retry) const;
-  http::Response problem(http::Problem p, std::string_view detail, const std::string& requestId, int status = 0) const;
+  http::Response notSent(const Sent& sent, const gate::Call& call, std::string_view retry) const;
+  http::Response problem(http::Problem p, std::string_view detail, const gate::Call& call, int status = 0) const;
 
   gate::Host& m_host;
   ProxyOptions m_options;
