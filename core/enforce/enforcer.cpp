@@ -131,7 +131,7 @@ void Enforcer::trace(const store::Scope& scope, const policy::Tier& tier, const 
   m_trace.record(e);
 }
 
-Decision Enforcer::begin(const Request& req, PolicyPtr policy) {
+Decision Enforcer::begin(const Request& req, const PolicyPtr& policy) {
   const auto started = Clock::now();
   if (!policy) throw std::invalid_argument("Enforcer::begin: no policy snapshot");
   const policy::Policy::Match match = policy->policy.match(req.method, req.path);

@@ -161,7 +161,7 @@ class Enforcer {
   [[nodiscard]] Decision begin(const Request& request) { return begin(request, m_inForce.current()); }
   /// The same under a snapshot the caller took at the request's start (a server that read the
   /// policy already, for the tenant and the pages): its ticket keeps that snapshot.
-  [[nodiscard]] Decision begin(const Request& request, PolicyPtr policy);
+  [[nodiscard]] Decision begin(const Request& request, const PolicyPtr& policy);
 
   /// Stores the handler's response per the tier's cache rule and returns what to send: the
   /// response plus the key echo and the expiry header. A store failure is retried (see
