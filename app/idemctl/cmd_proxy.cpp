@@ -131,8 +131,8 @@ std::string readProxy(const idemctl::Args& args, idem::endpoint::ServerOptions& 
   if (budget.limit > 0)
     options.maxConnections = static_cast<int>(std::min<std::size_t>(options.maxConnections, budget.clientConnections));
   proxy.trustedHops = options.trustedPeers;  // the gateway's forwarding headers are its word too
-  options.execution = [proxy](idem::gate::Host& host) -> std::unique_ptr<idem::gate::Execution> {
-    return std::make_unique<idem::proxy::Forwarder>(host, proxy);
+  options.execution = [proxy](idem::gate::Host&) -> std::unique_ptr<idem::gate::Execution> {
+    return std::make_unique<idem::proxy::Forwarder>(proxy);
   };
   return {};
 }

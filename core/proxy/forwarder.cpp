@@ -22,9 +22,8 @@ struct Forwarder::Exchange {
   }
 };
 
-Forwarder::Forwarder(gate::Host& host, ProxyOptions options)
-    : m_host(host),
-      m_options(std::move(options)),
+Forwarder::Forwarder(ProxyOptions options)
+    : m_options(std::move(options)),
       m_upstream(m_options.upstream, m_options.client),
       m_late(m_options.lateAnswerWait, m_options.maxLateAnswers),
       m_slots(m_options.maxInFlightPerRoute) {
