@@ -33,6 +33,17 @@ double libraryReplaysUnseen(const Settings& s, int clients);
 /// Every client replays the same key: a retry storm, where one key's trace grows fast.
 double libraryReplaysOneKey(const Settings& s, int clients);
 
+/// Replays answered from memory (the replay cache: no store round trip, the proxy's hottest
+/// path) with `clients` threads, in `rounds` alternating runs of each way: begin() taking the
+/// policy in force per request as serve and proxy do (a mutex and a reference count, so that
+/// SIGHUP can swap it), and begin() under one snapshot held for the whole run (no lock). Their
+/// ratio is what a reloadable policy costs a replay. Stores its own keys.
+struct SnapshotCost {
+  double perRequest = 0;  // replays per second, the policy taken per request
+  double held = 0;        // replays per second, one snapshot held
+};
+SnapshotCost snapshotCost(const Settings& s, int clients, int rounds);
+
 /// Hex of the fingerprint the library stores for the bench's request body.
 std::string benchFingerprintHex();
 /// The key the library's replay runs use for preloaded key i.

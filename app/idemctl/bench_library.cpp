@@ -157,6 +157,37 @@ double libraryReplaysUnseen(const Settings& s, int clients) {
       s, clients, true, [&](std::mt19937_64& rng) { return replayKey(pick(rng)); }, none);
 }
 
+SnapshotCost snapshotCost(const Settings& s, int clients, int rounds) {
+  constexpr long long kKeys = 1000;  // well inside the cache's bounds: every replay is a hit
+  Stack stack(s.conninfo, clients);
+  stack.enforcer.setReplayCache({std::chrono::minutes(10)});
+  const std::string run = std::to_string(std::random_device{}());
+  auto key = [&](long long i) { return "bench-snapshot-" + run + "-" + std::to_string(i); };
+  for (long long i = 0; i < kKeys; ++i) {
+    executeOnce(stack.enforcer, key(i));
+    (void)stack.enforcer.begin(request(key(i)));  // the store's replay puts it in the cache
+  }
+  std::uniform_int_distribution<long long> pick(0, kKeys - 1);
+  const idem::enforce::PolicyPtr held = stack.enforcer.policy();
+  auto replayed = [](const idem::enforce::Decision& d) {
+    return d.kind == idem::enforce::Decision::Kind::Respond && d.response.status == 201;
+  };
+  Run perRequest, once;
+  for (int r = 0; r < rounds; ++r) {
+    const Run a = measure(clients, s.seconds, [&](int, std::mt19937_64& rng, long long) {
+      return replayed(stack.enforcer.begin(request(key(pick(rng)))));
+    });
+    stack.trace.flush();
+    const Run b = measure(clients, s.seconds, [&](int, std::mt19937_64& rng, long long) {
+      return replayed(stack.enforcer.begin(request(key(pick(rng))), held));
+    });
+    stack.trace.flush();
+    perRequest.operations += a.operations, perRequest.seconds += a.seconds;
+    once.operations += b.operations, once.seconds += b.seconds;
+  }
+  return {perRequest.rate(), once.rate()};
+}
+
 double libraryReplaysOneKey(const Settings& s, int clients) {
   const std::string hot = replayKey(0);
   return replays(s, clients, true, [&](std::mt19937_64&) { return hot; });

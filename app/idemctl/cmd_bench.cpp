@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kUsageText =
     "[--db CONNINFO] [--seconds N] [--format text|json|markdown] [--profile new|replay|replay-untraced|replay-unseen|replay-one-key "
-    "[--clients N]] [--new-key-costs [--clients N,N…] [--rounds N]]";
+    "[--clients N]] [--new-key-costs [--clients N,N…] [--rounds N]] [--snapshot-cost [--clients N,N…] [--rounds N]] [--cross-key-cost [--clients N,N…] [--rounds N]]";
 
 int usage(const std::string& message) { return idemctl::usageError("bench", kUsageText, message); }
 
@@ -35,12 +35,12 @@ int runBench(const idemctl::Args& args) {
     return usage("--profile must be new, replay, replay-untraced, replay-unseen or replay-one-key");
   const bool costs = args.has("new-key-costs");
   const bool crossKeyCost = args.has("cross-key-cost");
-  if (crossKeyCost && (costs || args.has("profile")))
-    return usage("--cross-key-cost is a run of its own: leave out --new-key-costs and --profile");
-  if (costs && args.has("profile")) return usage("--new-key-costs and --profile are two different runs: choose one");
+  const bool snapshot = args.has("snapshot-cost");
+  if (costs + crossKeyCost + snapshot + args.has("profile") > 1)
+    return usage("--new-key-costs, --cross-key-cost, --snapshot-cost and --profile are different runs: choose one");
   int profileClients = 8;
   std::vector<int> costClients;
-  if (costs || crossKeyCost) {
+  if (costs || crossKeyCost || snapshot) {
     for (const std::string& each : idemctl::splitList(args.get("clients", crossKeyCost ? "1,8,64" : "8,64"))) {
       int n = 0;
       if (!idemctl::parseInt(each, 1, 256, n)) return usage("--clients must be whole numbers from 1 to 256, e.g. 8,64");
@@ -80,6 +80,18 @@ int runBench(const idemctl::Args& args) {
   {
     idem::pg::Connection conn(s.conninfo);
     idem::store::migrate(conn);
+  }
+  if (snapshot) {
+    if (!quiet)
+      std::cerr << "measuring replays from memory, the policy taken per request beside one held, " << rounds
+                << " alternating round(s) of " << s.seconds << " s each...\n";
+    for (int clients : costClients) {
+      const auto cost = idemctl::bench::snapshotCost(s, clients, rounds);
+      std::printf("replays from memory, %d client(s): policy taken per request %.0f/s, one snapshot held %.0f/s, "
+                  "ratio %.3f\n",
+                  clients, cost.perRequest, cost.held, cost.held > 0 ? cost.perRequest / cost.held : 0.0);
+    }
+    return idemctl::kOk;
   }
   if (!quiet) std::cerr << "preloading " << s.preloaded << " keys (library and seed table)...\n";
   idemctl::bench::prepareSeedTable(s);
@@ -179,8 +191,8 @@ IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", 
                  idemctl::Flag::option("profile", "new|replay|replay-untraced|replay-unseen|replay-one-key",
                                        "Run this one measurement alone, long enough to attach a profiler.",
                                        "every measurement"),
-                 idemctl::Flag::option("clients", "N", "Clients for --profile (1 to 256); for --new-key-costs a list.",
-                                       "8; 8,64 with --new-key-costs"),
+                 idemctl::Flag::option("clients", "N", "Clients for --profile (1 to 256); for --new-key-costs and --snapshot-cost a list.",
+                                       "8; 8,64 with --new-key-costs and --snapshot-cost"),
                  idemctl::Flag::toggle("new-key-costs",
                                        "Per new key: commits, WAL bytes and records, PostgreSQL's CPU and the "
                                        "client's, the library beside pgbench's minimal INSERT + UPDATE (-M prepared), "
@@ -189,5 +201,11 @@ IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", 
                                        "New keys/s on a tier with cross_key off beside the same tier in hold (each key "
                                        "its own body), in alternating rounds, with the ratio: what the look for "
                                        "duplicates across keys costs a new key. Clients from --clients."),
-                 idemctl::Flag::option("rounds", "N", "Alternating rounds for --new-key-costs and --cross-key-cost (1 to 100).", "2")},
+                 idemctl::Flag::toggle("snapshot-cost",
+                                       "Replays from memory with the policy taken per request (reloadable on "
+                                       "SIGHUP) beside one snapshot held, in alternating rounds, with the ratio."),
+                 idemctl::Flag::option("rounds", "N",
+                                       "Alternating rounds for --new-key-costs, --cross-key-cost and --snapshot-cost "
+                                       "(1 to 100).",
+                                       "2")},
                 runBench);

@@ -81,67 +81,75 @@ idemctl::Flags proxyFlags() {
   };
 }
 
-int runProxy(const idemctl::Args& args) {
-  namespace ep = idem::endpoint;
-  if (!args.has("policy")) return usage("--policy is required: the proxy enforces the routes its tiers list");
-  if (!args.has("upstream")) return usage("--upstream is required: the URL of the service behind the proxy");
-  ep::ServerOptions options;
+// Every setting the proxy reads into its options, at start and again on SIGHUP (reload.h): ""
+// when valid, else what is wrong. The policy is checked against --tier-timeout here, so a reload
+// that drops a tier the flag names is refused as a start would be.
+std::string readProxy(const idemctl::Args& args, idem::endpoint::ServerOptions& options) {
+  if (!args.has("policy")) return "--policy is required: the proxy enforces the routes its tiers list";
+  if (!args.has("upstream")) return "--upstream is required: the URL of the service behind the proxy";
   options.conninfo = idemctl::conninfo(args);
   try {
     options.policy = idem::policy::loadPolicyFile(args.get("policy"));
   } catch (const idem::policy::PolicyError& e) {
-    return usage(e.what());
+    return e.what();
   }
-  if (auto bad = idemctl::readServerFlags(args, options); !bad.empty()) return usage(bad);
-  if (auto bad = idemctl::readStartFlags(args, options, "proxy", true); !bad.empty()) return usage(bad);
+  if (auto bad = idemctl::readServerFlags(args, options); !bad.empty()) return bad;
+  if (auto bad = idemctl::readStartFlags(args, options, "proxy", true); !bad.empty()) return bad;
   const std::string admin = args.get("admin-listen", "127.0.0.1:0");
   if (!idem::client::splitHostPort(admin, options.adminHost, options.adminPort))
-    return usage("--admin-listen: \"" + admin + "\" is not HOST:PORT");
+    return "--admin-listen: \"" + admin + "\" is not HOST:PORT";
 
   idem::proxy::ProxyOptions proxy;
   std::string error;
   const auto upstream = idem::proxy::parseUpstreamUrl(args.get("upstream"), error);
-  if (!upstream) return usage("--upstream: " + error);
+  if (!upstream) return "--upstream: " + error;
   proxy.upstream = *upstream;
   if (!readDuration(args, "upstream-timeout", proxy.client.timeout, error) ||
       !readDuration(args, "late-answer-wait", proxy.lateAnswerWait, error))
-    return usage(error);
+    return error;
   proxy.client.connectTimeout = std::min(proxy.client.connectTimeout, proxy.client.timeout);
   int upstreamConnections = static_cast<int>(proxy.client.maxConnections);
   if (args.has("upstream-connections") && !idemctl::parseInt(args.get("upstream-connections"), 1, 100000, upstreamConnections))
-    return usage("--upstream-connections must be an integer from 1 to 100000");
+    return "--upstream-connections must be an integer from 1 to 100000";
   proxy.client.maxConnections = static_cast<std::size_t>(upstreamConnections);
   // One slow route must not take every upstream connection from the others.
   int perRoute = std::max(1, upstreamConnections * 3 / 4);
   if (args.has("upstream-connections-per-route") &&
       !idemctl::parseInt(args.get("upstream-connections-per-route"), 1, upstreamConnections, perRoute))
-    return usage("--upstream-connections-per-route must be an integer from 1 to --upstream-connections (" +
-                 std::to_string(upstreamConnections) + ")");
+    return "--upstream-connections-per-route must be an integer from 1 to --upstream-connections (" +
+           std::to_string(upstreamConnections) + ")";
   proxy.maxInFlightPerRoute = static_cast<std::size_t>(perRoute);
   if (args.has("tier-timeout"))
     if (auto bad = readTierTimeouts(args.get("tier-timeout"), options.policy, proxy.tierTimeouts); !bad.empty())
-      return usage(bad);
+      return bad;
   proxy.client.maxIdleConnections = std::min(proxy.client.maxIdleConnections, proxy.client.maxConnections);
   // Late-answer waiters hold an upstream connection each: they can never be more.
   proxy.maxLateAnswers = std::min(proxy.maxLateAnswers, proxy.client.maxConnections);
   const auto budget = idem::proxy::planDescriptors({static_cast<std::size_t>(options.poolSize),
                                                     proxy.client.maxConnections, 64});
-  if (!budget.refusal.empty()) return usage(budget.refusal);
+  if (!budget.refusal.empty()) return budget.refusal;
   if (budget.limit > 0)
     options.maxConnections = static_cast<int>(std::min<std::size_t>(options.maxConnections, budget.clientConnections));
   proxy.trustedHops = options.trustedPeers;  // the gateway's forwarding headers are its word too
-  options.execution = [proxy](idem::gate::Host& host) -> std::unique_ptr<idem::gate::Execution> {
-    return std::make_unique<idem::proxy::Forwarder>(host, proxy);
+  options.execution = [proxy](idem::gate::Host&) -> std::unique_ptr<idem::gate::Execution> {
+    return std::make_unique<idem::proxy::Forwarder>(proxy);
   };
+  return {};
+}
 
+int runProxy(const idemctl::Args& args) {
+  namespace ep = idem::endpoint;
+  ep::ServerOptions options;
+  if (auto bad = readProxy(args, options); !bad.empty()) return usage(bad);
   const std::string upstreamUrl = args.get("upstream");
-  return idemctl::runServer(args, std::move(options), "proxy", kUsageText, [&upstreamUrl](ep::Server& server) {
+  return idemctl::runServer(args, std::move(options), "proxy", kUsageText, readProxy, [&upstreamUrl](ep::Server& server) {
     std::cout << "idem proxy listening on " << server.url() << " for upstream " << upstreamUrl << " (admin "
               << server.adminUrl() << ", service " << server.options().service << ", policy version "
               << server.policyVersion() << ")" << std::endl;
     std::cerr << "published policy: " << server.url() << "/idempotency and " << server.adminUrl()
-              << "/idempotency (problem types link docs_url " << server.host().policy().docsUrl
-              << "); /healthz and /metrics on " << server.adminUrl() << "; stop with Ctrl-C (SIGINT) or SIGTERM\n";
+              << "/idempotency (problem types link docs_url " << server.host().policy()->policy.docsUrl
+              << "); /healthz and /metrics on " << server.adminUrl()
+              << "; reload the policy with SIGHUP; stop with Ctrl-C (SIGINT) or SIGTERM\n";
     idemctl::announcePolicyChoice(server, "proxy");
   });
 }

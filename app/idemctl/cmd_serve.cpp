@@ -39,40 +39,45 @@ std::string demoTablesMissing(const std::string& conninfo, bool faultAttempts) {
          "behind `idemctl proxy` needs none)";
 }
 
-int runServe(const idemctl::Args& args) {
-  namespace ep = idem::endpoint;
-  ep::ServerOptions options;
+// Every setting serve reads into its options, at start and again on SIGHUP (reload.h): "" when
+// valid, else what is wrong.
+std::string readServe(const idemctl::Args& args, idem::endpoint::ServerOptions& options) {
   options.conninfo = idemctl::conninfo(args);
   options.allowFaultInjection = args.has("allow-fault-injection");
   if (options.allowFaultInjection) options.rawRoute = idem::faultrig::makeFaultRig;  // the /faults/... routes
-
   try {
-    if (args.has("policy")) {
-      options.policy = idem::policy::loadPolicyFile(args.get("policy"));
-    } else {
-      options.policy = idem::policy::parsePolicy(*idem::resources::find("policy/demo-policy.json"), "demo-policy.json");
-      std::cerr << "idemctl serve: no --policy given; using the built-in demo policy\n";
-    }
+    options.policy = args.has("policy") ? idem::policy::loadPolicyFile(args.get("policy"))
+                                        : idem::policy::parsePolicy(*idem::resources::find("policy/demo-policy.json"),
+                                                                    "demo-policy.json");
   } catch (const idem::policy::PolicyError& e) {
-    return usage(e.what());
+    return e.what();
   }
-  if (auto bad = idemctl::readServerFlags(args, options); !bad.empty()) return usage(bad);
-  if (auto bad = idemctl::readStartFlags(args, options, "serve", false); !bad.empty()) return usage(bad);
+  if (auto bad = idemctl::readServerFlags(args, options); !bad.empty()) return bad;
+  if (auto bad = idemctl::readStartFlags(args, options, "serve", false); !bad.empty()) return bad;
   // An admin listener (/healthz, /metrics) with its own threads and connection budget: off
   // unless asked for, since serve's own port answers both too.
   if (args.has("admin-listen") && !idem::client::splitHostPort(args.get("admin-listen"), options.adminHost, options.adminPort))
-    return usage("--admin-listen: \"" + args.get("admin-listen") + "\" is not HOST:PORT");
+    return "--admin-listen: \"" + args.get("admin-listen") + "\" is not HOST:PORT";
+  return {};
+}
+
+int runServe(const idemctl::Args& args) {
+  namespace ep = idem::endpoint;
+  ep::ServerOptions options;
+  if (auto bad = readServe(args, options); !bad.empty()) return usage(bad);
+  if (!args.has("policy")) std::cerr << "idemctl serve: no --policy given; using the built-in demo policy\n";
   const bool faults = args.has("allow-fault-injection");
   if (auto missing = demoTablesMissing(options.conninfo, faults); !missing.empty()) {
     std::cerr << "idemctl serve: " << missing << '\n';
     return idemctl::kUsage;
   }
-  return idemctl::runServer(args, std::move(options), "serve", kUsageText, [faults](ep::Server& server) {
+  return idemctl::runServer(args, std::move(options), "serve", kUsageText, readServe, [faults](ep::Server& server) {
     std::cout << "idem endpoint listening on " << server.url() << " (service " << server.options().service
               << ", policy version " << server.policyVersion()
               << (faults ? ", fault injection on" : "")
               << (server.adminPort() ? ", admin " + server.adminUrl() : std::string()) << ")" << std::endl;
-    std::cerr << "published policy: " << server.url() << "/idempotency; stop with Ctrl-C (SIGINT) or SIGTERM\n";
+    std::cerr << "published policy: " << server.url()
+              << "/idempotency; reload the policy with SIGHUP; stop with Ctrl-C (SIGINT) or SIGTERM\n";
     idemctl::announcePolicyChoice(server, "serve");
   });
 }

@@ -88,8 +88,8 @@ DemoProxy::DemoProxy(const std::string& conninfo, const std::string& dataDir, id
   options.threads = 16;
   options.poolSize = 4;
   options.adminPort = 0;
-  options.execution = [proxy](idem::gate::Host& host) -> std::unique_ptr<idem::gate::Execution> {
-    return std::make_unique<idem::proxy::Forwarder>(host, proxy);
+  options.execution = [proxy](idem::gate::Host&) -> std::unique_ptr<idem::gate::Execution> {
+    return std::make_unique<idem::proxy::Forwarder>(proxy);
   };
   m_proxy = std::make_unique<idem::endpoint::Server>(std::move(options));
   m_proxy->start();

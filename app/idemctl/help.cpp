@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <ostream>
 
+#include "app/idemctl/configuration.h"
+#include "app/idemctl/reload.h"
 #include "core/store/migrations.h"
 
 #ifndef IDEM_VERSION
@@ -52,6 +54,17 @@ void printCommandHelp(std::ostream& out, const Command& command) {
     // "required", "required unless --key": said as is; anything else is the default.
     out << (f.fallback.rfind("required", 0) == 0 ? " (" + f.fallback + ")" : " (default: " + f.fallback + ")") << '\n';
   }
+  if (!readsConfiguration(command)) return;
+  std::string reloaded;
+  for (const auto& f : command.flags)
+    if (reloadsOnSighup(f.name)) reloaded += (reloaded.empty() ? "--" : ", --") + f.name;
+  out << "\nReloading (SIGHUP, e.g. systemctl reload):\n"
+         "  The configuration file, the IDEM_* variables and the policy file are read again. A valid policy is\n"
+         "  recorded in the store and enforced for the requests that start afterwards; requests in flight finish\n"
+         "  under theirs. A policy with problems, or one that would change where tenants come from, is refused\n"
+         "  and the running one stays. The access log is reopened. Reloaded: "
+      << reloaded
+      << ".\n  Every other setting needs a restart: the log names each one that changed, and it is ignored.\n";
 }
 
 std::string flagNames(const Command& command) {

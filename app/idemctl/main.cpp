@@ -10,6 +10,7 @@
 #include "app/idemctl/command.h"
 #include "app/idemctl/configuration.h"
 #include "app/idemctl/help.h"
+#include "app/idemctl/reload.h"
 
 namespace idemctl {
 
@@ -123,6 +124,7 @@ int main(int argc, char** argv) {
       return idemctl::kUsage;
     }
     args = idemctl::Args(std::move(merged));
+    idemctl::rememberCommandLine(*it, {argv + 2, argv + argc});  // read again on SIGHUP
   }
   if (args.has("help")) {
     idemctl::printCommandHelp(std::cout, *it);

@@ -159,32 +159,52 @@ AccessLog::~AccessLog() {
   if (m_owned) std::fclose(m_file);
 }
 
+std::string AccessLog::switchTo(const std::string& target) {
+  std::FILE* file = nullptr;
+  bool owned = false;
+  if (target == "-") {
+    file = stdout;
+  } else if (target != "off") {
+    file = std::fopen(target.c_str(), "a");
+    if (!file) return "--access-log: cannot open " + target + " for appending";
+    owned = true;
+  }
+  std::lock_guard lock(m_mutex);
+  if (m_owned) std::fclose(m_file);
+  m_file = file;
+  m_owned = owned;
+  return {};
+}
+
 std::string AccessLog::open(const std::string& target, idem::endpoint::ServerOptions& options) {
   if (target == "off") return {};
-  if (target == "-") {
-    m_file = stdout;
-  } else {
-    m_file = std::fopen(target.c_str(), "a");
-    if (!m_file) return "--access-log: cannot open " + target + " for appending";
-    m_owned = true;
-  }
+  if (auto bad = switchTo(target); !bad.empty()) return bad;
+  m_started = true;
   options.accessLog = [this](const std::string& line) {
     std::lock_guard lock(m_mutex);
+    if (!m_file) return;  // turned off by a reload
     std::fwrite(line.data(), 1, line.size(), m_file);
     std::fflush(m_file);
   };
   return {};
 }
 
+std::string AccessLog::reopen(const std::string& target) {
+  if (!m_started) return target == "off" ? std::string() : "--access-log needs a restart: it was off at start";
+  return switchTo(target);
+}
+
 StopSignals::StopSignals() {
   sigemptyset(&m_set);
   sigaddset(&m_set, SIGINT);
   sigaddset(&m_set, SIGTERM);
+  sigaddset(&m_set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &m_set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 }
 
-void StopSignals::serveUntilStopped(idem::endpoint::Server& server, std::string_view command) {
+void StopSignals::serveUntilStopped(idem::endpoint::Server& server, std::string_view command,
+                                    const std::function<void()>& reload) {
   // Signals are taken by one thread (sigtimedwait), so the server's threads never run a
   // handler; it asks the server to stop, which finishes in-flight requests first.
   std::atomic<bool> finished{false};
@@ -197,6 +217,8 @@ void StopSignals::serveUntilStopped(idem::endpoint::Server& server, std::string_
         std::cerr << "idemctl " << command << ": " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
                   << ": finishing in-flight requests, then exiting\n";
         server.stop();
+      } else if (sig == SIGHUP && reload) {
+        reload();  // here, off the server's threads: it reads files and writes to the store
       }
     }
   });
@@ -206,7 +228,7 @@ void StopSignals::serveUntilStopped(idem::endpoint::Server& server, std::string_
 }
 
 int runServer(const Args& args, idem::endpoint::ServerOptions options, std::string_view command, std::string_view usage,
-              const std::function<void(idem::endpoint::Server&)>& announce) {
+              const ReadOptions& read, const std::function<void(idem::endpoint::Server&)>& announce) {
   namespace ep = idem::endpoint;
   AccessLog log;
   if (auto bad = log.open(args.get("access-log", "-"), options); !bad.empty()) return usageError(command, usage, bad);
@@ -226,7 +248,8 @@ int runServer(const Args& args, idem::endpoint::ServerOptions options, std::stri
     return kUsage;
   }
   announce(*server);
-  signals.serveUntilStopped(*server, command);
+  Reloader reloader(args, command, read, log);
+  signals.serveUntilStopped(*server, command, [&] { reloader.reload(*server); });
   server.reset();
   std::cerr << "idemctl " << command << ": stopped\n";
   return kOk;

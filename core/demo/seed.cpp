@@ -199,8 +199,8 @@ void Seeder::failures() {
 void Seeder::stuckKey() {
   // A worker that claimed a payment and died: claimed through the store directly, never
   // completed, and its lease moved 12 minutes into the past.
-  const auto& policy = m_server.host().policy();
-  const policy::Tier* tier = policy.tierFor("POST", "/v1/payments");
+  const enforce::PolicyPtr inForce = m_server.host().policy();
+  const policy::Tier* tier = inForce->policy.tierFor("POST", "/v1/payments");
   const std::string body = payment(64000, "usd", "cus_acme_311");
   store::Pool pool(m_conninfo, 1);
   store::KeyStore keys(pool);
@@ -222,7 +222,8 @@ void Seeder::stuckKey() {
 }
 
 void Seeder::incident() {
-  const policy::Tier* tier = m_server.host().policy().tierFor("POST", "/v1/payments");
+  const enforce::PolicyPtr inForce = m_server.host().policy();
+  const policy::Tier* tier = inForce->policy.tierFor("POST", "/v1/payments");
   const std::string tenant = "acct_acme", key = "checkout-8812-pay";
   const std::string body = payment(249900, "usd", "cus_acme_1042");
   expect(post("/v1/payments", tenant, key, body), 201, "incident original");

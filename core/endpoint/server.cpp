@@ -30,10 +30,7 @@ Server::Server(ServerOptions options)
     if (!m_options.acceptTenantChange)
       if (auto change = store::tenantScopeChange(conn, m_options.policy, m_options.service))
         throw StartError(store::describe(*change), 2);
-    m_policyVersion = store::recordPolicy(conn, m_options.policy, m_options.lockTimeout, m_options.service);
-    store::registerService(conn, m_options.service, m_policyVersion);
-    const auto chosen = store::policyChoices(conn, m_options.service, 1);
-    m_policyInForce = chosen.empty() ? 0 : chosen.front().version;
+    m_policyVersion = recordPolicy(conn, m_options.policy);
   } catch (const store::LockWaitTimeout& e) {
     throw StartError(std::string("cannot record the policy: ") + e.what(), 3);
   } catch (const pg::Unavailable& e) {
@@ -44,12 +41,9 @@ Server::Server(ServerOptions options)
   m_transport->listen();
 
   // 3. The host, the execution (the proxy's upstream call, or serve's demo API: never both)
-  // and the gate in front of it. Problem types link the operator's docs_url (where clients can
-  // open it); only a policy without one gets this server's own published page.
-  policy::Policy published = m_options.policy;
-  if (published.docsUrl.empty()) published.docsUrl = url() + "/idempotency";
+  // and the gate in front of it.
   m_host = std::make_unique<gate::Host>(
-      m_options.conninfo, std::move(published), m_policyVersion,
+      m_options.conninfo, published(m_options.policy), m_policyVersion,
       gate::HostOptions{m_options.poolSize, m_options.traceFlushInterval, m_options.traceFoldAfter,
                         m_options.preparedStatements, m_options.replayCache, m_options.service});
   m_execution = m_options.execution ? m_options.execution(*m_host)
@@ -64,10 +58,11 @@ Server::Server(ServerOptions options)
     gateOptions.trustedPeers = std::move(*peers);
   }
   m_gate = std::make_unique<gate::Gate>(*m_host, *m_execution, std::move(gateOptions));
-  if (m_options.rawRoute) m_rawRoute = m_options.rawRoute(m_host->pool(), m_host->policy().docsUrl);
+  const std::string docsUrl = m_host->policy()->policy.docsUrl;
+  if (m_options.rawRoute) m_rawRoute = m_options.rawRoute(m_host->pool(), docsUrl);
   if (m_options.adminPort >= 0) m_admin = std::make_unique<gate::AdminHandler>(*m_host, m_gate.get());
   m_transport->attach(
-      server::Handlers{*m_gate, m_admin.get(), m_rawRoute.get(), m_host->policy().docsUrl, m_options.poolSize});
+      server::Handlers{*m_gate, m_admin.get(), m_rawRoute.get(), docsUrl, m_options.poolSize});
 }
 
 Server::~Server() {
@@ -80,6 +75,55 @@ Server::~Server() {
 }
 
 std::string Server::url() const { return m_transport->url(); }
+
+int Server::recordPolicy(pg::Connection& conn, const policy::Policy& p) {
+  const int version = store::recordPolicy(conn, p, m_options.lockTimeout, m_options.service);
+  store::registerService(conn, m_options.service, version);
+  const auto chosen = store::policyChoices(conn, m_options.service, 1);
+  m_policyInForce = chosen.empty() ? 0 : chosen.front().version;
+  return version;
+}
+
+policy::Policy Server::published(policy::Policy p) const {
+  // Problem types link the operator's docs_url (where clients can open it); only a policy
+  // without one gets this server's own published page.
+  if (p.docsUrl.empty()) p.docsUrl = url() + "/idempotency";
+  return p;
+}
+
+PolicyReload Server::reloadPolicy(policy::Policy next) {
+  const std::lock_guard lock(m_reloading);
+  const enforce::PolicyPtr current = m_host->policy();
+  PolicyReload r;
+  r.version = current->version;
+  const policy::Policy& was = current->policy;
+  // The tenant is part of every live key's scope: another source would give each retry of a
+  // live key a new scope, and the work would run again. Not a change to make under traffic.
+  if (next.tenantSource() != was.tenantSource() || next.defaultTenant != was.defaultTenant) {
+    auto name = [](const policy::Policy& p) {
+      const std::string source = p.tenantSource().empty() ? "none declared" : p.tenantSource();
+      return p.defaultTenant.empty() ? source : source + ", default tenant \"" + p.defaultTenant + "\"";
+    };
+    r.refusal = "the tenant source would change (from " + name(was) + " to " + name(next) +
+                "), which re-scopes every live key so that retries run again; restart with the new source instead "
+                "(idemctl refuses a start that re-scopes live keys unless --accept-tenant-change)";
+    return r;
+  }
+  try {
+    pg::Connection conn(m_options.conninfo);
+    r.version = recordPolicy(conn, next);
+  } catch (const store::LockWaitTimeout& e) {
+    r.refusal = std::string("cannot record the policy: ") + e.what();
+    return r;
+  } catch (const pg::Error& e) {
+    r.refusal = std::string("cannot record the policy in the store: ") + e.what();
+    return r;
+  }
+  m_host->replacePolicy(enforce::makeSnapshot(published(std::move(next)), r.version));
+  m_policyVersion = r.version;
+  r.applied = true;
+  return r;
+}
 
 std::string Server::adminUrl() const { return m_transport->adminUrl(); }
 

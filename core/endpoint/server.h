@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -63,6 +64,13 @@ struct ServerOptions : server::TransportOptions {
 
 using server::StartError;
 
+/// What a reload of the policy did (Server::reloadPolicy).
+struct PolicyReload {
+  bool applied = false;
+  int version = 0;       // the version in force afterwards (the new one when applied)
+  std::string refusal;   // why it was refused; "" when applied
+};
+
 class Server {
  public:
   /// Checks the schema (migrated to this build's version), records the policy in the store and
@@ -80,9 +88,17 @@ class Server {
   /// The admin listener's port and URL; 0 and "" without one.
   [[nodiscard]] int adminPort() const { return m_transport->adminPort(); }
   [[nodiscard]] std::string adminUrl() const;
-  [[nodiscard]] int policyVersion() const { return m_policyVersion; }
+  /// The recorded version requests start under (a reload changes it).
+  [[nodiscard]] int policyVersion() const { return m_policyVersion.load(); }
   /// The version the sweeper and the console follow (chosen by the operator); 0: none chosen.
-  [[nodiscard]] int policyInForce() const { return m_policyInForce; }
+  [[nodiscard]] int policyInForce() const { return m_policyInForce.load(); }
+
+  /// Makes `next` the policy of the requests that start from now on (SIGHUP; docs/proxy.md,
+  /// "Reloading"); requests in flight finish under theirs. It is recorded in the store first, as
+  /// at start, so every key names the version that decided it. Refused, with the policy in force
+  /// kept, when it would change where tenants come from (live keys would be re-scoped: a restart
+  /// decides that, with --accept-tenant-change) or when the store cannot record it. Thread-safe.
+  [[nodiscard]] PolicyReload reloadPolicy(policy::Policy next);
 
   /// Serves until stop(); returns once in-flight requests are answered and the trace is flushed.
   void run();
@@ -98,9 +114,15 @@ class Server {
 
  private:
   ServerOptions m_options;
+  /// Records `p` for this service (as at start) and reads which version is chosen; its version.
+  int recordPolicy(pg::Connection& conn, const policy::Policy& p);
+  /// `p` as the host enforces it: docs_url defaults to this server's /idempotency page.
+  [[nodiscard]] policy::Policy published(policy::Policy p) const;
+
   std::unique_ptr<server::Transport> m_transport;  // last to go: connections refer to the handlers' options
-  int m_policyInForce = 0;
-  int m_policyVersion = 0;
+  std::atomic<int> m_policyInForce{0};
+  std::atomic<int> m_policyVersion{0};
+  std::mutex m_reloading;  // one reload at a time
   std::unique_ptr<gate::Host> m_host;
   std::unique_ptr<gate::Execution> m_execution;  // the demo API or options.execution's: goes before the host
   std::unique_ptr<gate::Gate> m_gate;            // the main listener's handler, over the execution

@@ -104,7 +104,8 @@ bool Service::needsTenant(const server::Request& req) const {
 }
 
 std::optional<gate::Refusal> Service::vet(const server::Request& req) {
-  const std::string& docs = m_host.policy().docsUrl;
+  const enforce::PolicyPtr inForce = m_host.policy();  // held: `docs` refers into it
+  const std::string& docs = inForce->policy.docsUrl;
   const std::string& path = req.path;
   if (isRead(req.method) && (kindForCollection(path) || itemKind(path))) return std::nullopt;
   const ResourceKind* kind = req.method == "POST" ? kindForRoute(path) : nullptr;
@@ -152,7 +153,7 @@ void Service::run(const gate::CallPtr& call) {
 gate::Result Service::postResource(const gate::Call& call) {
   const server::Request& req = call.request();
   const ResourceKind& kind = *kindForRoute(req.path);
-  const std::string& docs = m_host.policy().docsUrl;
+  const std::string& docs = call.policy().docsUrl;
   const enforce::Ticket* ticket = call.ticket();
   // vet() refused what does not parse; these are the same headers and body.
   const Faults faults = parseFaults(req.headers, m_allowFaultInjection).faults;
@@ -235,7 +236,7 @@ gate::Result Service::listResources(const gate::Call& call) {
   const ResourceKind& kind = *kindForCollection(req.path);
   gate::Result result;
   result.outcome = gate::Outcome::Read;
-  const std::string& docs = m_host.policy().docsUrl;
+  const std::string& docs = call.policy().docsUrl;
   auto badQuery = [&](const std::string& detail) {
     result.response = server::problem(http::Problem::BadQuery, detail, docs);
     result.outcome = gate::Outcome::BadQuery;
@@ -272,7 +273,7 @@ gate::Result Service::getResource(const gate::Call& call) {
   const auto slash = req.path.rfind('/');
   const ResourceKind& kind = *kindForCollection(req.path.substr(0, slash));
   const std::string id = req.path.substr(slash + 1);
-  const policy::Policy& policy = m_host.policy();
+  const policy::Policy& policy = call.policy();
   gate::Result result;
   result.outcome = gate::Outcome::Read;
   try {

@@ -55,6 +55,7 @@ Ticket& Ticket::operator=(Ticket&& other) noexcept {
   m_leaseToken = std::move(other.m_leaseToken);
   m_requestId = std::move(other.m_requestId);
   m_fingerprint = std::move(other.m_fingerprint);
+  m_policy = std::move(other.m_policy);
   m_tier = other.m_tier;
   m_generation = other.m_generation;
   m_afterExpiry = other.m_afterExpiry;
@@ -77,8 +78,10 @@ void Ticket::abandon() noexcept {
 
 Enforcer::Enforcer(const policy::Policy& policy, int policyVersion, store::KeyStore& store,
                    trace::TraceWriter& trace)
-    : m_policy(policy),
-      m_policyVersion(policyVersion),
+    : Enforcer(makeSnapshot(policy, policyVersion), store, trace) {}
+
+Enforcer::Enforcer(PolicyPtr policy, store::KeyStore& store, trace::TraceWriter& trace)
+    : m_inForce(std::move(policy)),
       m_store(store),
       m_trace(trace),
       m_log([](const std::string& line) { std::cerr << "idem: " << line << std::endl; }),
@@ -90,8 +93,8 @@ Enforcer::Enforcer(const policy::Policy& policy, int policyVersion, store::KeySt
           },
           [this](const std::string& line) { m_log(line); }) {}
 
-Response Enforcer::storeTrouble(const std::string& key, std::string_view what) const {
-  Response r = makeProblem(Problem::StoreUnavailable, m_policy.docsUrl, what, key);
+Response Enforcer::storeTrouble(const std::string& docsUrl, const std::string& key, std::string_view what) {
+  Response r = makeProblem(Problem::StoreUnavailable, docsUrl, what, key);
   r.headers.emplace_back("Retry-After", "2");
   return r;
 }
@@ -142,19 +145,20 @@ std::string Enforcer::traceMatch(const store::Scope& scope, const policy::Tier& 
   return std::string(policy::crossKeyModeName(tier.crossKey.mode));
 }
 
-Decision Enforcer::begin(const Request& req) {
+Decision Enforcer::begin(const Request& req, const PolicyPtr& policy) {
   const auto started = Clock::now();
-  const policy::Policy::Match match = m_policy.match(req.method, req.path);
-  Decision d = decide(req, match, started);
+  if (!policy) throw std::invalid_argument("Enforcer::begin: no policy snapshot");
+  const policy::Policy::Match match = policy->policy.match(req.method, req.path);
+  Decision d = decide(req, policy, match, started);
   d.route = std::string(match.route);
   // The rollout changes what is done with the decision, never the decision itself.
   if (match.tier != nullptr && match.tier->observed() && d.kind == Decision::Kind::Respond)
-    return observe(std::move(d), req, match, started);
+    return observe(std::move(d), req, policy->policy, match, started);
   return d;
 }
 
-Decision Enforcer::observe(Decision d, const Request& req, const policy::Policy::Match& match,
-                           Clock::time_point started) {
+Decision Enforcer::observe(Decision d, const Request& req, const policy::Policy& policy,
+                           const policy::Policy::Match& match, Clock::time_point started) {
   // The store's decisions (replay, 409, 422) were traced where they were made, under their
   // observed names (trace()); a refusal before the store has no key scope yet, so it is traced
   // here, with the key as sent (empty when none) and the status enforcement would have answered.
@@ -169,7 +173,7 @@ Decision Enforcer::observe(Decision d, const Request& req, const policy::Policy:
     e.atMs = std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();
-    const std::string tenant = req.tenant.value_or(m_policy.defaultTenant);
+    const std::string tenant = req.tenant.value_or(policy.defaultTenant);
     e.tenant = tenant;
     e.endpoint = match.route;
     e.key = key;
@@ -187,8 +191,10 @@ Decision Enforcer::observe(Decision d, const Request& req, const policy::Policy:
   return d;
 }
 
-Decision Enforcer::decide(const Request& req, const policy::Policy::Match& match, Clock::time_point started) {
-  const std::string& docs = m_policy.docsUrl;
+Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const policy::Policy::Match& match,
+                          Clock::time_point started) {
+  const policy::Policy& policy = snapshot->policy;
+  const std::string& docs = policy.docsUrl;
   const policy::Tier* tier = match.tier;
   const auto rawKey = http::findHeader(req.headers, kKeyHeader);
   if (!tier) {
@@ -224,15 +230,15 @@ Decision Enforcer::decide(const Request& req, const policy::Policy::Match& match
   if (!parsed.key) return respond(makeProblem(Problem::KeyMalformed, docs, parsed.rule), "key_malformed", tier->name);
   const std::string& key = *parsed.key;
 
-  if (!req.tenant && m_policy.tenantRequired)
+  if (!req.tenant && policy.tenantRequired)
     return respond(makeProblem(Problem::TenantMissing, docs,
                                "This request carries no tenant" +
-                                   (m_policy.tenantHeader.empty() ? std::string()
-                                                                  : " (" + m_policy.tenantHeader + " header)") +
+                                   (policy.tenantHeader.empty() ? std::string()
+                                                                : " (" + policy.tenantHeader + " header)") +
                                    "; nothing was executed or stored.",
                                key),
                    "tenant_missing", tier->name);
-  const std::string& tenant = req.tenant ? *req.tenant : m_policy.defaultTenant;
+  const std::string& tenant = req.tenant ? *req.tenant : policy.defaultTenant;
   if (!validTenant(tenant))
     return respond(makeProblem(Problem::TenantMalformed, docs,
                                "The tenant must be at most 128 visible ASCII characters; nothing was executed or "
@@ -258,7 +264,7 @@ Decision Enforcer::decide(const Request& req, const policy::Policy::Match& match
   claim.scope = {tenant, std::string(match.route), key, m_trace.service()};
   claim.fingerprint = fingerprint;
   claim.tier = tier->name;
-  claim.policyVersion = m_policyVersion;
+  claim.policyVersion = snapshot->version;  // the version that decided this key (explain names it)
   claim.ttl = tier->ttl;
   claim.lease = tier->lease;
   claim.rejectExpired = tier->onExpired == policy::OnExpired::Reject;
@@ -296,7 +302,7 @@ Decision Enforcer::decide(const Request& req, const policy::Policy::Match& match
       if (q && q->sqlstate().starts_with("40") && ++conflictsRetried <= 3) continue;
       // Whatever the store said (unreachable, read-only, timeout, out of resources, a bug),
       // nothing ran: 503 with Retry-After. Its words go to the operator's log, not the client.
-      Decision d = respond(storeTrouble(key,
+      Decision d = respond(storeTrouble(docs, key,
                                         "The idempotency store could not decide this request, so it was not "
                                         "executed. Retry with the same key later."),
                            "unavailable", tier->name);
@@ -360,6 +366,7 @@ Decision Enforcer::decide(const Request& req, const policy::Policy::Match& match
       t.m_leaseToken = result.leaseToken;
       t.m_requestId = claim.requestId;
       t.m_fingerprint = fingerprint;
+      t.m_policy = snapshot;
       t.m_tier = tier;
       t.m_generation = result.generation;
       t.m_afterExpiry = result.decision == D::ExecuteAfterExpiry;

@@ -15,6 +15,7 @@
 #include "core/enforce/completionbacklog.h"
 #include "core/enforce/durabilitygate.h"
 #include "core/enforce/leasekeeper.h"
+#include "core/enforce/policysnapshot.h"
 #include "core/enforce/problem.h"
 #include "core/enforce/replaycache.h"
 #include "core/policy/policy.h"
@@ -53,6 +54,8 @@ class Ticket {
   [[nodiscard]] bool afterExpiry() const { return m_afterExpiry; }
   [[nodiscard]] bool takenOver() const { return m_takeover; }
   [[nodiscard]] const policy::Tier& tier() const { return *m_tier; }
+  /// The policy the request began under: it stays with the ticket whatever a reload swaps in.
+  [[nodiscard]] const PolicySnapshot& policy() const { return *m_policy; }
   [[nodiscard]] const std::string& requestId() const { return m_requestId; }
   [[nodiscard]] long long expiresAtMs() const { return m_expiresAt; }
   [[nodiscard]] bool open() const { return m_open; }
@@ -79,6 +82,7 @@ class Ticket {
   std::string m_leaseToken;
   std::string m_requestId;
   std::string m_fingerprint;
+  PolicyPtr m_policy;                    // holds what m_tier points into
   const policy::Tier* m_tier = nullptr;
   int m_generation = 0;
   bool m_afterExpiry = false;
@@ -141,8 +145,10 @@ class Enforcer {
   static constexpr const char* kReplayedHeader = "Idempotent-Replayed";
 
   /// Keys are claimed in the trace writer's service (TraceWriter::Options::service): the keys
-  /// and the trace rows of one enforcer always name the same service.
+  /// and the trace rows of one enforcer always name the same service. The policy is copied into
+  /// the first snapshot in force (replacePolicy() swaps it).
   Enforcer(const policy::Policy& policy, int policyVersion, store::KeyStore& store, trace::TraceWriter& trace);
+  Enforcer(PolicyPtr policy, store::KeyStore& store, trace::TraceWriter& trace);
 
   /// Where the enforcer reports what the operator must know (a completion it could not record,
   /// an abandoned ticket). Default: standard error.
@@ -154,8 +160,12 @@ class Enforcer {
   void setReplayCache(ReplayCacheOptions options) { m_replays = std::make_unique<ReplayCache>(options); }
   [[nodiscard]] const ReplayCache& replays() const { return *m_replays; }
 
-  /// Decides what to do with a request. Never throws for store trouble: answers 503.
-  [[nodiscard]] Decision begin(const Request& request);
+  /// Decides what to do with a request under the policy in force. Never throws for store
+  /// trouble: answers 503.
+  [[nodiscard]] Decision begin(const Request& request) { return begin(request, m_inForce.current()); }
+  /// The same under a snapshot the caller took at the request's start (a server that read the
+  /// policy already, for the tenant and the pages): its ticket keeps that snapshot.
+  [[nodiscard]] Decision begin(const Request& request, const PolicyPtr& policy);
 
   /// Stores the handler's response per the tier's cache rule and returns what to send: the
   /// response plus the key echo and the expiry header. A store failure is retried (see
@@ -174,7 +184,11 @@ class Enforcer {
   /// them, including one a caller builds while the key stays with its ticket.
   void addKeyHeaders(Response& r, const std::string& key, std::optional<long long> expiresAtMs) const;
 
-  [[nodiscard]] const policy::Policy& policy() const { return m_policy; }
+  /// The policy in force: requests that begin from now on take it.
+  [[nodiscard]] PolicyPtr policy() const { return m_inForce.current(); }
+  /// Swaps the policy in force (a reload). Requests already begun keep theirs; so do their
+  /// tickets, to the end. Thread-safe.
+  void replacePolicy(PolicyPtr next) { m_inForce.replace(std::move(next)); }
   /// Renews the leases of executions this enforcer started while they run.
   [[nodiscard]] LeaseKeeper& leases() { return m_leases; }
   [[nodiscard]] const LeaseKeeper& leases() const { return m_leases; }
@@ -192,11 +206,12 @@ class Enforcer {
                                                          const CompleteOptions& options, int& attempts,
                                                          std::string& failure);
   /// begin() without the rollout: what enforcement decides for the request.
-  Decision decide(const Request& request, const policy::Policy::Match& match, std::chrono::steady_clock::time_point started);
+  Decision decide(const Request& request, const PolicyPtr& policy, const policy::Policy::Match& match,
+                  std::chrono::steady_clock::time_point started);
   /// A tier in observe: the answer is not sent and the request runs; the decision is traced.
-  Decision observe(Decision d, const Request& request, const policy::Policy::Match& match,
-                   std::chrono::steady_clock::time_point started);
-  Response storeTrouble(const std::string& key, std::string_view what) const;
+  Decision observe(Decision d, const Request& request, const policy::Policy& policy,
+                   const policy::Policy::Match& match, std::chrono::steady_clock::time_point started);
+  static Response storeTrouble(const std::string& docsUrl, const std::string& key, std::string_view what);
   /// Gives the claim back in the store; a store failure is logged (the lease then runs out).
   void freeKey(const Ticket& ticket, int status, const std::string& reason);
   Decision respond(Response r, std::string outcome, const std::string& tier) const;
@@ -217,8 +232,7 @@ class Enforcer {
   /// A retry of a key whose record waits in the backlog: its replay (or a payload mismatch).
   store::ClaimResult fromBacklog(const PendingCompletion& pending, const std::string& fingerprint) const;
 
-  const policy::Policy& m_policy;
-  int m_policyVersion;
+  PolicyInForce m_inForce;
   store::KeyStore& m_store;
   trace::TraceWriter& m_trace;
   LeaseKeeper m_leases{m_store};

@@ -116,13 +116,13 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
           " attempts (" + failure + "); outcome unknown: committed or rolled back");
     freeKey(ticket, 503, "store failed while committing; outcome unknown");
     ticket.m_end = Ticket::End::OutcomeUnknown;
-    return storeTrouble(key,
+    return storeTrouble(ticket.policy().policy.docsUrl, key,
                         "The idempotency store failed while committing this request, so whether it was executed is "
                         "not known. Retry with the same key: the retry returns the stored result if it was "
                         "committed, and runs it once if it was not.");
   }
   ticket.m_end = Ticket::End::LeaseLost;
-  Response r = makeProblem(Problem::RequestInProgress, m_policy.docsUrl,
+  Response r = makeProblem(Problem::RequestInProgress, ticket.policy().policy.docsUrl,
                            "This request's lease on the key expired and a retry took it over; its result was not "
                            "committed. Retry with the same key to get the outcome.",
                            key);
@@ -151,7 +151,7 @@ void Enforcer::abandon(Ticket& ticket) noexcept {
     } else {
       // Execution may have started (Stripe's rule stores a 500 then): a retry replays this
       // answer instead of running the work a second time.
-      (void)complete(ticket, makeProblem(Problem::ExecutionAbandoned, m_policy.docsUrl,
+      (void)complete(ticket, makeProblem(Problem::ExecutionAbandoned, ticket.policy().policy.docsUrl,
                                          "Processing stopped after execution started, so the operation may have "
                                          "taken effect. This answer is stored: retries with this key get it. Check "
                                          "the operation's outcome before using a new key.",

@@ -15,7 +15,7 @@ server::Handled AdminHandler::handle(const server::Request& req) {
       if (req.path == "/metrics" && m_front) h.response.body += m_front->metricsText();
     }
   } else {
-    h.response = server::problemForStatus(known ? 405 : 404, req.method, req.path, m_host.policy().docsUrl);
+    h.response = server::problemForStatus(known ? 405 : 404, req.method, req.path, m_host.policy()->policy.docsUrl);
     h.outcome = known ? "method_not_allowed" : "not_found";
   }
   h.response.headers.emplace_back("Request-Id", req.requestId);

@@ -59,6 +59,10 @@ class Call : public std::enable_shared_from_this<Call> {
   /// The tier covering the route; "" when none.
   [[nodiscard]] const std::string& tier() const { return m_handled.tier; }
   [[nodiscard]] const std::string& tenant() const { return m_handled.tenant; }
+  /// The policy in force when the request arrived: it decides the request to its end, whatever
+  /// a reload swaps in meanwhile.
+  [[nodiscard]] const policy::Policy& policy() const { return m_policy->policy; }
+  [[nodiscard]] const enforce::PolicyPtr& policySnapshot() const { return m_policy; }
   /// The key's claim when one protects this request; nullptr otherwise.
   [[nodiscard]] const enforce::Ticket* ticket() const { return m_ticket ? &*m_ticket : nullptr; }
   [[nodiscard]] const boost::asio::any_io_executor& loop() const { return m_loop; }
@@ -78,6 +82,7 @@ class Call : public std::enable_shared_from_this<Call> {
 
   Gate& m_gate;
   server::Request m_request;
+  enforce::PolicyPtr m_policy;  // taken once, at the request's start
   boost::asio::any_io_executor m_loop;
   boost::asio::thread_pool& m_handlers;
   server::Done m_done;

@@ -23,6 +23,7 @@ bool isRead(const std::string& method) { return method == "GET" || method == "HE
 Call::Call(Gate& gate, Request request, const server::Dispatch& where, server::Done done)
     : m_gate(gate),
       m_request(std::move(request)),
+      m_policy(gate.m_host.policy()),
       m_loop(where.loop),
       m_handlers(where.handlers),
       m_done(std::move(done)),
@@ -91,7 +92,7 @@ void Call::settle(Result result) {
           if (result.options.sameTransaction.empty()) throw;
           server::logInternalError(m_request.requestId, "recording the execution", e.what());
           auto r = server::internalError(m_request.requestId, "Recording the execution failed, so nothing was executed.",
-                                         m_gate.m_host.policy().docsUrl);
+                                         policy().docsUrl);
           answer = enforcer.release(ticket, std::move(r), "the execution's statements failed");
           outcome = Outcome::Error;
           result.resource.clear();
@@ -147,8 +148,7 @@ bool Gate::start(Request& request, const server::Dispatch& where, server::Done& 
   return true;
 }
 
-std::optional<http::Response> Gate::untrustedTenant(const Request& request) const {
-  const policy::Policy& policy = m_host.policy();
+std::optional<http::Response> Gate::untrustedTenant(const policy::Policy& policy, const Request& request) const {
   // Only a gateway's header needs a trusted sender; a credential digest is the client's own.
   if (policy.tenantHeader.empty() || policy.tenantFromAuthorization || m_options.trustedPeers.empty() ||
       m_options.trustedPeers.contains(request.remote) || !http::findHeader(request.headers, policy.tenantHeader))
@@ -169,9 +169,9 @@ void Gate::refuse(const CallPtr& call, Refusal refusal) {
 void Gate::front(const CallPtr& call) {
   Request& req = call->m_request;
   Handled& h = call->m_handled;
-  const policy::Policy& policy = m_host.policy();
+  const policy::Policy& policy = call->policy();
 
-  if (auto refused = untrustedTenant(req)) return refuse(call, {std::move(*refused), Outcome::TenantRejected});
+  if (auto refused = untrustedTenant(policy, req)) return refuse(call, {std::move(*refused), Outcome::TenantRejected});
 
   // The gate's pages: the published policy everywhere clients are; health and metrics where
   // the front owns every path (a proxy forwards those to its service).
@@ -212,9 +212,9 @@ void Gate::front(const CallPtr& call) {
   };
 
   // The tenant: one copy, well-formed, and present wherever a tenant's data is touched.
-  if (auto bad = m_host.tenantProblem(req.headers, tier != nullptr || m_execution.needsTenant(req)))
+  if (auto bad = Host::tenantProblem(policy, req.headers, tier != nullptr || m_execution.needsTenant(req)))
     if (refuseOrObserve({std::move(*bad), Outcome::TenantRejected})) return;
-  h.tenant = m_host.tenantOf(req.headers);
+  h.tenant = Host::tenantOf(policy, req.headers);
   const auto rawKey = http::findHeader(req.headers, enforce::Enforcer::kKeyHeader);
   if (rawKey)
     if (auto parsed = http::parseIdempotencyKey(*rawKey); parsed.key) h.key = *parsed.key;
@@ -258,8 +258,8 @@ void Gate::decide(const CallPtr& call) {
     // The tenant comes from the header the gateway sets (vetted in front()), never parsed by
     // the enforcer itself.
     const enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId,
-                              m_host.tenantHeaderValue(req.headers)};
-    enforce::Decision d = m_host.enforcer().begin(er);
+                              Host::tenantHeaderValue(call->policy(), req.headers)};
+    enforce::Decision d = m_host.enforcer().begin(er, call->m_policy);
     if (!d.tier.empty()) h.tier = d.tier;
     if (!d.crossKeyMode.empty()) m_host.metrics().suspectedDuplicate(d.route, d.crossKeyMode);
     if (!d.detail.empty()) server::logInternalError(req.requestId, "deciding on the key", d.detail);
@@ -320,7 +320,7 @@ void Gate::failed(const CallPtr& call, const std::exception& e) {
   const Request& req = call->m_request;
   server::logInternalError(req.requestId, req.method + " " + req.path, e.what());
   call->m_handled.response =
-      server::internalError(req.requestId, "The server failed while handling the request.", m_host.policy().docsUrl);
+      server::internalError(req.requestId, "The server failed while handling the request.", call->policy().docsUrl);
   call->m_outcome = Outcome::Error;
 }
 

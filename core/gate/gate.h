@@ -41,7 +41,8 @@ class Gate : public server::Handler {
   void decide(const CallPtr& call);  // handler thread: the enforcer's begin
   void run(const CallPtr& call);     // where the execution runs
   /// The 403 for a tenant header from an untrusted peer; nullopt when the request may go on.
-  [[nodiscard]] std::optional<http::Response> untrustedTenant(const server::Request& request) const;
+  [[nodiscard]] std::optional<http::Response> untrustedTenant(const policy::Policy& policy,
+                                                             const server::Request& request) const;
   void refuse(const CallPtr& call, Refusal refusal);
   /// A tier in observe passes the request on although enforcement decided `would`: labelled
   /// `observed`, the decision in the access log's `would` and idem_observed_total.

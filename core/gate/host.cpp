@@ -21,15 +21,13 @@ enforce::Response jsonResponse(int status, const json& body) {
 }
 
 Host::Host(std::string conninfo, policy::Policy policy, int policyVersion, HostOptions options)
-    : m_policy(std::move(policy)),
-      m_policyVersion(policyVersion),
-      m_options(std::move(options)),
+    : m_options(std::move(options)),
       m_pool(std::move(conninfo), m_options.poolSize),
       m_store(m_pool),
       m_trace(m_pool,
               trace::TraceWriter::Options{m_options.traceFlushInterval, 1000, 100000, true, m_options.traceFoldAfter,
                                           m_options.service}),
-      m_enforcer(m_policy, m_policyVersion, m_store, m_trace) {
+      m_enforcer(enforce::makeSnapshot(std::move(policy), policyVersion), m_store, m_trace) {
   if (!m_options.preparedStatements) m_pool.setPreparedStatements(false);
   m_enforcer.setReplayCache(m_options.replayCache);
   // In the background: a start must not wait for the store (it may be down; requests then get 503).
@@ -55,34 +53,36 @@ Gauges Host::gauges() const {
   g.completionsStoredLate = m_enforcer.backlog().storedLate();
   g.inFlight = m_inFlight.load();
   g.replayCache = m_enforcer.replays().stats();
+  g.policyVersion = m_enforcer.policy()->version;
   return g;
 }
 
-std::optional<std::string> Host::tenantHeaderValue(const http::Headers& headers) const {
-  if (m_policy.tenantHeader.empty()) return std::nullopt;
-  auto t = http::findHeader(headers, m_policy.tenantHeader);
+std::optional<std::string> Host::tenantHeaderValue(const policy::Policy& policy, const http::Headers& headers) {
+  if (policy.tenantHeader.empty()) return std::nullopt;
+  auto t = http::findHeader(headers, policy.tenantHeader);
   if (!t) return std::nullopt;
   // The credential never becomes the tenant: its digest does (stored, logged, traced).
-  if (m_policy.tenantFromAuthorization) return policy::credentialTenant(*t);
+  if (policy.tenantFromAuthorization) return policy::credentialTenant(*t);
   return std::string(*t);
 }
 
-std::string Host::tenantOf(const http::Headers& headers) const {
-  return tenantHeaderValue(headers).value_or(m_policy.defaultTenant);
+std::string Host::tenantOf(const policy::Policy& policy, const http::Headers& headers) {
+  return tenantHeaderValue(policy, headers).value_or(policy.defaultTenant);
 }
 
-std::optional<enforce::Response> Host::tenantProblem(const http::Headers& headers, bool needed) const {
-  if (m_policy.tenantHeader.empty()) return std::nullopt;
-  const std::string& name = m_policy.tenantHeader;
-  const std::string& docs = m_policy.docsUrl;
+std::optional<enforce::Response> Host::tenantProblem(const policy::Policy& policy, const http::Headers& headers,
+                                                     bool needed) {
+  if (policy.tenantHeader.empty()) return std::nullopt;
+  const std::string& name = policy.tenantHeader;
+  const std::string& docs = policy.docsUrl;
   // The gateway sets the tenant; a second copy means a client sent one too, and which of the
   // two a layer reads first is not ours to guess.
   if (http::countHeader(headers, name) > 1)
     return enforce::makeProblem(enforce::Problem::TenantMalformed, docs,
                                 "Send exactly one " + name + " header; nothing was executed or stored.");
-  const auto value = tenantHeaderValue(headers);
+  const auto value = tenantHeaderValue(policy, headers);
   if (!value) {
-    if (!needed || !m_policy.tenantRequired) return std::nullopt;
+    if (!needed || !policy.tenantRequired) return std::nullopt;
     return enforce::makeProblem(enforce::Problem::TenantMissing, docs,
                                 "This route needs the " + name + " header; nothing was executed or stored.");
   }
@@ -99,14 +99,16 @@ server::Handled Host::publishedPolicy(const server::Request& req) const {
   const auto accept = http::findHeader(req.headers, "Accept");
   const bool wantsJson =
       accept && accept->find("json") != std::string_view::npos && accept->find("text/html") == std::string_view::npos;
+  const enforce::PolicyPtr inForce = policy();
   if (wantsJson) {
-    auto published = policy::publishedJson(m_policy);
+    auto published = policy::publishedJson(inForce->policy);
+    published["policy_version"] = inForce->version;
     published["service"] = m_options.service;
     h.response = jsonResponse(200, published);
   } else {
     h.response.status = 200;
     h.response.headers.emplace_back("Content-Type", "text/html; charset=utf-8");
-    h.response.body = policy::publishedHtml(m_policy, m_options.service);
+    h.response.body = policy::publishedHtml(inForce->policy, m_options.service);
   }
   h.response.headers.emplace_back("Vary", "Accept");
   return h;
@@ -123,6 +125,7 @@ server::Handled Host::health(const std::string& requestId) {
       "current_setting('transaction_read_only') = 'on' AS read_only FROM idem.schema_migrations";
   std::string store;  // empty: healthy
   json body;
+  const enforce::PolicyPtr inForce = policy();
   try {
     auto r = m_pool.withRetry([&](pg::Connection& c) { return c.exec(kProbe); });
     const bool writable = !r.boolean(0, "recovery") && !r.boolean(0, "read_only");
@@ -131,13 +134,14 @@ server::Handled Host::health(const std::string& requestId) {
                 {"writable", writable},
                 {"schema_version", r.integer(0, "v")},
                 {"service", m_options.service},
-                {"policy_version", m_policyVersion},
+                {"policy_version", inForce->version},
                 {"in_flight", m_inFlight.load()}};
     if (!writable) store = "read_only";
     // What an acknowledged key survives, and each tier's durability setting against it.
     const store::Durability durability = m_enforcer.durability().watch().refresh();
-    body["durability"] = durabilityJson(durability, m_policy, m_enforcer.durability());
-    if (auto warnings = durabilityWarnings(durability, m_policy); !warnings.empty()) body["warnings"] = warnings;
+    body["durability"] = durabilityJson(durability, inForce->policy, m_enforcer.durability());
+    if (auto warnings = durabilityWarnings(durability, inForce->policy); !warnings.empty())
+      body["warnings"] = warnings;
   } catch (const pg::Unavailable& e) {
     server::logInternalError(requestId, "health check", e.what());
     store = "unreachable";
@@ -151,7 +155,7 @@ server::Handled Host::health(const std::string& requestId) {
   }
   if (body.is_null())
     body = json{{"status", "unavailable"}, {"store", store},           {"writable", false},
-                {"service", m_options.service}, {"policy_version", m_policyVersion}};
+                {"service", m_options.service}, {"policy_version", inForce->version}};
   // Keyed requests cannot be served meanwhile; what failed is in the log under the request id.
   body["request_id"] = requestId;
   h.response = jsonResponse(503, body);
@@ -166,7 +170,8 @@ server::Handled Host::metricsPage() {
   h.response.status = 200;
   h.response.headers.emplace_back("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
   h.response.body = m_metrics.render(gauges()) +
-                    durabilityMetrics(m_enforcer.durability().watch().current(), m_policy, m_enforcer.durability());
+                    durabilityMetrics(m_enforcer.durability().watch().current(), policy()->policy,
+                                      m_enforcer.durability());
   return h;
 }
 

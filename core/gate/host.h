@@ -1,7 +1,7 @@
 #pragma once
 // The enforcement host that `serve` and `proxy` share: the store pool, key store, trace writer
-// and enforcer over one policy, the pages every front answers (/idempotency, /healthz,
-// /metrics) and tenant vetting. Not a Handler itself: serve's demo API (service.h) and the
+// and enforcer over the policy in force (a snapshot a reload may swap: enforce/policysnapshot.h),
+// the pages every front answers (/idempotency, /healthz, /metrics) and tenant vetting. Not a Handler itself: serve's demo API (service.h) and the
 // proxy's forwarder (core/proxy) answer through it, on the transport of core/server.
 #include <atomic>
 #include <chrono>
@@ -38,24 +38,32 @@ class Host {
 
   [[nodiscard]] Metrics& metrics() { return m_metrics; }
   [[nodiscard]] Gauges gauges() const;
-  [[nodiscard]] const policy::Policy& policy() const { return m_policy; }
+  /// The policy in force: a request takes it once, at its start, and keeps it to its end.
+  [[nodiscard]] enforce::PolicyPtr policy() const { return m_enforcer.policy(); }
+  /// Swaps the policy in force for the requests that start from now on (a reload; the
+  /// snapshot's version is recorded in the store already).
+  void replacePolicy(enforce::PolicyPtr next) { m_enforcer.replacePolicy(std::move(next)); }
   [[nodiscard]] const std::string& service() const { return m_options.service; }
   [[nodiscard]] store::Pool& pool() { return m_pool; }
   /// Writes the queued trace events (shutdown, tests, the demo's backdating).
   bool flushTrace() { return m_trace.flush(); }
   [[nodiscard]] enforce::Enforcer& enforcer() { return m_enforcer; }
+  [[nodiscard]] const enforce::Enforcer& enforcer() const { return m_enforcer; }
 
   [[nodiscard]] server::Handled publishedPolicy(const server::Request& request) const;
   [[nodiscard]] server::Handled health(const std::string& requestId);
   [[nodiscard]] server::Handled metricsPage();
 
-  /// The tenant header's value; nullopt when absent (tenantProblem() has vetted it).
-  [[nodiscard]] std::optional<std::string> tenantHeaderValue(const http::Headers& headers) const;
+  /// The tenant header's value under `policy` (the request's snapshot); nullopt when absent
+  /// (tenantProblem() has vetted it).
+  [[nodiscard]] static std::optional<std::string> tenantHeaderValue(const policy::Policy& policy,
+                                                                    const http::Headers& headers);
   /// The tenant a request's data belongs to: the header's, or the policy's default.
-  [[nodiscard]] std::string tenantOf(const http::Headers& headers) const;
+  [[nodiscard]] static std::string tenantOf(const policy::Policy& policy, const http::Headers& headers);
   /// 400 when the tenant header is repeated or malformed, or missing on a route that reads or
   /// writes a tenant's data (`needed`) while the policy requires one.
-  [[nodiscard]] std::optional<enforce::Response> tenantProblem(const http::Headers& headers, bool needed) const;
+  [[nodiscard]] static std::optional<enforce::Response> tenantProblem(const policy::Policy& policy,
+                                                                      const http::Headers& headers, bool needed);
 
   /// Counts a request as in flight (/healthz, /metrics) while it lives.
   class InFlight {
@@ -70,8 +78,6 @@ class Host {
   };
 
  private:
-  policy::Policy m_policy;  // before the enforcer, which keeps a reference
-  int m_policyVersion;
   HostOptions m_options;
   store::Pool m_pool;
   store::KeyStore m_store;

@@ -40,6 +40,14 @@ std::string Metrics::render(const Gauges& g) const {
            server::metricNumber(v) + "\n";
   };
   out +=
+      "# HELP idem_policy_reloads_total Reloads of the policy (SIGHUP): applied, or refused with the policy in "
+      "force kept.\n"
+      "# TYPE idem_policy_reloads_total counter\n";
+  out += "idem_policy_reloads_total{result=\"applied\"} " + std::to_string(m_reloadsApplied.load()) + "\n";
+  out += "idem_policy_reloads_total{result=\"refused\"} " + std::to_string(m_reloadsRefused.load()) + "\n";
+  gauge("idem_policy_version", "The recorded policy version requests start under (idem.policies.version).", "",
+        g.policyVersion);
+  out +=
       "# HELP idem_store_pool_connections Store connections by state.\n"
       "# TYPE idem_store_pool_connections gauge\n";
   out += "idem_store_pool_connections{state=\"idle\"} " + std::to_string(g.pool.idle) + "\n";

@@ -2,6 +2,7 @@
 // Prometheus metrics of the enforcement host (text exposition format 0.0.4): the transport's
 // request counts and counters (core/server/metrics.h) and the gauges of the store pool, trace
 // queue, claims, leases and replay cache.
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -31,6 +32,7 @@ struct Gauges {
   long long completionsStoredLate = 0;
   int inFlight = 0;
   enforce::ReplayCache::Stats replayCache;
+  int policyVersion = 0;  // the recorded version requests start under now
 };
 
 class Metrics : public server::Metrics {
@@ -41,6 +43,9 @@ class Metrics : public server::Metrics {
   /// Counts one request that matched another key's execution of the same request, by route and
   /// the tier's cross_key mode (idem_suspected_duplicates_total{route,mode}). Thread-safe.
   void suspectedDuplicate(std::string_view route, std::string_view mode);
+  /// Counts one reload of the policy (SIGHUP): applied, or refused with the old one kept
+  /// (idem_policy_reloads_total{result}). Thread-safe.
+  void policyReload(bool applied) { ++(applied ? m_reloadsApplied : m_reloadsRefused); }
 
   /// The exposition text: requests, then these gauges, then the transport's counters.
   [[nodiscard]] std::string render(const Gauges& gauges) const;
@@ -58,6 +63,8 @@ class Metrics : public server::Metrics {
   };
   ByRoute m_observed;
   ByRoute m_suspectedDuplicates;
+  std::atomic<long long> m_reloadsApplied{0};
+  std::atomic<long long> m_reloadsRefused{0};
 };
 
 }  // namespace idem::gate

@@ -22,9 +22,8 @@ struct Forwarder::Exchange {
   }
 };
 
-Forwarder::Forwarder(gate::Host& host, ProxyOptions options)
-    : m_host(host),
-      m_options(std::move(options)),
+Forwarder::Forwarder(ProxyOptions options)
+    : m_options(std::move(options)),
       m_upstream(m_options.upstream, m_options.client),
       m_late(m_options.lateAnswerWait, m_options.maxLateAnswers),
       m_slots(m_options.maxInFlightPerRoute) {
@@ -56,9 +55,10 @@ std::string Forwarder::metricsText() const {
          std::to_string(m_late.pending()) + "\n";
 }
 
-http::Response Forwarder::problem(http::Problem p, std::string_view detail, const std::string& requestId,
+http::Response Forwarder::problem(http::Problem p, std::string_view detail, const gate::Call& call,
                                   int status) const {
-  return server::problem(p, detail, m_host.policy().docsUrl, requestId, status);
+  // The docs of the policy the request began under (a reload may have swapped it since).
+  return server::problem(p, detail, call.policy().docsUrl, call.request().requestId, status);
 }
 
 void Forwarder::run(const gate::CallPtr& call) {
@@ -103,7 +103,7 @@ bool Forwarder::takeSlot(const ExchangePtr& x, const std::string& route) {
   } else {
     server::logInternalError(call->request().requestId, "forwarding to the upstream", busy.detail);
     gate::Result result;
-    result.response = notSent(busy, call->request().requestId, "Retry later.");
+    result.response = notSent(busy, *call, "Retry later.");
     result.outcome = gate::Outcome::UpstreamUnavailable;
     call->finish(std::move(result));
   }
@@ -126,7 +126,7 @@ void Forwarder::plainAnswered(const ExchangePtr& x, Sent sent) {
   }
   server::logInternalError(req.requestId, "forwarding to the upstream", sent.detail);
   if (sent.failure == Failure::NotSent) {
-    result.response = notSent(sent, req.requestId, "Retry later.");
+    result.response = notSent(sent, *call, "Retry later.");
     result.outcome = gate::Outcome::UpstreamUnavailable;
     return call->finish(std::move(result));
   }
@@ -137,7 +137,7 @@ void Forwarder::plainAnswered(const ExchangePtr& x, Sent sent) {
   result.response = problem(timeout ? http::Problem::UpstreamTimeout : http::Problem::UpstreamBroken,
                             "The request was sent to the service behind this proxy, which gave no answer; it may or "
                             "may not have executed. Send an Idempotency-Key to make retries safe.",
-                            req.requestId);
+                            *call);
   result.outcome = timeout ? gate::Outcome::UpstreamTimeout : gate::Outcome::UpstreamBroken;
   call->finish(std::move(result));
 }
@@ -159,7 +159,7 @@ void Forwarder::enforcedAnswered(const ExchangePtr& x, Sent sent) {
                            ". It may still be executing: the key stays held while the proxy keeps waiting for the "
                            "answer. Retry with the same key: you get 409 until the answer is in, then the answer; it "
                            "is never executed a second time.",
-                       call->request().requestId);
+                       *call);
       r.headers.emplace_back("Retry-After", "5");
       return call->answerEarly(std::move(r));
     }
@@ -186,7 +186,7 @@ gate::Result Forwarder::keyedResult(const gate::Call& call, Sent sent) const {
       return result;
     case Failure::NotSent:
       server::logInternalError(requestId, "forwarding to the upstream", sent.detail);
-      result.response = notSent(sent, requestId, "The key is free again: retry with the same key.");
+      result.response = notSent(sent, call, "The key is free again: retry with the same key.");
       result.then = gate::Result::Then::Release;
       result.reason = "upstream not reached: " + sent.detail;
       return result;
@@ -206,17 +206,17 @@ gate::Result Forwarder::keyedResult(const gate::Call& call, Sent sent) const {
                         "answer came") +
           ", so it may or may not have executed. This answer is stored: retries with this key get it and never "
           "execute the request again. Check the operation's outcome before using a new key.",
-      requestId, neverAnswered ? 504 : 502);
+      call, neverAnswered ? 504 : 502);
   result.then = gate::Result::Then::Unknown;
   return result;
 }
 
-http::Response Forwarder::notSent(const Sent& sent, const std::string& requestId, std::string_view retry) const {
+http::Response Forwarder::notSent(const Sent& sent, const gate::Call& call, std::string_view retry) const {
   const std::string nothing = ", so the request was not sent and nothing was executed. " + std::string(retry);
   auto r = sent.busy ? problem(http::Problem::UpstreamBusy,
-                               "The proxy has no free connection to the service behind it" + nothing, requestId)
+                               "The proxy has no free connection to the service behind it" + nothing, call)
                      : problem(http::Problem::UpstreamUnavailable,
-                               "The service behind this proxy could not be reached" + nothing, requestId);
+                               "The service behind this proxy could not be reached" + nothing, call);
   r.headers.emplace_back("Retry-After", "1");
   return r;
 }

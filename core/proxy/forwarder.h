@@ -40,8 +40,9 @@ struct ProxyOptions {
 
 class Forwarder : public gate::Execution {
  public:
-  /// Throws std::runtime_error when the upstream's host cannot be resolved.
-  Forwarder(gate::Host& host, ProxyOptions options);
+  /// Throws std::runtime_error when the upstream's host cannot be resolved. What it reads of the
+  /// policy (the docs URL of its problems) comes from each request's own snapshot (gate::Call).
+  explicit Forwarder(ProxyOptions options);
   ~Forwarder() override;
 
   [[nodiscard]] Thread thread() const override { return Thread::Loop; }
@@ -62,10 +63,9 @@ class Forwarder : public gate::Execution {
   bool takeSlot(const ExchangePtr& x, const std::string& route);
   std::chrono::milliseconds timeoutFor(const std::string& tier) const;
   UpstreamRequest upstreamRequest(const server::Request& req, bool enforced) const;
-  http::Response notSent(const Sent& sent, const std::string& requestId, std::string_view retry) const;
-  http::Response problem(http::Problem p, std::string_view detail, const std::string& requestId, int status = 0) const;
+  http::Response notSent(const Sent& sent, const gate::Call& call, std::string_view retry) const;
+  http::Response problem(http::Problem p, std::string_view detail, const gate::Call& call, int status = 0) const;
 
-  gate::Host& m_host;
   ProxyOptions m_options;
   Upstream m_upstream;
   LateAnswers m_late;

@@ -45,10 +45,15 @@ constexpr const char* kCheckedClaimSql =
 #undef IDEM_HELD
     " RETURNING f.service, f.tenant, f.endpoint, f.fingerprint, f.idem_key AS latest_key, f.prev_key, f.prev_at), "
     "fx AS ("
-    " SELECT fresh.ord, f.latest_key, f.prev_at, CASE WHEN f.prev_key <> fresh.idem_key "
-    " AND f.prev_at > now() - fresh.win THEN f.prev_key END AS matched_key FROM fresh JOIN f "
-    " ON f.service = fresh.service AND f.tenant = fresh.tenant AND f.endpoint = fresh.endpoint "
-    " AND f.fingerprint = fresh.fingerprint), "
+    " SELECT fresh.ord, f.latest_key, f.prev_at, m.idem_key AS matched_key, m.state, m.resp_status, m.resource_ref "
+    " FROM fresh JOIN f ON f.service = fresh.service AND f.tenant = fresh.tenant AND f.endpoint = fresh.endpoint "
+    " AND f.fingerprint = fresh.fingerprint "
+    // The earlier key's row, by its whole primary key (a join on a column of an outer join's
+    // nullable side would scan the route's keys). Swept already: still a match, without details.
+    " LEFT JOIN LATERAL (SELECT f.prev_key AS idem_key, mk.state, mk.resp_status, mk.resource_ref "
+    " FROM (SELECT 1) one LEFT JOIN idem.keys mk ON mk.tenant = fresh.tenant AND mk.endpoint = fresh.endpoint "
+    " AND mk.idem_key = f.prev_key AND mk.service = fresh.service) m "
+    " ON f.prev_key <> fresh.idem_key AND f.prev_at > now() - fresh.win), "
     "k AS ("
     " INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, service, generation, tier, policy_version, fingerprint, "
     " state, lease_token, lease_until, request_id, expires_at) "
@@ -61,14 +66,12 @@ constexpr const char* kCheckedClaimSql =
     " k.lease_until) "
     "SELECT c.ord, (k.idem_key IS NOT NULL) AS claimed, (fx.latest_key <> c.idem_key) AS held, "
     " k.generation, k.expires_at, k.lease_token, k.lease_until, "
-    " fx.matched_key, fx.prev_at AS matched_at, m.state AS matched_state, m.resp_status AS matched_status, "
-    " m.resource_ref AS matched_resource, now() AS db_now "
+    " fx.matched_key, fx.prev_at AS matched_at, fx.state AS matched_state, fx.resp_status AS matched_status, "
+    " fx.resource_ref AS matched_resource, now() AS db_now "
     "FROM c "
     "LEFT JOIN k ON k.tenant = c.tenant AND k.endpoint = c.endpoint AND k.idem_key = c.idem_key "
     " AND k.service = c.service "
     "LEFT JOIN fx ON fx.ord = c.ord "
-    "LEFT JOIN idem.keys m ON m.tenant = c.tenant AND m.endpoint = c.endpoint AND m.idem_key = fx.matched_key "
-    " AND m.service = c.service "
     "ORDER BY c.ord";
 
 struct CheckedColumns {

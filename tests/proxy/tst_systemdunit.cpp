@@ -3,7 +3,8 @@
 // and its example policy. Only what names this machine's places is swapped for the test's, by
 // flags that beat the file: the store, the upstream, the ports, the policy file's path. Both numbers come from the shipped files, so raising a default
 // flag or lowering the limit past what the proxy's descriptor budget accepts fails here. And
-// every system call it makes from start to a SIGTERM stop, and every one a sweeper round makes,
+// every system call it makes from start through a reload (the unit's ExecReload) to a SIGTERM
+// stop, and every one a sweeper round makes,
 // is one the units' SystemCallFilter admits (systemd applies the filter only when it starts the
 // unit, which a container cannot).
 #include <signal.h>
@@ -177,11 +178,19 @@ class TestSystemdUnit : public QObject {
     QCOMPARE(client.post("/v1/orders", headers, R"({"item":"a"})").status, 201);
     QCOMPARE(client.post("/v1/orders", headers, R"({"item":"a"})").status, 201);  // the replay
     QCOMPARE(client::Client("127.0.0.1", rig.proxy->adminPort()).get("/metrics", {}).status, 200);
-    // Stop it as systemctl stop does: SIGTERM to the proxy (strace's child), then strace ends with it.
     std::ifstream children("/proc/" + std::to_string(rig.proxy->pid()) + "/task/" + std::to_string(rig.proxy->pid()) +
                            "/children");
     pid_t proxyPid = 0;
     QVERIFY(children >> proxyPid);
+    // Reload it as systemctl reload does (the unit's ExecReload: SIGHUP to the proxy), which
+    // reads the files again and writes the policy to the store, all under the same filter.
+    QCOMPARE(setting(readSource("resources/systemd/idem-proxy@.service.in"), "ExecReload"),
+             std::string("/bin/kill -HUP $MAINPID"));
+    QCOMPARE(::kill(proxyPid, SIGHUP), 0);
+    QTRY_VERIFY(client::Client("127.0.0.1", rig.proxy->adminPort())
+                    .get("/metrics", {})
+                    .body.find("idem_policy_reloads_total{result=\"applied\"} 1") != std::string::npos);
+    // Stop it as systemctl stop does: SIGTERM to the proxy (strace's child), then strace ends with it.
     QCOMPARE(::kill(proxyPid, SIGTERM), 0);
     QCOMPARE(rig.proxy->wait(), 0);
 
