@@ -129,9 +129,9 @@ int TimelineWidget::laneOf(const std::string& outcome) {
     case trace::OutcomeKind::Execution: return 0;
     case trace::OutcomeKind::Replay: return 1;
     case trace::OutcomeKind::InProgress: return 2;
-    case trace::OutcomeKind::Refused:
-    case trace::OutcomeKind::CrossKey:  // held or refused as another key's duplicate (or ran, flagged)
-      return 3;
+    case trace::OutcomeKind::Refused: return 3;
+    case trace::OutcomeKind::CrossKey:  // a 409 for another key's duplicate; a flag beside the execution that ran
+      return *o == trace::Outcome::DuplicateHeld || *o == trace::Outcome::DuplicateRejected ? 2 : 4;
     case trace::OutcomeKind::NotStored:
     case trace::OutcomeKind::Observed:  // ran although not the key's: beside the released ones
       return 4;
