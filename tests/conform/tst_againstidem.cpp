@@ -171,6 +171,20 @@ class TestAgainstIdem : public QObject {
     QCOMPARE(refuses.named(u"pass"_s), QStringList{u"expiry"_s});
   }
 
+  // The proxy's hold tier (kProxyPolicy's POST /v1/payouts), counted from the sample service's
+  // ledger: held with 409, then one execution once confirmed.
+  void proxyHoldsTheSameBodyUnderASecondKey() {
+    idem::test::ProxyRig rig("cf_proxy_crosskey");
+    const auto countUrl = QString::fromStdString(rig.upstream.url()) + u"/executions"_s;
+    const auto run = idem::test::runConform(
+        urlOf(rig.proxy->port()),
+        {u"--route"_s, u"POST /v1/payouts"_s, u"--count-url"_s, countUrl, u"--only"_s, u"cross-key"_s,
+         u"--expect-cross-key"_s, u"hold"_s, u"--cross-key-confirm"_s, u"Idempotency-Duplicate-Confirmed: ?1"_s});
+    QVERIFY2(run.finished.exitedWith(0), run.describe());
+    QCOMPARE(run.named(u"pass"_s), QStringList{u"cross-key"_s});
+    QVERIFY2(run.scenario(u"cross-key"_s).value(u"reason").toString().startsWith(u"held"_s), run.describe());
+  }
+
   // serve's payments with cross_key hold (docs/policy.md, "Duplicates across keys"): the same
   // body under a second key is held with 409, then runs once confirmed — counted by the kit from
   // the answers' resource ids; held to "off" instead, the same service fails.
