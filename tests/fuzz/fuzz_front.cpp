@@ -93,10 +93,23 @@ std::string exchange(std::string_view input) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<std::uint16_t>(g_server->port()));
   inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  const int connected = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  // libFuzzer's timers interrupt blocking calls (EINTR): an interrupted connect goes on by
+  // itself, so it is waited for rather than failed; an interrupted send or recv is repeated.
+  int connected = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  if (connected != 0 && errno == EINTR) {
+    pollfd w{fd, POLLOUT, 0};
+    while (::poll(&w, 1, 5000) < 0 && errno == EINTR) {
+    }
+    int error = 0;
+    socklen_t length = sizeof error;
+    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length);
+    connected = error == 0 ? 0 : -1;
+    errno = error;
+  }
   check(connected == 0, "the server accepts connections", std::strerror(errno));
   for (std::size_t sent = 0; sent < input.size();) {
     const ssize_t n = ::send(fd, input.data() + sent, input.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // it refused and closed: what it answered is still to be read
     sent += static_cast<std::size_t>(n);
   }
@@ -111,6 +124,7 @@ std::string exchange(std::string_view input) {
     if (::poll(&p, 1, static_cast<int>(left)) <= 0) continue;
     char buf[8192];
     const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // closed (or reset after a refusal)
     out.append(buf, static_cast<std::size_t>(n));
   }
