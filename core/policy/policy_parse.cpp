@@ -7,8 +7,10 @@
 
 #include "core/http/headers.h"
 #include "core/policy/policy.h"
+#include "core/policy/policy_fields.h"
 #include "core/policy/policy_json.h"
 #include "core/policy/policy_position.h"
+#include "core/policy/policy_sameness.h"
 #include "core/policy/route.h"
 #include "core/policy/route_template.h"
 
@@ -20,8 +22,6 @@ using internal::member;
 using internal::shown;
 using internal::typeName;
 using nlohmann::json;
-
-constexpr std::string_view kDurationHelp = "use 250ms, 2s, 30m, 24h or 30d";
 
 // Headers a replay must never copy from the stored response, and why.
 struct Refused {
@@ -45,20 +45,20 @@ constexpr Refused kRefusedReplayHeaders[] = {
     {"Idempotency-Expires", "Idem writes it on every keyed response"},
 };
 
-class Reader {
+class Reader : public internal::FieldReader {
  public:
-  explicit Reader(const std::string& source) : m_source(source) {}
+  explicit Reader(const std::string& source) : FieldReader(source) {}
 
   Policy read(const json& doc) {
     if (!doc.is_object())
       fail("", "a policy is a JSON object with \"docs_url\" and \"tiers\", not " + std::string(typeName(doc)));
     attempt([&] {
-      internal::rejectUnknown(doc, m_source, "",
+      internal::rejectUnknown(doc, source(), "",
                               {"docs_url", "tenant_header", "tenant_from_authorization", "single_tenant",
                                "tenant_required", "default_tenant", "tiers"});
     });
     Policy p;
-    p.source = m_source;
+    p.source = source();
     p.document = doc;
     attempt([&] { p.docsUrl = docsUrl(required(doc, "", "docs_url", "the page that explains this policy to clients")); });
     attempt([&] {
@@ -109,7 +109,7 @@ class Reader {
     });
     std::string what;
     for (const auto& problem : m_problems)
-      what += (what.empty() ? "" : "\n") + m_source + ": line " + std::to_string(problem.line) + ", column " +
+      what += (what.empty() ? "" : "\n") + source() + ": line " + std::to_string(problem.line) + ", column " +
               std::to_string(problem.column) + ": " + (problem.field.empty() ? "" : problem.field + ": ") +
               problem.message;
     throw PolicyError(what, std::move(m_problems));
@@ -129,10 +129,6 @@ class Reader {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& path, const std::string& message) const {
-    internal::fail(m_source, path, message);
-  }
-
   // Where each route (by its shape: two templates that differ only in parameter names are one
   // route) was first listed, and as what.
   using RoutesSeen = std::map<std::string, std::pair<std::string, std::string>>;
@@ -147,40 +143,6 @@ class Reader {
     if (it->second.second == route) fail(path, shown(route) + " is already listed at " + it->second.first + std::string(rule));
     fail(path, shown(route) + " matches the same requests as " + shown(it->second.second) + " at " + it->second.first +
                    " (they differ only in parameter names)" + std::string(rule));
-  }
-
-  static const json* optional(const json& object, std::string_view name) {
-    const auto it = object.find(name);
-    return it == object.end() ? nullptr : &*it;
-  }
-
-  const json& required(const json& object, const std::string& path, std::string_view name,
-                       std::string_view meaning) const {
-    const json* v = optional(object, name);
-    if (v == nullptr) fail(member(path, name), "missing (required: " + std::string(meaning) + ")");
-    return *v;
-  }
-
-  const json& expect(const json& v, const std::string& path, json::value_t type, std::string_view wanted) const {
-    if (v.type() != type)
-      fail(path, "must be " + std::string(wanted) + ", not " + std::string(typeName(v)) + " (" + shown(v) + ")");
-    return v;
-  }
-
-  std::string str(const json& v, const std::string& path) const {
-    return expect(v, path, json::value_t::string, "a string").get<std::string>();
-  }
-
-  Millis duration(const json& v, const std::string& path) const {
-    if (!v.is_string())
-      fail(path, "must be a duration string such as \"24h\", not " + std::string(typeName(v)) + " (" + shown(v) + ")");
-    const auto text = v.get<std::string>();
-    const auto d = parseDuration(text);
-    if (!d) fail(path, shown(v) + " is not a duration (" + std::string(kDurationHelp) + ")");
-    if (d->count() == 0) fail(path, shown(v) + " must be longer than zero");
-    if (*d > internal::kMaxDuration)
-      fail(path, shown(v) + " is too long (at most " + formatDuration(internal::kMaxDuration) + ")");
-    return *d;
   }
 
   std::string docsUrl(const json& v) const {
@@ -248,7 +210,7 @@ class Reader {
   Tier tier(const json& v, const std::string& path) {
     if (!v.is_object()) fail(path, "a tier must be an object, not " + std::string(typeName(v)) + " (" + shown(v) + ")");
     attempt([&] {
-      internal::rejectUnknown(v, m_source, path,
+      internal::rejectUnknown(v, source(), path,
                               {"name", "routes", "rollout", "key_required", "ttl", "lease", "on_expired", "on_conflict", "cache",
                                "fingerprint", "archive_retention", "body_retention", "reference_windows",
                                "replay_headers", "durability", "on_weaker_store", "amount", "cross_key"});
@@ -289,7 +251,7 @@ class Reader {
     });
     attempt([&] { durability(v, path, t); });
     attempt([&] {
-      if (const json* f = optional(v, "fingerprint")) t.fingerprint = fingerprint(*f, member(path, "fingerprint"));
+      if (const json* f = optional(v, "fingerprint")) t.fingerprint = internal::readFingerprint(*this, *f, member(path, "fingerprint"));
     });
     const bool archiveRead = attempt([&] {
       if (const json* f = optional(v, "archive_retention"))
@@ -314,7 +276,7 @@ class Reader {
         t.replayHeaders = replayHeaders(*f, member(path, "replay_headers"));
     });
     attempt([&] {
-      if (const json* f = optional(v, "cross_key")) t.crossKey = crossKey(*f, member(path, "cross_key"), t.fingerprint);
+      if (const json* f = optional(v, "cross_key")) t.crossKey = internal::readCrossKey(*this, *f, member(path, "cross_key"), t.fingerprint);
     });
     attempt([&] {
       if (const json* f = optional(v, "amount"))
@@ -468,83 +430,6 @@ class Reader {
     }
   }
 
-  // A match means "the same request" only if the fingerprint tells requests apart: without one
-  // (mode "none") every request of a route would match the last.
-  CrossKey crossKey(const json& v, const std::string& path, const fp::Spec& spec) const {
-    expect(v, path, json::value_t::object, "an object such as {\"mode\": \"hold\", \"window\": \"60s\"}");
-    internal::rejectUnknown(v, m_source, path, {"mode", "window"});
-    CrossKey out;
-    const json& m = required(v, path, "mode", "\"off\", \"observe\", \"hold\" or \"reject\"");
-    const std::string mode = str(m, member(path, "mode"));
-    if (mode == "observe") out.mode = CrossKeyMode::Observe;
-    else if (mode == "hold") out.mode = CrossKeyMode::Hold;
-    else if (mode == "reject") out.mode = CrossKeyMode::Reject;
-    else if (mode != "off")
-      fail(member(path, "mode"), shown(m) + " is not valid (use \"off\", \"observe\" to run and record a match, "
-                                          "\"hold\" to answer 409 until the client confirms, or \"reject\")");
-    if (!out.on()) return out;
-    out.window = duration(required(v, path, "window", "how far back a match counts, e.g. \"60s\""), member(path, "window"));
-    if (spec.mode == fp::Mode::None)
-      fail(path, "needs a fingerprint that tells requests apart (fingerprint mode is \"none\": every request of the "
-                 "route would match the last); use \"json\", \"body\" or \"fields\"");
-    return out;
-  }
-
-  fp::Spec fingerprint(const json& v, const std::string& path) const {
-    expect(v, path, json::value_t::object, "an object such as {\"mode\": \"json\"}");
-    internal::rejectUnknown(v, m_source, path, {"mode", "fields", "headers"});
-    fp::Spec spec;
-    if (const json* m = optional(v, "mode")) {
-      const auto mode = fp::modeFromName(str(*m, member(path, "mode")));
-      if (!mode)
-        fail(member(path, "mode"), shown(*m) + " is not valid (use \"none\", \"body\", \"json\" or \"fields\")");
-      spec.mode = *mode;
-    }
-    const std::string fieldsPath = member(path, "fields");
-    if (const json* f = optional(v, "fields")) spec.fields = pointers(*f, fieldsPath);
-    if (spec.mode == fp::Mode::Fields && spec.fields.empty())
-      fail(fieldsPath,
-           "required with mode \"fields\": list the JSON pointers that identify a request, e.g. "
-           "[\"/amount\", \"/currency\"]");
-    if (spec.mode != fp::Mode::Fields && !spec.fields.empty())
-      fail(fieldsPath, "only used with mode \"fields\" (mode is \"" + std::string(fp::modeName(spec.mode)) +
-                           "\"); remove it or set mode to \"fields\"");
-    if (const json* h = optional(v, "headers")) spec.headers = headerNames(*h, member(path, "headers"));
-    return spec;
-  }
-
-  std::vector<std::string> pointers(const json& v, const std::string& path) const {
-    expect(v, path, json::value_t::array, "an array of JSON pointers such as [\"/amount\"]");
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const std::string at = element(path, i);
-      const std::string p = str(v[i], at);
-      if (!p.starts_with('/')) fail(at, shown(v[i]) + " is not a JSON pointer (start it with '/', e.g. \"/amount\")");
-      try {
-        (void)json::json_pointer(p);
-      } catch (const json::exception&) {
-        fail(at, shown(v[i]) + " is not a JSON pointer (write '~' as ~0 and '/' inside a name as ~1)");
-      }
-      if (std::find(out.begin(), out.end(), p) != out.end()) fail(at, shown(v[i]) + " is listed twice");
-      out.push_back(p);
-    }
-    return out;
-  }
-
-  std::vector<std::string> headerNames(const json& v, const std::string& path) const {
-    expect(v, path, json::value_t::array, "an array of header names");
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const std::string at = element(path, i);
-      const std::string name = str(v[i], at);
-      if (!internal::isToken(name)) fail(at, shown(v[i]) + " is not an HTTP header name");
-      for (const auto& seen : out)
-        if (http::equalsIgnoreCase(seen, name)) fail(at, shown(v[i]) + " is listed twice");
-      out.push_back(name);
-    }
-    return out;
-  }
-
   std::vector<std::string> replayHeaders(const json& v, const std::string& path) const {
     std::vector<std::string> names = headerNames(v, path);
     // The enforcer reads an empty list as "the defaults"; refusing [] keeps the file, the
@@ -563,7 +448,7 @@ class Reader {
 
   // `routes`: the tier's routes, or nullptr when some could not be read (nothing to check against).
   AmountPaths amount(const json& v, const std::string& path, const std::vector<std::string>* routes) const {
-    AmountPaths a = parseAmountPaths(v, m_source, path);
+    AmountPaths a = parseAmountPaths(v, source(), path);
     for (const auto& [route, spec] : a.byRoute)
       if (routes != nullptr && std::find(routes->begin(), routes->end(), route) == routes->end())
         fail(member(path, route), "is not one of this tier's routes; name the amount where the route is listed");
@@ -580,7 +465,6 @@ class Reader {
     return out;
   }
 
-  const std::string& m_source;
   std::vector<PolicyError::Problem> m_problems;
   std::map<std::string, std::vector<std::string>> m_routePaths;  // by tier path
 };
