@@ -1,7 +1,6 @@
 #include "core/store/crosskeyclaim.h"
 
 #include "core/policy/duration.h"
-#include "core/store/pgarray.h"
 
 namespace idem::store {
 namespace {
@@ -19,9 +18,9 @@ using pg::Type;
 // batch is split and each decides in its own statement (keybatches.cpp).
 constexpr const char* kCheckedClaimSql =
     "WITH c AS ("
-    " SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::text[], $7::integer[], "
-    " $8::interval[], $9::interval[], $10::text[], $11::interval[], $12::text[]) WITH ORDINALITY "
-    " AS c(tenant, endpoint, idem_key, service, fingerprint, tier, policy_version, ttl, lease, request_id, win, "
+    " SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::integer[], "
+    " $7::interval[], $8::interval[], $9::text[], $10::text[], $11::interval[], $12::text[]) WITH ORDINALITY "
+    " AS c(tenant, endpoint, idem_key, fingerprint, tier, policy_version, ttl, lease, request_id, service, win, "
     " claimed_as, ord)), "
     "fresh AS ("
     " SELECT c.* FROM c WHERE NOT EXISTS (SELECT 1 FROM idem.keys k WHERE k.tenant = c.tenant "
@@ -121,30 +120,18 @@ std::string_view claimedAs(const CrossKeyCheck& x) {
 }  // namespace
 
 void claimFreshCheckedBatch(pg::Connection& c, std::span<KeyBatches::ClaimJob*> jobs) {
-  pg::ArrayParam tenants(Type::Text), endpoints(Type::Text), keys(Type::Text), services(Type::Text),
-      fingerprints(Type::Bytea), tiers(Type::Text), versions(Type::Int4), ttls(Type::Interval), leases(Type::Interval),
-      requestIds(Type::Text), windows(Type::Interval), modes(Type::Text);
+  // The plain claim's ten arrays ($1..$10), then the window and the mode ($11, $12).
+  ClaimArrays arrays;
+  pg::ArrayParam windows(Type::Interval), modes(Type::Text);
   for (const auto* j : jobs) {
-    const ClaimRequest& q = *j->request;
-    tenants.addText(q.scope.tenant);
-    endpoints.addText(q.scope.endpoint);
-    keys.addText(q.scope.key);
-    services.addText(q.scope.service);
-    fingerprints.addBytes(q.fingerprint);
-    tiers.addText(q.tier);
-    if (q.policyVersion > 0) versions.addInt4(q.policyVersion);
-    else versions.addNull();
-    ttls.addInterval(q.ttl);
-    leases.addInterval(q.lease);
-    requestIds.addText(q.requestId);
-    windows.addInterval(q.crossKey->window);
-    modes.addText(claimedAs(*q.crossKey));
+    arrays.add(*j->request);
+    windows.addInterval(j->request->crossKey->window);
+    modes.addText(claimedAs(*j->request->crossKey));
   }
-  auto r = c.execPrepared("idem_claim_fresh_checked", kCheckedClaimSql,
-                          {tenants.take(), endpoints.take(), keys.take(), services.take(), fingerprints.take(),
-                           tiers.take(), versions.take(), ttls.take(), leases.take(), requestIds.take(),
-                           windows.take(), modes.take()},
-                          /*binaryResults=*/true);
+  auto params = arrays.take();
+  params.push_back(windows.take());
+  params.push_back(modes.take());
+  auto r = c.execPrepared("idem_claim_fresh_checked", kCheckedClaimSql, params, /*binaryResults=*/true);
   const CheckedColumns col(r);
   // One row per job, in the jobs' order (ORDER BY the ordinality).
   for (int row = 0; row < r.rows() && row < static_cast<int>(jobs.size()); ++row)

@@ -94,6 +94,25 @@ ClaimResult freshClaim(const pg::Result& r, const FreshClaimColumns& col, int ro
   return out;
 }
 
+void ClaimArrays::add(const ClaimRequest& q) {
+  m_tenants.addText(q.scope.tenant);
+  m_endpoints.addText(q.scope.endpoint);
+  m_keys.addText(q.scope.key);
+  m_fingerprints.addBytes(q.fingerprint);
+  m_tiers.addText(q.tier);
+  if (q.policyVersion > 0) m_versions.addInt4(q.policyVersion);
+  else m_versions.addNull();
+  m_ttls.addInterval(q.ttl);
+  m_leases.addInterval(q.lease);
+  m_requestIds.addText(q.requestId);
+  m_services.addText(q.scope.service);
+}
+
+std::vector<pg::Param> ClaimArrays::take() {
+  return {m_tenants.take(), m_endpoints.take(), m_keys.take(),       m_fingerprints.take(), m_tiers.take(),
+          m_versions.take(), m_ttls.take(),     m_leases.take(), m_requestIds.take(),   m_services.take()};
+}
+
 std::vector<pg::Param> completeParams(const CompleteRequest& r) {
   return {r.scope.tenant,
           r.scope.endpoint,
@@ -181,27 +200,9 @@ void KeyBatches::runClaims(std::vector<ClaimJob*>& jobs) {
         part[0]->claimed = claimFreshOne(c, *part[0]->request);
         return;
       }
-      pg::ArrayParam tenants(Type::Text), endpoints(Type::Text), keys(Type::Text), fingerprints(Type::Bytea),
-          tiers(Type::Text), versions(Type::Int4), ttls(Type::Interval), leases(Type::Interval),
-          requestIds(Type::Text), services(Type::Text);
-      for (const auto* j : part) {
-        const ClaimRequest& q = *j->request;
-        tenants.addText(q.scope.tenant);
-        endpoints.addText(q.scope.endpoint);
-        keys.addText(q.scope.key);
-        fingerprints.addBytes(q.fingerprint);
-        tiers.addText(q.tier);
-        if (q.policyVersion > 0) versions.addInt4(q.policyVersion);
-        else versions.addNull();
-        ttls.addInterval(q.ttl);
-        leases.addInterval(q.lease);
-        requestIds.addText(q.requestId);
-        services.addText(q.scope.service);
-      }
-      auto r = c.execPrepared("idem_claim_fresh_batch", kFreshClaimBatchSql,
-                              {tenants.take(), endpoints.take(), keys.take(), fingerprints.take(), tiers.take(),
-                               versions.take(), ttls.take(), leases.take(), requestIds.take(), services.take()},
-                              /*binaryResults=*/true);
+      ClaimArrays arrays;
+      for (const auto* j : part) arrays.add(*j->request);
+      auto r = c.execPrepared("idem_claim_fresh_batch", kFreshClaimBatchSql, arrays.take(), /*binaryResults=*/true);
       const FreshClaimColumns col(r);
       const ScopeColumns scope{r.column("tenant", Type::Text), r.column("endpoint", Type::Text),
                                r.column("idem_key", Type::Text), r.column("service", Type::Text)};

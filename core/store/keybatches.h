@@ -13,6 +13,7 @@
 
 #include "core/store/batchlane.h"
 #include "core/store/keystore.h"
+#include "core/store/pgarray.h"
 
 namespace idem::store {
 
@@ -28,6 +29,21 @@ struct FreshClaimColumns {
 };
 /// A key claimed as new, from its row of a fresh claim's result.
 [[nodiscard]] ClaimResult freshClaim(const pg::Result& r, const FreshClaimColumns& col, int row);
+
+/// Claims as the parallel arrays a batch claim statement unnests, parameters $1..$10 in this
+/// order: tenant, endpoint, key, fingerprint, tier, policy_version, ttl, lease, request_id, service.
+class ClaimArrays {
+ public:
+  void add(const ClaimRequest& q);
+  /// The ten parameters; the builder is spent.
+  [[nodiscard]] std::vector<pg::Param> take();
+
+ private:
+  pg::ArrayParam m_tenants{pg::Type::Text}, m_endpoints{pg::Type::Text}, m_keys{pg::Type::Text},
+      m_fingerprints{pg::Type::Bytea}, m_tiers{pg::Type::Text}, m_versions{pg::Type::Int4},
+      m_ttls{pg::Type::Interval}, m_leases{pg::Type::Interval}, m_requestIds{pg::Type::Text},
+      m_services{pg::Type::Text};
+};
 
 /// One key's fresh claim by a single-row statement on `c`: nullopt when the key has a live row
 /// or history (or a sweeper archived it meanwhile). Throws like any statement.
