@@ -154,46 +154,58 @@ std::string ratioCell(double library, double baseline) {
   return buf;
 }
 
-/// The three lines of one client count: each contender, then library / pgbench per column.
-std::vector<std::vector<std::string>> lines(const CostRow& r) {
+/// The three lines of one client count: each contender, then first / second per column.
+std::vector<std::vector<std::string>> lines(const CostRow& r, const Contenders& names) {
   std::vector<std::vector<std::string>> out;
   const std::string n = std::to_string(r.clients);
-  for (const auto& [label, costs] : {std::pair<const char*, const Costs*>{"library (Idem)", &r.library},
-                                     {"pgbench minimal, -M prepared", &r.minimalPrepared}}) {
+  for (const auto& [label, costs] : {std::pair<const char*, const Costs*>{names.first, &r.first},
+                                     {names.second, &r.second}}) {
     std::vector<std::string> line{n, label};
     for (const auto& col : kColumns) line.push_back(cell(col, col.value(*costs)));
     out.push_back(line);
   }
-  std::vector<std::string> ratio{n, "library / pgbench"};
-  for (const auto& col : kColumns) ratio.push_back(ratioCell(col.value(r.library), col.value(r.minimalPrepared)));
+  std::vector<std::string> ratio{n, std::string(names.first) + " / " + names.second};
+  for (const auto& col : kColumns) ratio.push_back(ratioCell(col.value(r.first), col.value(r.second)));
   out.push_back(ratio);
   return out;
 }
 
-}  // namespace
-
-std::vector<CostRow> measureNewKeyCosts(const Settings& s, const std::vector<int>& clients, int rounds) {
+/// Each client count `rounds` times, the two contenders alternating which goes first.
+template <typename First, typename Second>
+std::vector<CostRow> alternate(const Settings& s, const std::vector<int>& clients, int rounds, First first,
+                               Second second) {
   std::vector<CostRow> rows;
   for (int n : clients) rows.push_back(CostRow{n, {}, {}});
   for (int round = 0; round < rounds; ++round)
     for (auto& row : rows) {
-      const auto library = [&] { accumulate(s, row.library, [&] { return libraryNewKeysRun(s, row.clients); }); };
-      const auto minimal = [&] {
-        accumulate(s, row.minimalPrepared,
-                   [&] { return pgbenchRun(s, Script::MinimalNew, row.clients, Protocol::Prepared); });
-      };
+      const auto a = [&] { accumulate(s, row.first, [&] { return first(row.clients); }); };
+      const auto b = [&] { accumulate(s, row.second, [&] { return second(row.clients); }); };
       if (round % 2 == 0) {
-        library();
-        minimal();
+        a();
+        b();
       } else {
-        minimal();
-        library();
+        b();
+        a();
       }
     }
   return rows;
 }
 
-std::string costsText(const std::vector<CostRow>& rows) {
+}  // namespace
+
+std::vector<CostRow> measureNewKeyCosts(const Settings& s, const std::vector<int>& clients, int rounds) {
+  return alternate(
+      s, clients, rounds, [&](int n) { return libraryNewKeysRun(s, n); },
+      [&](int n) { return pgbenchRun(s, Script::MinimalNew, n, Protocol::Prepared); });
+}
+
+std::vector<CostRow> measureCrossKeyCosts(const Settings& s, const std::vector<int>& clients, int rounds) {
+  return alternate(
+      s, clients, rounds, [&](int n) { return libraryDistinctNewKeysRun(s, n, true); },
+      [&](int n) { return libraryDistinctNewKeysRun(s, n, false); });
+}
+
+std::string costsText(const std::vector<CostRow>& rows, const Contenders& names) {
   std::string out;
   char buf[256];
   std::snprintf(buf, sizeof buf, "%-8s %-30s", "clients", "new keys");
@@ -204,7 +216,7 @@ std::string costsText(const std::vector<CostRow>& rows) {
   }
   out += '\n';
   for (const auto& r : rows)
-    for (const auto& line : lines(r)) {
+    for (const auto& line : lines(r, names)) {
       std::snprintf(buf, sizeof buf, "%-8s %-30s", line[0].c_str(), line[1].c_str());
       out += buf;
       for (std::size_t i = 2; i < line.size(); ++i) {
@@ -216,7 +228,7 @@ std::string costsText(const std::vector<CostRow>& rows) {
   return out;
 }
 
-std::string costsMarkdown(const std::vector<CostRow>& rows) {
+std::string costsMarkdown(const std::vector<CostRow>& rows, const Contenders& names) {
   std::string out = "| clients | new keys |";
   std::string rule = "|---|---|";
   for (const auto& col : kColumns) {
@@ -225,7 +237,7 @@ std::string costsMarkdown(const std::vector<CostRow>& rows) {
   }
   out += '\n' + rule + '\n';
   for (const auto& r : rows)
-    for (const auto& line : lines(r)) {
+    for (const auto& line : lines(r, names)) {
       out += '|';
       for (const auto& c : line) out += ' ' + c + " |";
       out += '\n';
@@ -233,7 +245,7 @@ std::string costsMarkdown(const std::vector<CostRow>& rows) {
   return out;
 }
 
-std::string costsJson(const std::vector<CostRow>& rows, int secondsPerFigure, int rounds) {
+std::string costsJson(const std::vector<CostRow>& rows, const Contenders& names, int secondsPerFigure, int rounds) {
   const auto contender = [](const Costs& c) {
     nlohmann::json per;
     for (const auto& col : kColumns)
@@ -251,12 +263,12 @@ std::string costsJson(const std::vector<CostRow>& rows, int secondsPerFigure, in
   for (const auto& r : rows) {
     nlohmann::json ratios;
     for (const auto& col : kColumns) {
-      const double lib = col.value(r.library), base = col.value(r.minimalPrepared);
-      if (lib >= 0 && base > 0) ratios[col.header] = lib / base;
+      const double a = col.value(r.first), b = col.value(r.second);
+      if (a >= 0 && b > 0) ratios[col.header] = a / b;
     }
     out["runs"].push_back({{"clients", r.clients},
-                           {"library", contender(r.library)},
-                           {"pgbench_minimal_prepared", contender(r.minimalPrepared)},
+                           {names.firstJson, contender(r.first)},
+                           {names.secondJson, contender(r.second)},
                            {"ratios", ratios}});
   }
   return out.dump(2) + '\n';

@@ -23,18 +23,36 @@ struct Costs {
   }
 };
 
+/// The two things a cost table compares, as its lines and its JSON name them.
+struct Contenders {
+  const char* first;
+  const char* second;
+  const char* firstJson;
+  const char* secondJson;
+};
+inline constexpr Contenders kLibraryVsPgbench{"library (Idem)", "pgbench minimal, -M prepared", "library",
+                                              "pgbench_minimal_prepared"};
+inline constexpr Contenders kCrossKeyHoldVsOff{"cross_key hold", "cross_key off", "cross_key_hold",
+                                               "cross_key_off"};
+
 struct CostRow {
   int clients = 0;
-  Costs library, minimalPrepared;
+  Costs first, second;  // the ratio line is first / second
 };
 
 /// Measures each client count `rounds` times, the library and pgbench alternating (which goes
 /// first alternates too).
 [[nodiscard]] std::vector<CostRow> measureNewKeyCosts(const Settings& s, const std::vector<int>& clients, int rounds);
 
-[[nodiscard]] std::string costsText(const std::vector<CostRow>& rows);
-[[nodiscard]] std::string costsMarkdown(const std::vector<CostRow>& rows);
-/// Per row: both contenders' totals and per-key figures, and `ratios` (library / pgbench).
-[[nodiscard]] std::string costsJson(const std::vector<CostRow>& rows, int secondsPerFigure, int rounds);
+/// What a tier's cross_key costs a new key (each key with its own body, so none matches): the
+/// library with cross_key hold beside the library with it off, alternating the same way.
+[[nodiscard]] std::vector<CostRow> measureCrossKeyCosts(const Settings& s, const std::vector<int>& clients,
+                                                        int rounds);
+
+[[nodiscard]] std::string costsText(const std::vector<CostRow>& rows, const Contenders& names);
+[[nodiscard]] std::string costsMarkdown(const std::vector<CostRow>& rows, const Contenders& names);
+/// Per row: both contenders' totals and per-key figures, and `ratios` (first / second).
+[[nodiscard]] std::string costsJson(const std::vector<CostRow>& rows, const Contenders& names, int secondsPerFigure,
+                                    int rounds);
 
 }  // namespace idemctl::bench

@@ -55,7 +55,7 @@ std::string idemNewScript() {
   const std::string fp = "'\\x" + benchFingerprintHex() + "'::bytea";
   return "\\set k random(1000000000, 9000000000000000000)\n" +
          withArguments(sql::kFreshClaimSql, {"'bench'", "'POST /v1/payments'", key, fp, "'payments'", "NULL",
-                                             "'24 hours'", "'30 seconds'", "'req_bench'", "'default'"}) +
+                                             "'24 hours'", "'30 seconds'", "'req_bench'", "'default'", "NULL"}) +
          " \\gset\n" +
          withArguments(sql::kCompleteSql, {"'bench'", "'POST /v1/payments'", key, ":lease_token",
                                            "201", "'[[\"Content-Type\", \"application/json\"]]'",

@@ -97,36 +97,16 @@ int runBench(const idemctl::Args& args) {
   idemctl::bench::prepareSeedTable(s);
   if (!costs && !crossKeyCost) idemctl::bench::prepareLibrary(s);  // the replay runs' keys; new keys need none
 
-  if (crossKeyCost) {
-    // Off and hold alternate, the order flipped each round, so drifting load hits both alike.
-    std::printf("new keys/s, each with its own body: cross_key off vs hold (window 60s), %d round(s) of %d s\n",
-                rounds, s.seconds);
-    std::printf("%8s %12s %12s %10s\n", "clients", "off", "hold", "hold/off");
-    for (int clients : costClients) {
-      idemctl::bench::Run off, hold;
-      for (int round = 0; round < rounds; ++round) {
-        auto add = [&](idemctl::bench::Run& into, bool on) {
-          const auto r = idemctl::bench::libraryDistinctNewKeysRun(s, clients, on);
-          into.operations += r.operations;
-          into.seconds += r.seconds;
-        };
-        if (round % 2 == 0) add(off, false), add(hold, true);
-        else add(hold, true), add(off, false);
-      }
-      std::printf("%8d %12.0f %12.0f %9.3fx\n", clients, off.rate(), hold.rate(),
-                  off.rate() > 0 ? hold.rate() / off.rate() : 0.0);
-    }
-    return idemctl::kOk;
-  }
-
-  if (costs) {
+  if (costs || crossKeyCost) {
     if (!quiet)
-      std::cerr << "measuring what a new key costs, " << rounds << " alternating round(s) of " << s.seconds
-                << " s per figure...\n";
-    const auto rows = idemctl::bench::measureNewKeyCosts(s, costClients, rounds);
-    std::cout << (format == "json"       ? idemctl::bench::costsJson(rows, s.seconds, rounds)
-                  : format == "markdown" ? idemctl::bench::costsMarkdown(rows)
-                                         : idemctl::bench::costsText(rows));
+      std::cerr << (costs ? "measuring what a new key costs" : "measuring what cross_key hold costs a new key")
+                << ", " << rounds << " alternating round(s) of " << s.seconds << " s per figure...\n";
+    const auto rows = costs ? idemctl::bench::measureNewKeyCosts(s, costClients, rounds)
+                            : idemctl::bench::measureCrossKeyCosts(s, costClients, rounds);
+    const auto& names = costs ? idemctl::bench::kLibraryVsPgbench : idemctl::bench::kCrossKeyHoldVsOff;
+    std::cout << (format == "json"       ? idemctl::bench::costsJson(rows, names, s.seconds, rounds)
+                  : format == "markdown" ? idemctl::bench::costsMarkdown(rows, names)
+                                         : idemctl::bench::costsText(rows, names));
     return idemctl::kOk;
   }
 
@@ -198,9 +178,10 @@ IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", 
                                        "client's, the library beside pgbench's minimal INSERT + UPDATE (-M prepared), "
                                        "in alternating rounds, with ratios."),
                  idemctl::Flag::toggle("cross-key-cost",
-                                       "New keys/s on a tier with cross_key off beside the same tier in hold (each key "
-                                       "its own body), in alternating rounds, with the ratio: what the look for "
-                                       "duplicates across keys costs a new key. Clients from --clients."),
+                                       "What the look for duplicates across keys costs a new key: a tier with cross_key "
+                                       "hold beside the same tier with it off (each key its own body, so none matches), "
+                                       "in alternating rounds — keys/s, commits, WAL, PostgreSQL's and this process's "
+                                       "CPU per key, and hold / off. Clients from --clients."),
                  idemctl::Flag::toggle("snapshot-cost",
                                        "Replays from memory with the policy taken per request (reloadable on "
                                        "SIGHUP) beside one snapshot held, in alternating rounds, with the ratio."),

@@ -68,9 +68,7 @@ void print(const idem::store::SweepReport& report) {
             << report.bodiesDropped << " archived bod" << (report.bodiesDropped == 1 ? "y" : "ies")
             << " past body retention, purged "
             << report.purged << " archived generation" << (report.purged == 1 ? "" : "s") << " past retention, purged "
-            << report.eventsPurged << " old event" << (report.eventsPurged == 1 ? "" : "s") << ", forgot "
-            << report.fingerprintsForgotten << " cross-key fingerprint"
-            << (report.fingerprintsForgotten == 1 ? "" : "s") << " past their window ("
+            << report.eventsPurged << " old event" << (report.eventsPurged == 1 ? "" : "s") << " ("
             << report.batches << " batch" << (report.batches == 1 ? "" : "es") << ", " << report.elapsed.count()
             << " ms)" << (report.complete ? "" : "; stopped with work left (budget or signal)") << '\n';
   // Left live, never dropped: two executions share a generation number (a race before schema 14).
@@ -127,7 +125,7 @@ int runSweep(const idemctl::Args& args) {
       announced = true;
       const auto report = idem::store::sweep(*conn, options);
       // A loop reports its first round and the rounds that did something, not every idle one.
-      if (!loop || round == 0 || report.archived + report.bodiesDropped + report.purged + report.eventsPurged + report.fingerprintsForgotten > 0 || !report.complete)
+      if (!loop || round == 0 || report.archived + report.bodiesDropped + report.purged + report.eventsPurged > 0 || !report.complete)
         print(report);
       std::cout.flush();
     } catch (const idem::pg::Unavailable& e) {

@@ -6,7 +6,6 @@
 #include <tuple>
 
 #include "core/policy/duration.h"
-#include "core/store/crosskeyclaim.h"
 #include "core/store/headercodec.h"
 #include "core/store/keysql.h"
 #include "core/store/pgarray.h"
@@ -106,11 +105,14 @@ void ClaimArrays::add(const ClaimRequest& q) {
   m_leases.addInterval(q.lease);
   m_requestIds.addText(q.requestId);
   m_services.addText(q.scope.service);
+  if (q.crossKey) m_sameRequestLatest.addBool(true);
+  else m_sameRequestLatest.addNull();
 }
 
 std::vector<pg::Param> ClaimArrays::take() {
   return {m_tenants.take(), m_endpoints.take(), m_keys.take(),       m_fingerprints.take(), m_tiers.take(),
-          m_versions.take(), m_ttls.take(),     m_leases.take(), m_requestIds.take(),   m_services.take()};
+          m_versions.take(), m_ttls.take(),     m_leases.take(), m_requestIds.take(),   m_services.take(),
+          m_sameRequestLatest.take()};
 }
 
 std::vector<pg::Param> completeParams(const CompleteRequest& r) {
@@ -137,11 +139,11 @@ CompleteResult completedRow(const pg::Result& r, int row) {
 std::optional<ClaimResult> claimFreshOne(pg::Connection& c, const ClaimRequest& q) {
   std::optional<pg::Result> inserted;
   try {
-    if (q.crossKey) return claimFreshCheckedOne(c, q);
     inserted.emplace(c.execPrepared("idem_claim_fresh", kFreshClaimSql,
                                     {q.scope.tenant, q.scope.endpoint, q.scope.key, pg::Param::bytes(q.fingerprint),
                                      q.tier, policyVersionParam(q), policy::toInterval(q.ttl),
-                                     policy::toInterval(q.lease), q.requestId, q.scope.service},
+                                     policy::toInterval(q.lease), q.requestId, q.scope.service,
+                                     q.crossKey ? pg::Param("true") : pg::Param::null()},
                                     /*binaryResults=*/true));
   } catch (const pg::QueryError& e) {
     // A sweeper archived this key while we inserted (0014's trigger): the key has history.
@@ -182,14 +184,15 @@ void KeyBatches::runClaims(std::vector<ClaimJob*>& jobs) {
   // against the row the first one left.
   std::sort(jobs.begin(), jobs.end(),
             [](const ClaimJob* a, const ClaimJob* b) { return scopeOrder(a->request->scope) < scopeOrder(b->request->scope); });
-  // Keys of tiers with cross_key go in a statement of their own (crosskeyclaim.h): the others
-  // keep the plain INSERT, and pay nothing for the look.
-  std::vector<ClaimJob*> distinct, checked;
+  // Keys of tiers with cross_key ride the same statement, marked as their request's latest
+  // execution (migration 0027): a key whose request another key holds returns no row here and
+  // decides alone (claimSameRequest).
+  std::vector<ClaimJob*> distinct;
   const ClaimJob* previous = nullptr;
   for (auto* j : jobs) {
     if (previous != nullptr && scopeOrder(previous->request->scope) == scopeOrder(j->request->scope)) continue;
     previous = j;
-    (j->request->crossKey ? checked : distinct).push_back(j);
+    distinct.push_back(j);
   }
 
   auto statement = [this](std::span<ClaimJob*> part) {
@@ -213,14 +216,7 @@ void KeyBatches::runClaims(std::vector<ClaimJob*>& jobs) {
       }
     });
   };
-  auto checkedStatement = [this](std::span<ClaimJob*> part) {
-    m_pool.withRetry([&](pg::Connection& c) {
-      if (part.size() == 1) part[0]->claimed = claimFreshOne(c, *part[0]->request);
-      else claimFreshCheckedBatch(c, part);
-    });
-  };
   if (!distinct.empty()) splitOnError(std::span<ClaimJob*>(distinct), statement);
-  if (!checked.empty()) splitOnError(std::span<ClaimJob*>(checked), checkedStatement);
 }
 
 void KeyBatches::runCompletions(std::vector<CompletionJob*>& jobs) {

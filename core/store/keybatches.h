@@ -35,14 +35,14 @@ struct FreshClaimColumns {
 class ClaimArrays {
  public:
   void add(const ClaimRequest& q);
-  /// The ten parameters; the builder is spent.
+  /// The eleven parameters; the builder is spent.
   [[nodiscard]] std::vector<pg::Param> take();
 
  private:
   pg::ArrayParam m_tenants{pg::Type::Text}, m_endpoints{pg::Type::Text}, m_keys{pg::Type::Text},
       m_fingerprints{pg::Type::Bytea}, m_tiers{pg::Type::Text}, m_versions{pg::Type::Int4},
       m_ttls{pg::Type::Interval}, m_leases{pg::Type::Interval}, m_requestIds{pg::Type::Text},
-      m_services{pg::Type::Text};
+      m_services{pg::Type::Text}, m_sameRequestLatest{pg::Type::Bool};
 };
 
 /// One key's fresh claim by a single-row statement on `c`: nullopt when the key has a live row

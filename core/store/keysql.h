@@ -42,12 +42,15 @@ inline constexpr const char* kAwaitDurableSql =
 // runs on this statement's snapshot, blind to a sweeper archiving the key right now; the trigger
 // of migration 0014 looks again after the write and fails the claim with kArchivedMeanwhile (then
 // idem.claim decides). The key is honoured at least a second past its lease (Retry-After's
-// resolution), whatever the TTL.
+// resolution), whatever the TTL. $11 is true on tiers with cross_key (migration 0027): the row
+// becomes the latest execution of its request, and no row back may also mean that another key
+// holds that mark (idem.claim_same_request decides then).
 inline constexpr const char* kFreshClaimSql =
     "INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, service, generation, tier, policy_version, fingerprint, "
-    "state, lease_token, lease_until, request_id, expires_at) "
+    "state, lease_token, lease_until, request_id, expires_at, same_request_latest) "
     "SELECT $1::text, $2::text, $3::text, $10::text, 1, $5::text, $6::integer, $4::bytea, 'processing', gen_random_uuid(), "
-    "now() + $8::interval, $9::text, greatest(now() + $7::interval, now() + $8::interval + interval '1 second') "
+    "now() + $8::interval, $9::text, greatest(now() + $7::interval, now() + $8::interval + interval '1 second'), "
+    "$11::boolean "
     "WHERE NOT EXISTS (SELECT 1 FROM idem.key_archive a WHERE a.tenant = $1 AND a.endpoint = $2 AND a.idem_key = $3 "
     "AND a.service = $10) "
     "ON CONFLICT DO NOTHING "
@@ -55,16 +58,19 @@ inline constexpr const char* kFreshClaimSql =
 
 // The same for a batch of keys claimed together (core/store/keybatches.h): one statement, one
 // commit. Rows come as parallel arrays, sorted by key so that two processes' batches lock in
-// one order; a key that returns no row has a live row or history, and decides alone. A key
+// one order; a key that returns no row has a live row or history (or, with cross_key, another key
+// holds its request's mark), and decides alone. Two keys of one request in a batch: the second
+// returns no row (its INSERT meets the first's mark) and decides alone. A key
 // claimed by an earlier row of the same statement is not in a batch (the batch holds each key once).
 inline constexpr const char* kFreshClaimBatchSql =
     "INSERT INTO idem.keys AS k (tenant, endpoint, idem_key, service, generation, tier, policy_version, fingerprint, "
-    "state, lease_token, lease_until, request_id, expires_at) "
+    "state, lease_token, lease_until, request_id, expires_at, same_request_latest) "
     "SELECT c.tenant, c.endpoint, c.idem_key, c.service, 1, c.tier, c.policy_version, c.fingerprint, 'processing', "
-    "gen_random_uuid(), now() + c.lease, c.request_id, greatest(now() + c.ttl, now() + c.lease + interval '1 second') "
+    "gen_random_uuid(), now() + c.lease, c.request_id, greatest(now() + c.ttl, now() + c.lease + interval '1 second'), "
+    "c.same_request_latest "
     "FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[], $5::text[], $6::integer[], $7::interval[], "
-    "$8::interval[], $9::text[], $10::text[]) AS c(tenant, endpoint, idem_key, fingerprint, tier, policy_version, "
-    "ttl, lease, request_id, service) "
+    "$8::interval[], $9::text[], $10::text[], $11::boolean[]) AS c(tenant, endpoint, idem_key, fingerprint, tier, "
+    "policy_version, ttl, lease, request_id, service, same_request_latest) "
     "WHERE NOT EXISTS (SELECT 1 FROM idem.key_archive a WHERE a.tenant = c.tenant AND a.endpoint = c.endpoint "
     "AND a.idem_key = c.idem_key AND a.service = c.service) "
     "ON CONFLICT DO NOTHING "

@@ -1,6 +1,7 @@
 #include "core/store/keystore.h"
 
 #include "core/policy/duration.h"
+#include "core/store/crosskeyclaim.h"
 #include "core/store/headercodec.h"
 #include "core/store/keybatches.h"
 #include "core/store/keysql.h"
@@ -138,6 +139,12 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
     } else {
       // The batch did not claim it (or a retry of this lambda after a lost connection).
       if (readStored(out)) return out;
+    }
+    // A new key of a tier with cross_key that the claim did not make: another key may hold its
+    // request (migration 0027). Decided there, unless the key has a row or history of its own.
+    if (q.crossKey && !hadLiveRow) {
+      ++m_roundTrips;
+      if (auto decided = claimSameRequest(c, q)) return std::move(*decided);
     }
     // The rare cases: a live row that is not replayable (409, 422, lease takeover, expired), or
     // a key with archived generations: idem.claim makes the whole decision.

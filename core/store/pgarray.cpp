@@ -41,6 +41,8 @@ void ArrayParam::addInt4(int v) {
   element(b);
 }
 
+void ArrayParam::addBool(bool v) { element(std::string(1, v ? '\1' : '\0')); }
+
 void ArrayParam::addUuid(std::string_view canonical) {
   std::string b;
   int high = -1;

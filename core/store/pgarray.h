@@ -20,6 +20,7 @@ class ArrayParam {
   void addText(std::string_view utf8);  // text
   void addBytes(std::string_view raw);  // bytea
   void addInt4(int v);
+  void addBool(bool v);
   void addUuid(std::string_view canonical);  // "xxxxxxxx-xxxx-…": 16 bytes
   void addJsonb(std::string_view json);
   void addInterval(std::chrono::milliseconds d);  // microseconds, no days or months

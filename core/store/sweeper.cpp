@@ -142,11 +142,6 @@ int purgeEventsBatch(pg::Connection& conn, int limit, Millis olderThan) {
   return static_cast<int>(r.integer(0, "n"));
 }
 
-int forgetFingerprintsBatch(pg::Connection& conn, int limit) {
-  auto r = conn.execPrepared("idem_forget_fingerprints", "SELECT idem.forget_fingerprints($1::integer) AS n", {limit});
-  return static_cast<int>(r.integer(0, "n"));
-}
-
 SweepReport sweep(pg::Connection& conn, const SweepOptions& options) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
@@ -178,9 +173,7 @@ SweepReport sweep(pg::Connection& conn, const SweepOptions& options) {
   };
   bool going = true;
   if (options.archive) {
-    // A tier's cross_key window is seconds to minutes: what passed it is of no use to anyone.
-    going = drain([&] { return forgetFingerprintsBatch(conn, batch); }, report.fingerprintsForgotten);
-    if (going) going = drain([&] { return sweepArchiveBatch(conn, batch, options.retentions); }, report.archived);
+    going = drain([&] { return sweepArchiveBatch(conn, batch, options.retentions); }, report.archived);
     if (going) report.unarchivable = unarchivableKeys(conn, 100);
   }
   if (options.dropBodies)

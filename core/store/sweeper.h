@@ -96,7 +96,6 @@ struct SweepReport {
   long long bodiesDropped = 0; // archived generations whose stored body was dropped
   long long purged = 0;        // archived generations deleted
   long long eventsPurged = 0;  // events deleted
-  long long fingerprintsForgotten = 0;  // cross_key fingerprints whose window passed (migration 0026)
   int batches = 0;             // statements run
   bool complete = true;        // false when the budget or stop flag ended the run with work left
   Millis elapsed{0};
@@ -122,7 +121,5 @@ int purgeArchiveBatch(pg::Connection& conn, int limit);
 /// One event purge batch: deletes up to `limit` events older than `olderThan` whose
 /// generation is no longer stored.
 int purgeEventsBatch(pg::Connection& conn, int limit, Millis olderThan);
-/// Deletes up to `limit` cross_key fingerprints whose window has passed; returns how many.
-int forgetFingerprintsBatch(pg::Connection& conn, int limit);
 
 }  // namespace idem::store

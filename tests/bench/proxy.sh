@@ -52,14 +52,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-
-wait_for() {  # file pattern name
-  for _ in $(seq 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-  echo "proxy.sh: $3 did not start:" >&2
-  cat "$1" "$1.err" >&2 2>/dev/null || true
-  exit 1
-}
+# shellcheck source=tests/bench/lib.sh
+source tests/bench/lib.sh
 
 # PostgreSQL (fsync on) for Idem.
 "$IDEMCTL" cluster start --dir "$WORK/pg" >/dev/null
@@ -156,9 +150,6 @@ warm "$UPSTREAM" new
 warm "$PROXY" new
 warm "$PROXY_NOCACHE" new
 warm "$PEER_URL" new
-
-# wrk's latency as milliseconds
-ms() { awk -v v="$1" 'BEGIN { if (v ~ /us$/) { sub(/us$/, "", v); print v / 1000 } else if (v ~ /ms$/) { sub(/ms$/, "", v); print v + 0 } else { sub(/s$/, "", v); print v * 1000 } }'; }
 
 run() {  # name url script label [connections]
   local before after requests cpu parts

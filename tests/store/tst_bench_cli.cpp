@@ -141,39 +141,70 @@ class TestBenchCli : public QObject {
   // server's CPU is read too.
   void newKeyCostsPrintPerKeyFiguresAndTheirRatios() {
     test::TestDatabase db("bench_cli_costs");
-    std::string out;
-    const int rc = test::runIdemctl({"bench", "--db", db.conninfo(), "--new-key-costs", "--seconds", "1", "--rounds",
-                                     "2", "--clients", "2,3", "--format", "json"},
-                                    &out);
-    QVERIFY2(rc == 0, out.c_str());
-    const auto report = nlohmann::json::parse(out.substr(out.find('{')));
-    QCOMPARE(report.at("rounds").get<int>(), 2);
-    const auto& runs = report.at("runs");
+    const auto runs = costRuns(db, "--new-key-costs", "library", "pgbench_minimal_prepared");
     QCOMPARE(runs.size(), std::size_t{2});
-    QCOMPARE(runs[0].at("clients").get<int>(), 2);
-    QCOMPARE(runs[1].at("clients").get<int>(), 3);
-    for (const auto& run : runs) {
-      for (const char* contender : {"library", "pgbench_minimal_prepared"}) {
-        const auto& c = run.at(contender);
-        const double keys = c.at("keys").get<double>();
-        QVERIFY2(keys > 0, contender);
-        // Every new key commits at least once (its claim) and writes WAL; the server worked.
-        QVERIFY2(c.at("commits").get<double>() >= keys, contender);
-        QVERIFY2(c.at("wal_bytes").get<double>() > 0 && c.at("wal_records").get<double>() > 0, contender);
-        QVERIFY2(c.at("server_cpu_s").get<double>() > 0, contender);
-        const auto& per = c.at("figures");
-        checkRatio(per, "keys/s", keys / c.at("seconds").get<double>());
-        checkRatio(per, "commits/key", c.at("commits").get<double>() / keys);
-        checkRatio(per, "WAL B/key", c.at("wal_bytes").get<double>() / keys);
-        checkRatio(per, "PG CPU ms/key", 1000 * c.at("server_cpu_s").get<double>() / keys);
-      }
-      for (const char* figure : {"keys/s", "commits/key", "WAL B/key", "WAL rec/key", "PG CPU ms/key"})
-        checkRatio(run.at("ratios"), figure,
-                   run.at("library").at("figures").at(figure).get<double>() /
-                       run.at("pgbench_minimal_prepared").at("figures").at(figure).get<double>());
-    }
   }
 
+  // --cross-key-cost: the same table, a tier with cross_key hold beside it off. The hold side's
+  // keys are the ones marked as their request's latest execution (migration 0027), the off
+  // side's are not: each side measured what it says.
+  void crossKeyCostComparesHoldWithOffOnTheSameTable() {
+    test::TestDatabase db("bench_cli_cross_key");
+    const auto runs = costRuns(db, "--cross-key-cost", "cross_key_hold", "cross_key_off");
+    double hold = 0, off = 0;
+    for (const auto& run : runs) {
+      hold += run.at("cross_key_hold").at("keys").get<double>();
+      off += run.at("cross_key_off").at("keys").get<double>();
+    }
+    auto c = db.connect();
+    const auto marked = c.exec(
+        "SELECT count(*) FILTER (WHERE same_request_latest) AS marked, count(*) FILTER (WHERE same_request_latest "
+        "IS NULL) AS unmarked FROM idem.keys WHERE idem_key LIKE 'bench-distinct-%'");
+    QVERIFY2(static_cast<double>(marked.integer(0, "marked")) >= hold, std::to_string(hold).c_str());
+    QVERIFY2(static_cast<double>(marked.integer(0, "unmarked")) >= off, std::to_string(off).c_str());
+  }
+
+ private:
+  /// Runs `idemctl bench <mode>` at 2 and 3 clients, 2 rounds, and checks every figure and ratio
+  /// of both contenders against their totals.
+  static nlohmann::json costRuns(test::TestDatabase& db, const char* mode, const char* first, const char* second) {
+    std::string out;
+    const int rc = test::runIdemctl({"bench", "--db", db.conninfo(), mode, "--seconds", "1", "--rounds", "2",
+                                     "--clients", "2,3", "--format", "json"},
+                                    &out);
+    if (rc != 0) QTest::qFail(out.c_str(), __FILE__, __LINE__);
+    const auto report = nlohmann::json::parse(out.substr(out.find('{')));
+    [&] {
+      QCOMPARE(report.at("rounds").get<int>(), 2);
+      const auto& runs = report.at("runs");
+      QCOMPARE(runs.size(), std::size_t{2});
+      QCOMPARE(runs[0].at("clients").get<int>(), 2);
+      QCOMPARE(runs[1].at("clients").get<int>(), 3);
+      for (const auto& run : runs) {
+        for (const char* contender : {first, second}) {
+          const auto& c = run.at(contender);
+          const double keys = c.at("keys").get<double>();
+          QVERIFY2(keys > 0, contender);
+          // Every new key commits at least once (its claim) and writes WAL; the server worked.
+          QVERIFY2(c.at("commits").get<double>() >= keys, contender);
+          QVERIFY2(c.at("wal_bytes").get<double>() > 0 && c.at("wal_records").get<double>() > 0, contender);
+          QVERIFY2(c.at("server_cpu_s").get<double>() > 0, contender);
+          const auto& per = c.at("figures");
+          checkRatio(per, "keys/s", keys / c.at("seconds").get<double>());
+          checkRatio(per, "commits/key", c.at("commits").get<double>() / keys);
+          checkRatio(per, "WAL B/key", c.at("wal_bytes").get<double>() / keys);
+          checkRatio(per, "PG CPU ms/key", 1000 * c.at("server_cpu_s").get<double>() / keys);
+        }
+        for (const char* figure : {"keys/s", "commits/key", "WAL B/key", "WAL rec/key", "PG CPU ms/key"})
+          checkRatio(run.at("ratios"), figure,
+                     run.at(first).at("figures").at(figure).get<double>() /
+                         run.at(second).at("figures").at(figure).get<double>());
+      }
+    }();
+    return report.at("runs");
+  }
+
+ private slots:
   void badArgumentsExitTwoAndSayWhich() {
     for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{
              {"--format", "yaml"}, {"--seconds", "0"}, {"--seconds", "soon"}, {"--profile", "everything"},

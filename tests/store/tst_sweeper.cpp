@@ -180,27 +180,33 @@ class TestSweeper : public QObject {
     o.purgeEvents = false;
     auto report = store::sweep(c, o);
     QCOMPARE(report.archived, 25LL);
-    // One batch of cross_key fingerprints (none here), then 10 + 10 + 5 (short batch: done).
-    QCOMPARE(report.batches, 4);
-    QCOMPARE(report.fingerprintsForgotten, 0LL);
+    // 10 + 10 + 5, then an empty batch that says so.
+    QCOMPARE(report.batches, 3);
   }
 
-  // A cross_key fingerprint is kept for its tier's window (migration 0026), then forgotten.
-  void forgetsFingerprintsPastTheirWindow() {
-    test::TestDatabase db("sweeper_fingerprints");
+  // A key of a tier with cross_key marks its row as its request's latest execution (migration
+  // 0027); archiving the row takes the mark with it, so the same request may be marked again.
+  void archivingAKeyTakesItsRequestsMarkWithIt() {
+    test::TestDatabase db("sweeper_same_request");
     auto c = db.connect();
-    c.exec(
-        "INSERT INTO idem.recent_fingerprints (service, tenant, endpoint, fingerprint, idem_key, seen_at, forget_at,"
-        " claimed_as)"
-        " SELECT 'default', 't', 'POST /v1/payments', int4send(i), 'k' || i, now() - interval '2 minutes',"
-        "        now() + CASE WHEN i <= 12 THEN interval '-1 minute' ELSE interval '1 minute' END, 'hold'"
-        " FROM generate_series(1, 15) i");
+    const std::string insertMarked =
+        "INSERT INTO idem.keys (tenant, endpoint, idem_key, tier, fingerprint, state, resp_status, expires_at,"
+        " same_request_latest) VALUES ('t', 'POST /v1/payments', $1, 'payments', '\\x0102'::bytea, 'done', 201,"
+        " now() + $2::interval, true)";
+    c.exec(insertMarked, {"k_old", "-1 minute"});
+    // One row per request holds the mark: a second one is refused while the first is live.
+    bool refused = false;
+    try {
+      c.exec(insertMarked, {"k_twin", "1 hour"});
+    } catch (const pg::QueryError& e) {
+      refused = e.sqlstate() == "23505";
+    }
+    QVERIFY(refused);
     store::SweepOptions o;
-    o.batch = 5;
-    const auto report = store::sweep(c, o);
-    QCOMPARE(report.fingerprintsForgotten, 12LL);
-    QCOMPARE(scalar(c, "SELECT count(*) AS n FROM idem.recent_fingerprints WHERE forget_at > now()"), 3LL);
-    QCOMPARE(scalar(c, "SELECT count(*) AS n FROM idem.recent_fingerprints"), 3LL);
+    o.retentions = retentions();
+    QCOMPARE(store::sweep(c, o).archived, 1LL);
+    c.exec(insertMarked, {"k_new", "1 hour"});
+    QCOMPARE(scalar(c, "SELECT count(*) AS n FROM idem.keys WHERE same_request_latest"), 1LL);
   }
 
   void lockedRowsAreSkippedNotWaitedFor() {
