@@ -189,6 +189,58 @@ class TestWriteBatches : public QObject {
     }
   }
 
+  // Eight hedged copies of one request under eight keys, on a tier with cross_key, in one claim
+  // statement (migration 0027): the first marks its row as the request's latest execution, the
+  // others meet the mark in the same INSERT and decide alone — hold: one runs, seven are held
+  // naming it; observe: all run, each after the first naming an earlier one, and one row ends
+  // up holding the mark.
+  void hedgedCopiesInOneBatchMeetEachOther_data() {
+    QTest::addColumn<bool>("hold");
+    QTest::newRow("hold") << true;
+    QTest::newRow("observe") << false;
+  }
+  void hedgedCopiesInOneBatchMeetEachOther() {
+    QFETCH(bool, hold);
+    auto blocker = m_db->connect();
+    holdFreshKeys(blocker);
+    std::vector<store::ClaimRequest> requests;
+    for (int i = 0; i < 8; ++i) {
+      requests.push_back(request("hedged-" + std::to_string(i), "fp-hedged"));
+      requests.back().crossKey = store::CrossKeyCheck{60s, hold, false, false};
+    }
+    std::vector<Outcome<store::ClaimResult>> outcomes(requests.size());
+    std::vector<std::function<void()>> rest;
+    for (std::size_t i = 0; i < requests.size(); ++i)
+      rest.emplace_back([&, i] { outcomes[i].result = m_store->claim(requests[i]); });
+    heldBatch(blocker, heldClaims(), rest, [&] { return m_store->writeBatches().claimsWaiting; });
+    if (QTest::currentTestFailed()) return;
+    QCOMPARE(m_store->writeBatches().claimBatches, kHeld + 1LL);  // the eight went in one statement
+
+    std::set<std::string> executedKeys;
+    int held = 0, matched = 0;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      QVERIFY(outcomes[i].result.has_value());
+      const auto& r = *outcomes[i].result;
+      if (r.decision == Decision::Execute) executedKeys.insert(requests[i].scope.key);
+      else QVERIFY2(r.decision == Decision::Duplicate, store::decisionName(r.decision));
+      held += r.decision == Decision::Duplicate;
+      if (r.match) {
+        ++matched;
+        QVERIFY(r.match->key != requests[i].scope.key);
+        QVERIFY(r.match->key.starts_with("hedged-"));
+      }
+    }
+    QCOMPARE(executedKeys.size(), std::size_t{hold ? 1u : 8u});
+    QCOMPARE(held, hold ? 7 : 0);
+    QCOMPARE(matched, 7);  // everyone but the first saw an earlier copy
+    auto c = m_db->connect();
+    auto marked = c.exec("SELECT idem_key FROM idem.keys WHERE same_request_latest AND idem_key LIKE 'hedged-%'");
+    QCOMPARE(marked.rows(), 1);
+    if (hold) QCOMPARE(marked.str(0, "idem_key"), *executedKeys.begin());  // held copies claimed nothing
+    QCOMPARE(c.exec("SELECT count(*) AS n FROM idem.keys WHERE idem_key LIKE 'hedged-%'").integer(0, "n"),
+             hold ? 1LL : 8LL);
+  }
+
   // A key the server rejects (its bytes are not UTF-8) in a batch of eight: the statement fails,
   // is split, and only that key's claim fails; the seven others are claimed.
   void aPoisonedClaimFailsOnlyItsOwnKey() {
