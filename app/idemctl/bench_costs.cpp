@@ -79,7 +79,7 @@ double rusageSeconds(int who) {
 }
 
 struct Snapshot {
-  double commits = 0, walBytes = 0, walRecords = 0, serverCpuS = -1, clientCpuS = 0;
+  double commits = 0, walBytes = 0, walRecords = 0, walFpi = 0, serverCpuS = -1, clientCpuS = 0;
 };
 
 /// Read once the previous run's connections are closed: a backend reports its counters to the
@@ -97,11 +97,13 @@ Snapshot snapshot(const std::string& conninfo) {
   }
   auto r = c.exec(
       "SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()) AS commits, "
-      "w.wal_bytes::float8 AS wal_bytes, w.wal_records AS wal_records, pg_backend_pid() AS pid FROM pg_stat_wal w");
+      "w.wal_bytes::float8 AS wal_bytes, w.wal_records AS wal_records, w.wal_fpi AS wal_fpi, pg_backend_pid() AS pid "
+      "FROM pg_stat_wal w");
   Snapshot s;
   s.commits = r.real(0, "commits");
   s.walBytes = r.real(0, "wal_bytes");
   s.walRecords = r.real(0, "wal_records");
+  s.walFpi = r.real(0, "wal_fpi");
   s.serverCpuS = serverCpuSeconds(static_cast<long>(r.integer(0, "pid")));
   s.clientCpuS = rusageSeconds(RUSAGE_SELF) + rusageSeconds(RUSAGE_CHILDREN);
   return s;
@@ -118,6 +120,7 @@ void accumulate(const Settings& s, Costs& into, Measure measure) {
   into.commits += after.commits - before.commits;
   into.walBytes += after.walBytes - before.walBytes;
   into.walRecords += after.walRecords - before.walRecords;
+  into.walFpi += after.walFpi - before.walFpi;
   if (before.serverCpuS >= 0 && after.serverCpuS >= 0)
     into.serverCpuS = (into.serverCpuS < 0 ? 0 : into.serverCpuS) + after.serverCpuS - before.serverCpuS;
   into.clientCpuS += after.clientCpuS - before.clientCpuS;
@@ -136,6 +139,7 @@ const Column kColumns[] = {
     {"commits/key", [](const Costs& c) { return c.perKey(c.commits); }, "%.2f"},
     {"WAL B/key", [](const Costs& c) { return c.perKey(c.walBytes); }, "%.0f"},
     {"WAL rec/key", [](const Costs& c) { return c.perKey(c.walRecords); }, "%.1f"},
+    {"FPI/key", [](const Costs& c) { return c.perKey(c.walFpi); }, "%.3f"},
     {"PG CPU ms/key", [](const Costs& c) { return c.serverCpuS < 0 ? -1 : 1000 * c.perKey(c.serverCpuS); }, "%.3f"},
     {"client CPU ms/key", [](const Costs& c) { return 1000 * c.perKey(c.clientCpuS); }, "%.3f"},
 };
@@ -255,6 +259,7 @@ std::string costsJson(const std::vector<CostRow>& rows, const Contenders& names,
                           {"commits", c.commits},
                           {"wal_bytes", c.walBytes},
                           {"wal_records", c.walRecords},
+                          {"wal_fpi", c.walFpi},
                           {"server_cpu_s", c.serverCpuS},
                           {"client_cpu_s", c.clientCpuS},
                           {"figures", per}};

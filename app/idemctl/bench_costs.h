@@ -15,6 +15,7 @@ struct Costs {
   double commits = 0;      // pg_stat_database.xact_commit
   double walBytes = 0;     // pg_stat_wal.wal_bytes
   double walRecords = 0;   // pg_stat_wal.wal_records
+  double walFpi = 0;       // pg_stat_wal.wal_fpi: full-page images (a page's first change after a checkpoint)
   double serverCpuS = -1;  // every PostgreSQL process; -1 when the server is not on this host
   double clientCpuS = 0;   // this process (the library) or its pgbench child
 

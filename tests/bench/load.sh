@@ -20,6 +20,8 @@
 # cluster (fsync on) and endpoints (access log off) and removes them afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=tests/bench/lib.sh
+source tests/bench/lib.sh
 IDEMCTL=${IDEMCTL:-build/app/idemctl/idemctl}
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
@@ -27,18 +29,7 @@ THREADS=${THREADS:-1}
 SERVER_THREADS=${SERVER_THREADS:-$((CONNECTIONS + 8))}
 POOL=${POOL:-16}
 
-command -v wrk >/dev/null || { echo "load.sh: wrk is not installed (apt install wrk)" >&2; exit 2; }
-[ -x "$IDEMCTL" ] || { echo "load.sh: $IDEMCTL not found; build first (./run build) or set IDEMCTL" >&2; exit 2; }
-
-WORK=$(mktemp -d /tmp/idem-bench-XXXXXX)
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
-  "$IDEMCTL" cluster stop --dir "$WORK/pg" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_setup load.sh wrk
 
 "$IDEMCTL" cluster start --dir "$WORK/pg" >/dev/null
 DB="$("$IDEMCTL" cluster conninfo --dir "$WORK/pg")"

@@ -29,6 +29,8 @@
 # on loopback in a temporary folder and is removed afterwards.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# shellcheck source=tests/bench/lib.sh
+source tests/bench/lib.sh
 IDEMCTL=${IDEMCTL:-build/app/idemctl/idemctl}
 DURATION=${DURATION:-10s}
 CONNECTIONS=${CONNECTIONS:-16}
@@ -36,24 +38,8 @@ THREADS=${THREADS:-1}
 POOL=${POOL:-16}
 PEER=tests/bench/peer
 
-for tool in wrk node npm redis-server psql; do
-  command -v "$tool" >/dev/null || { echo "proxy.sh: $tool is not installed (see the header of this script)" >&2; exit 2; }
-done
-[ -x "$IDEMCTL" ] || { echo "proxy.sh: $IDEMCTL not found; build first (./run build) or set IDEMCTL" >&2; exit 2; }
+bench_setup proxy.sh wrk node npm redis-server psql
 [ -d "$PEER/node_modules" ] || (cd "$PEER" && npm ci --no-audit --no-fund >/dev/null)
-
-WORK=$(mktemp -d "${BENCH_DIR:-/tmp}/idem-proxybench-XXXXXX")
-chmod 755 "$WORK"
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true; done
-  "$IDEMCTL" cluster stop --dir "$WORK/pg" >/dev/null 2>&1 || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-# shellcheck source=tests/bench/lib.sh
-source tests/bench/lib.sh
 
 # PostgreSQL (fsync on) for Idem.
 "$IDEMCTL" cluster start --dir "$WORK/pg" >/dev/null
