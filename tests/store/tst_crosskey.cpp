@@ -62,8 +62,25 @@ class TestCrossKey : public QObject {
 
   std::unique_ptr<test::TestDatabase> m_db;
 
+  /// A policy whose route's fingerprint is /amount and /currency; its version.
+  int fieldsPolicy() {
+    auto c = m_db->connect();
+    return static_cast<int>(c.exec("INSERT INTO idem.policies (sha256, document, source, effective_at) VALUES ('fields',"
+                                " $1::jsonb, 'test', now() - interval '1 hour') RETURNING version",
+                                {R"({"tiers":[{"name":"payments","routes":["POST /v1/payments"],"ttl":"24h",)"
+                                 R"("fingerprint":{"mode":"fields","fields":["/amount","/currency"]}}]})"})
+                                .integer(0, "version"));
+  }
+
+  /// A held repeat (k_held) of k_paid on that route.
+  void makeHeldPair() {
+    test::CrossKeyPairs(m_db->conninfo()).make("k_paid", "k_held", Outcome::DuplicateHeld, fieldsPolicy());
+  }
+
  private slots:
-  void initTestCase() { m_db = std::make_unique<test::TestDatabase>("explain_crosskey"); }
+  // Each case its own database: none depends on what another left.
+  void init() { m_db = std::make_unique<test::TestDatabase>("explain_crosskey"); }
+  void cleanup() { m_db.reset(); }
 
   // Observe: both ran. The later key names the earlier execution in support's words, its own
   // execution is the suspected duplicate, and the resolution refunds it unless the customer
@@ -134,6 +151,7 @@ class TestCrossKey : public QObject {
 
   // The earlier key says that a later one repeated it, and proposes the same refund.
   void theEarlierKeyNamesTheLaterOne() {
+    test::CrossKeyPairs(m_db->conninfo()).make("k_first", "k_again", Outcome::DuplicateObserved);
     auto c = m_db->connect();
     const auto x = explainKey(c, "k_first");
     QCOMPARE(x.crossKey.size(), std::size_t{1});
@@ -153,13 +171,8 @@ class TestCrossKey : public QObject {
   // Hold: nothing ran twice; the held key stored no generation, only its trace row, and is
   // still found by its key. What "the same request" means follows the route's fingerprint.
   void heldRepeatSaysWhatTheClientDoes() {
+    makeHeldPair();
     auto c = m_db->connect();
-    const auto version = c.exec("INSERT INTO idem.policies (sha256, document, source, effective_at) VALUES ('fields',"
-                                " $1::jsonb, 'test', now() - interval '1 hour') RETURNING version",
-                                {R"({"tiers":[{"name":"payments","routes":["POST /v1/payments"],"ttl":"24h",)"
-                                 R"("fingerprint":{"mode":"fields","fields":["/amount","/currency"]}}]})"})
-                             .integer(0, "version");
-    test::CrossKeyPairs(m_db->conninfo()).make("k_paid", "k_held", Outcome::DuplicateHeld, static_cast<int>(version));
     const auto x = explainKey(c, "k_held");
     QVERIFY(x.history.generations.empty());
     QCOMPARE(x.crossKey.size(), std::size_t{1});
@@ -193,6 +206,7 @@ class TestCrossKey : public QObject {
 
   // Confirmed: the client said it meant two; refused: nothing ran, the window decides.
   void confirmedAndRefusedRepeats() {
+    fieldsPolicy();
     test::CrossKeyPairs(m_db->conninfo()).make("k_one", "k_two", Outcome::DuplicateConfirmed);
     test::CrossKeyPairs(m_db->conninfo()).make("k_base", "k_refused", Outcome::DuplicateRejected);
     auto c = m_db->connect();
@@ -239,6 +253,7 @@ class TestCrossKey : public QObject {
 
   // `idemctl explain` finds a held key by its key alone (it has no generation) and prints the pair.
   void idemctlExplainsAHeldKey() {
+    makeHeldPair();
     std::string out;
     const int rc = test::runIdemctl({"explain", "--db", m_db->conninfo(), "--key", "k_held", "--format", "json"}, &out);
     QVERIFY2(rc == 0, out.c_str());
