@@ -1,0 +1,84 @@
+#pragma once
+// Stored answers on their way to clients, bounded across requests (issue 28 #10). A replay's body
+// lives in this process from the store's read (or the replay cache) until the client has read the
+// answer — for a slow client, seconds. Without a bound, 60 concurrent replays of a 15 MiB answer
+// held 1.3 GiB, and their reads took every store connection from other tenants' requests. So:
+//  - one byte budget for every replay body in flight (`maxBytes`); a replay that does not fit is
+//    answered 503 + Retry-After at once (nothing waits on a thread, nothing is read);
+//  - a body over kInlineReplayBody is not sent with the replay's first read: its bytes are taken
+//    from the budget first (large bodies may fill 3/4 of it, the rest stays for small answers),
+//    then it is read on its own statement by at most `maxLargeReads` connections at a time, so
+//    small requests always find a store connection.
+// Thread-safe. A Hold gives its bytes back when the last copy is dropped (the transport drops it
+// once the answer is written).
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+
+namespace idem::store {
+
+/// Bodies up to this size come with the replay's first read; larger ones are read on their own,
+/// under the budget and the large-read slots.
+inline constexpr std::size_t kInlineReplayBody = 256 * 1024;
+
+struct ReplayBodyOptions {
+  std::size_t maxBytes = std::size_t{64} << 20;  // every replay body held at once
+  int maxLargeReads = 1;                         // store connections reading large bodies at once
+  std::chrono::milliseconds slotWait{5000};      // how long a large read waits for a slot
+};
+
+class ReplayBodies {
+ public:
+  using Hold = std::shared_ptr<const void>;
+
+  explicit ReplayBodies(ReplayBodyOptions options = {});
+  ReplayBodies(const ReplayBodies&) = delete;
+  ReplayBodies& operator=(const ReplayBodies&) = delete;
+
+  /// Takes `bytes` for one replay's body; nullptr (nothing taken, a refusal counted) when they do
+  /// not fit. A large body may use 3/4 of the budget, a small one all of it; a body over that
+  /// goes when the budget is empty.
+  [[nodiscard]] Hold take(std::size_t bytes, bool large);
+
+  /// One of the large-read slots while it lives; waits up to `slotWait` for one (reads are short).
+  class ReadSlot {
+   public:
+    explicit ReadSlot(ReplayBodies& owner);
+    ReadSlot(const ReadSlot&) = delete;
+    ReadSlot& operator=(const ReadSlot&) = delete;
+    ~ReadSlot();
+    /// false: no slot freed within slotWait (counted as a refusal).
+    [[nodiscard]] bool held() const { return m_held; }
+
+   private:
+    ReplayBodies& m_owner;
+    bool m_held = false;
+  };
+
+  struct Stats {
+    std::size_t bytes = 0;     // held now
+    std::size_t maxBytes = 0;
+    int largeReads = 0;        // store connections reading a large body now
+    int maxLargeReads = 0;
+    long long refused = 0;     // replays answered 503 for want of room (bytes or a slot)
+    long long largeBodies = 0; // large bodies read on their own statement
+  };
+  [[nodiscard]] Stats stats() const;
+  [[nodiscard]] const ReplayBodyOptions& options() const { return m_options; }
+
+ private:
+  void give(std::size_t bytes);
+
+  const ReplayBodyOptions m_options;
+  std::atomic<std::size_t> m_bytes{0};
+  std::atomic<long long> m_refused{0};
+  std::atomic<long long> m_largeBodies{0};
+  mutable std::mutex m_mutex;  // the slots
+  std::condition_variable m_slotFree;
+  int m_largeReads = 0;
+};
+
+}  // namespace idem::store
