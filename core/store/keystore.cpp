@@ -85,7 +85,9 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
   for (int attempt = 1;; ++attempt) {
     std::size_t largeBody = 0;
     ClaimResult result = claimOnce(q, largeBody);
-    if (largeBody == 0 || readLargeBody(q, result, largeBody) || attempt == 3) return result;
+    if (largeBody == 0 || readLargeBody(q, result, largeBody)) return result;
+    // Never an answer without its body: after three generations gone under the read, 503.
+    if (attempt == 3) throw pg::Unavailable("the stored answer changed under three reads in a row");
   }
 }
 

@@ -4,6 +4,9 @@
 // last copy of the hold goes, and a store connection that carried a large body is closed rather
 // than pooled (libpq never shrinks the buffers it grew for it).
 #include <QtTest>
+#include <future>
+#include <optional>
+#include <thread>
 
 #include "core/store/keystore.h"
 #include "core/store/replaybodies.h"
@@ -133,6 +136,25 @@ class TestReplayBodies : public QObject {
     QVERIFY(meanwhile.bodyRefused);
     alone = {};
     QVERIFY(m_store->claim(request("huge")).stored);
+  }
+
+  // The body is read after the decision: a key purged in between (an operator's DELETE) is
+  // decided afresh, never replayed with an empty body. The test holds the one read slot so the
+  // claim waits between its two statements.
+  void aKeyPurgedBeforeItsBodyIsReadIsDecidedAgain() {
+    storeAnswer("gone", bodyOf("gone", kMiB));
+    std::optional<store::ReplayBodies::ReadSlot> held(std::in_place, *m_bodies);
+    QVERIFY(held->held());
+    auto claim = std::async(std::launch::async, [this] { return m_store->claim(request("gone")); });
+    for (int i = 0; i < 100 && m_bodies->stats().bytes == 0; ++i) std::this_thread::sleep_for(10ms);
+    QCOMPARE(m_bodies->stats().bytes, kMiB);  // decided "replay", its bytes taken, waiting for the slot
+    auto db = m_db->connect();
+    QCOMPARE(db.exec("DELETE FROM idem.keys WHERE idem_key = 'gone'").affected(), 1LL);
+    held.reset();
+    const auto result = claim.get();
+    QVERIFY(result.decision == Decision::Execute);
+    QVERIFY(!result.stored && !result.bodyHold);
+    QCOMPARE(m_bodies->stats().bytes, std::size_t{0});
   }
 
   // libpq grows its buffers to a statement's largest row and never shrinks them: a connection
