@@ -229,12 +229,13 @@ class Enforcer {
   /// The execution's row, queued once its key says done (after the commit, never before).
   void traceExecution(const PendingCompletion& execution, const store::CompleteResult& done, const std::string& note);
   /// The replay of a done key's stored answer (from the store's read or from memory), traced.
-  /// `stored` is taken by value: a body read from the store is
-  /// moved into the answer, not copied. Its bytes are held in the replay budget (the store's
-  /// hold for a large body, else taken here) until the client has the answer; 503 when full.
+  /// `stored` is taken by value: a body read from the store is moved into the answer, not copied.
+  /// Its bytes are held in the replay budget (the store's hold for a large body, else taken
+  /// here) until the client has the answer; 503 when full.
   Decision replay(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& decided,
-                  store::StoredResponse stored, const std::string& fingerprint, std::chrono::steady_clock::time_point started,
-                  const std::string& requestId, const std::string& docsUrl);
+                  store::StoredResponse stored, const std::string& fingerprint,
+                  std::chrono::steady_clock::time_point started, const std::string& requestId,
+                  const std::string& docsUrl);
   /// 503 + Retry-After: the replay budget (store/replaybodies.h) has no room for this answer now.
   Decision replayBusy(const std::string& docsUrl, const std::string& key, const std::string& tier) const;
   /// A retry of a key whose record waits in the backlog: its replay (or a payload mismatch).

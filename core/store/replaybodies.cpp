@@ -10,7 +10,7 @@ ReplayBodies::Hold ReplayBodies::take(std::size_t bytes, bool large) {
   // Large bodies leave a quarter of the budget to small answers: a storm of big replays cannot
   // refuse every other tenant's small one.
   const std::size_t limit = large ? m_options.maxBytes / 4 * 3 : m_options.maxBytes;
-  std::size_t used = m_bytes.load(std::memory_order_relaxed);
+  std::size_t used = m_bytes->load(std::memory_order_relaxed);
   do {
     // A body larger than the limit still goes alone when nothing else is held: a stored answer
     // is never made unreplayable by the budget, only made to wait its turn.
@@ -19,21 +19,21 @@ ReplayBodies::Hold ReplayBodies::take(std::size_t bytes, bool large) {
       ++m_refused;
       return nullptr;
     }
-  } while (!m_bytes.compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
+  } while (!m_bytes->compare_exchange_weak(used, used + bytes, std::memory_order_relaxed));
   if (large) ++m_largeBodies;
   // The pointer is never read: its deleter gives the bytes back when the last copy goes.
   static const char token = 0;
-  return Hold(&token, [this, bytes](const void*) { give(bytes); });
+  return Hold(&token, [held = m_bytes, bytes](const void*) { held->fetch_sub(bytes, std::memory_order_relaxed); });
 }
-
-void ReplayBodies::give(std::size_t bytes) { m_bytes.fetch_sub(bytes, std::memory_order_relaxed); }
 
 ReplayBodies::ReadSlot::ReadSlot(ReplayBodies& owner) : m_owner(owner) {
   std::unique_lock lock(owner.m_mutex);
   const int slots = std::max(1, owner.m_options.maxLargeReads);
   m_held = owner.m_slotFree.wait_for(lock, owner.m_options.slotWait, [&] { return owner.m_largeReads < slots; });
-  if (m_held) ++owner.m_largeReads;
-  else ++owner.m_refused;
+  if (m_held)
+    ++owner.m_largeReads;
+  else
+    ++owner.m_refused;
 }
 
 ReplayBodies::ReadSlot::~ReadSlot() {
@@ -47,7 +47,7 @@ ReplayBodies::ReadSlot::~ReadSlot() {
 
 ReplayBodies::Stats ReplayBodies::stats() const {
   Stats s;
-  s.bytes = m_bytes.load();
+  s.bytes = m_bytes->load();
   s.maxBytes = m_options.maxBytes;
   s.maxLargeReads = std::max(1, m_options.maxLargeReads);
   s.refused = m_refused.load();

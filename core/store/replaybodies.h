@@ -59,21 +59,21 @@ class ReplayBodies {
   };
 
   struct Stats {
-    std::size_t bytes = 0;     // held now
+    std::size_t bytes = 0;  // held now
     std::size_t maxBytes = 0;
-    int largeReads = 0;        // store connections reading a large body now
+    int largeReads = 0;  // store connections reading a large body now
     int maxLargeReads = 0;
-    long long refused = 0;     // replays answered 503 for want of room (bytes or a slot)
-    long long largeBodies = 0; // large bodies read on their own statement
+    long long refused = 0;      // replays answered 503 for want of room (bytes or a slot)
+    long long largeBodies = 0;  // large bodies read on their own statement
   };
   [[nodiscard]] Stats stats() const;
   [[nodiscard]] const ReplayBodyOptions& options() const { return m_options; }
 
  private:
-  void give(std::size_t bytes);
-
   const ReplayBodyOptions m_options;
-  std::atomic<std::size_t> m_bytes{0};
+  // Shared with every Hold: an answer still being written when the server shuts down may drop
+  // its hold after this object is gone.
+  std::shared_ptr<std::atomic<std::size_t>> m_bytes = std::make_shared<std::atomic<std::size_t>>(0);
   std::atomic<long long> m_refused{0};
   std::atomic<long long> m_largeBodies{0};
   mutable std::mutex m_mutex;  // the slots

@@ -26,10 +26,10 @@ using test::statusOf;
 namespace {
 
 constexpr long long kMiB = 1024 * 1024;
-constexpr long long kBody = 8 * kMiB;          // the stored answer
-constexpr long long kBudget = 64 * kMiB;       // --max-replay-bytes' default
+constexpr long long kBody = 8 * kMiB;     // the stored answer
+constexpr long long kBudget = 64 * kMiB;  // --max-replay-bytes' default
 
-// (A plain literal: moc cannot read this file past a raw string.)
+// (A plain literal: Qt 6.4's moc finds no class after a multi-line R"json(...)json" string.)
 const char* const kPolicy =
     "{ \"docs_url\": \"https://docs.test/idempotency\",\n"
     "  \"tiers\": [ { \"name\": \"big\", \"routes\": [\"POST /v1/big\"], \"ttl\": \"1h\" },\n"
@@ -76,7 +76,8 @@ long long metric(const test::RawUpstreamRig& rig, const std::string& name) {
 std::vector<std::future<std::string>> replayConcurrently(int port, int count) {
   std::vector<std::future<std::string>> replays;
   for (int i = 0; i < count; ++i)
-    replays.push_back(std::async(std::launch::async, [port] { return exchange(port, post("/v1/big", "big-1", "a"), 60s); }));
+    replays.push_back(
+        std::async(std::launch::async, [port] { return exchange(port, post("/v1/big", "big-1", "a"), 60s); }));
   return replays;
 }
 
@@ -108,8 +109,9 @@ class TestReplayBudget : public QObject {
     QVERIFY(rig);
     auto db = rig->db.connect();
     const std::string toastIndex =
-        db.exec("SELECT i.indexrelid::regclass::text AS name FROM pg_class c JOIN pg_index i ON i.indrelid = "
-                "c.reltoastrelid WHERE c.oid = 'idem.keys'::regclass")
+        db.exec(
+              "SELECT i.indexrelid::regclass::text AS name FROM pg_class c JOIN pg_index i ON i.indrelid = "
+              "c.reltoastrelid WHERE c.oid = 'idem.keys'::regclass")
             .str(0, "name");
     auto lock = rig->db.connect();
     lock.exec("BEGIN");
@@ -129,7 +131,8 @@ class TestReplayBudget : public QObject {
 
     std::vector<int> others;
     for (int i = 0; i < 3; ++i)
-      others.push_back(statusOf(exchange(rig->proxy->port(), post("/v1/charges", "other-" + std::to_string(i), "b"), 30s)));
+      others.push_back(
+          statusOf(exchange(rig->proxy->port(), post("/v1/charges", "other-" + std::to_string(i), "b"), 30s)));
     const long long largeReadsDuring = metric(*rig, "idem_replay_large_reads");
     lock.exec("COMMIT");
 
@@ -148,8 +151,8 @@ class TestReplayBudget : public QObject {
 
   // 32 concurrent replays of an 8 MiB answer: the proxy's peak stays within the 3/4 of the replay
   // budget that large bodies may use, plus one large read's own copies (libpq's buffer, its
-  // result, the body: 3 x 8 MiB) and 16 MiB for everything else; before, it grew by every replay's copies at once. Afterwards it is back
-  // within 16 MiB of where it was (before: 8 MiB kept per store connection), and the budget is
+  // result, the body: 3 x 8 MiB) and 16 MiB for everything else; before, it grew by every replay's copies at once.
+  // Afterwards it is back within 16 MiB of where it was (before: 8 MiB kept per store connection), and the budget is
   // whole again (a replay after the burst is answered).
   void replayMemoryIsBoundedAndGivenBack() {
     std::string stored;
@@ -170,7 +173,8 @@ class TestReplayBudget : public QObject {
           b.refused, b.other.size(), peak, after);
     const long long peakBound = (kBudget / 4 * 3 + 3 * kBody + 16 * kMiB) / 1024;  // large bodies: 3/4 of it
     if (test::kResidentMemoryMeaningful) {
-      QVERIFY2(peak < peakBound, ("peak +" + std::to_string(peak) + " KiB, bound " + std::to_string(peakBound)).c_str());
+      QVERIFY2(peak < peakBound,
+               ("peak +" + std::to_string(peak) + " KiB, bound " + std::to_string(peakBound)).c_str());
       QVERIFY2(after < 16 * 1024, ("still +" + std::to_string(after) + " KiB after the burst").c_str());
     }
     QVERIFY2(b.other.empty(), b.other.empty() ? "" : b.other.front().c_str());
