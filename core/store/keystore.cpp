@@ -320,6 +320,7 @@ std::vector<std::string> KeyStore::renewLeases(const std::vector<LeaseHold>& hol
                            pg::arrayLiteral(tokens), pg::arrayLiteral(leases), pg::arrayLiteral(services)});
   });
   std::vector<std::string> held;
+  held.reserve(static_cast<std::size_t>(r.rows()));
   for (int i = 0; i < r.rows(); ++i) held.push_back(r.str(i, "lease_token"));
   return held;
 }

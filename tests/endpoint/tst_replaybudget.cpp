@@ -25,7 +25,7 @@ using test::statusOf;
 
 namespace {
 
-constexpr long long kMiB = 1024 * 1024;
+constexpr long long kMiB = 1024LL * 1024;
 constexpr long long kBody = 8 * kMiB;     // the stored answer
 constexpr long long kBudget = 64 * kMiB;  // --max-replay-bytes' default
 
@@ -75,6 +75,7 @@ long long metric(const test::RawUpstreamRig& rig, const std::string& name) {
 
 std::vector<std::future<std::string>> replayConcurrently(int port, int count) {
   std::vector<std::future<std::string>> replays;
+  replays.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i)
     replays.push_back(
         std::async(std::launch::async, [port] { return exchange(port, post("/v1/big", "big-1", "a"), 60s); }));
@@ -130,6 +131,7 @@ class TestReplayBudget : public QObject {
     std::this_thread::sleep_for(300ms);  // the rest of the burst takes its turn meanwhile
 
     std::vector<int> others;
+    others.reserve(3);
     for (int i = 0; i < 3; ++i)
       others.push_back(
           statusOf(exchange(rig->proxy->port(), post("/v1/charges", "other-" + std::to_string(i), "b"), 30s)));
@@ -175,7 +177,7 @@ class TestReplayBudget : public QObject {
     if (test::kResidentMemoryMeaningful) {
       QVERIFY2(peak < peakBound,
                ("peak +" + std::to_string(peak) + " KiB, bound " + std::to_string(peakBound)).c_str());
-      QVERIFY2(after < 16 * 1024, ("still +" + std::to_string(after) + " KiB after the burst").c_str());
+      QVERIFY2(after < 16LL * 1024, ("still +" + std::to_string(after) + " KiB after the burst").c_str());
     }
     QVERIFY2(b.other.empty(), b.other.empty() ? "" : b.other.front().c_str());
     QCOMPARE(b.identical + b.refused, 32);

@@ -83,7 +83,7 @@ class TestReplayBodies : public QObject {
   // A body up to 256 KiB comes with the decision and holds nothing of the budget here (the
   // enforcer takes its share); a larger one is read on its own and holds its bytes.
   void smallBodiesInlineLargeOnesUnderTheBudget() {
-    const std::string small = bodyOf("small", 256 * 1024);
+    const std::string small = bodyOf("small", store::kInlineReplayBody);
     const std::string large = bodyOf("large", 1 * kMiB + 17);
     storeAnswer("small", small);
     storeAnswer("large", large);
