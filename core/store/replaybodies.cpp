@@ -29,7 +29,15 @@ ReplayBodies::Hold ReplayBodies::take(std::size_t bytes, bool large) {
 ReplayBodies::ReadSlot::ReadSlot(ReplayBodies& owner) : m_owner(owner) {
   std::unique_lock lock(owner.m_mutex);
   const int slots = std::max(1, owner.m_options.maxLargeReads);
-  m_held = owner.m_slotFree.wait_for(lock, owner.m_options.slotWait, [&] { return owner.m_largeReads < slots; });
+  const auto oneFree = [&] { return owner.m_largeReads < slots; };
+  // Each waiter holds a handler thread: at most kWaitersPerSlot per slot wait, the rest are refused.
+  if (oneFree()) {
+    m_held = true;
+  } else if (owner.m_waiting < slots * kWaitersPerSlot) {
+    ++owner.m_waiting;
+    m_held = owner.m_slotFree.wait_for(lock, owner.m_options.slotWait, oneFree);
+    --owner.m_waiting;
+  }
   if (m_held)
     ++owner.m_largeReads;
   else
@@ -54,6 +62,7 @@ ReplayBodies::Stats ReplayBodies::stats() const {
   s.largeBodies = m_largeBodies.load();
   std::lock_guard lock(m_mutex);
   s.largeReads = m_largeReads;
+  s.waiting = m_waiting;
   return s;
 }
 

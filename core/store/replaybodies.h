@@ -44,6 +44,7 @@ class ReplayBodies {
   [[nodiscard]] Hold take(std::size_t bytes, bool large);
 
   /// One of the large-read slots while it lives; waits up to `slotWait` for one (reads are short).
+  /// Waits run on handler threads: beyond kWaitersPerSlot waiting per slot, none is waited for.
   class ReadSlot {
    public:
     explicit ReadSlot(ReplayBodies& owner);
@@ -58,11 +59,14 @@ class ReplayBodies {
     bool m_held = false;
   };
 
+  static constexpr int kWaitersPerSlot = 4;
+
   struct Stats {
     std::size_t bytes = 0;  // held now
     std::size_t maxBytes = 0;
     int largeReads = 0;  // store connections reading a large body now
     int maxLargeReads = 0;
+    int waiting = 0;  // replays waiting for a read slot now
     long long refused = 0;      // replays answered 503 for want of room (bytes or a slot)
     long long largeBodies = 0;  // large bodies read on their own statement
   };
@@ -79,6 +83,7 @@ class ReplayBodies {
   mutable std::mutex m_mutex;  // the slots
   std::condition_variable m_slotFree;
   int m_largeReads = 0;
+  int m_waiting = 0;
 };
 
 }  // namespace idem::store

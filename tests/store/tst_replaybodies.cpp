@@ -7,6 +7,7 @@
 #include <future>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "core/store/keystore.h"
 #include "core/store/replaybodies.h"
@@ -155,6 +156,32 @@ class TestReplayBodies : public QObject {
     QVERIFY(result.decision == Decision::Execute);
     QVERIFY(!result.stored && !result.bodyHold);
     QCOMPARE(m_bodies->stats().bytes, std::size_t{0});
+  }
+
+  // A wait for a read slot holds a handler thread: four wait per slot, a fifth replay is refused
+  // at once instead of joining them; the four get their bodies once the slot frees.
+  void waitsForAReadSlotAreBounded() {
+    const std::string body = bodyOf("wait", kMiB);
+    storeAnswer("wait", body);
+    store::ReplayBodies roomy(store::ReplayBodyOptions{64 * kMiB, 1, 5000ms});
+    m_store->setReplayBodies(&roomy);
+    std::optional<store::ReplayBodies::ReadSlot> held(std::in_place, roomy);
+    std::vector<std::future<store::ClaimResult>> waiting;
+    waiting.reserve(store::ReplayBodies::kWaitersPerSlot);
+    for (int i = 0; i < store::ReplayBodies::kWaitersPerSlot; ++i)
+      waiting.push_back(std::async(std::launch::async, [this] { return m_store->claim(request("wait")); }));
+    for (int i = 0; i < 300 && roomy.stats().waiting < store::ReplayBodies::kWaitersPerSlot; ++i)
+      std::this_thread::sleep_for(10ms);
+    QCOMPARE(roomy.stats().waiting, store::ReplayBodies::kWaitersPerSlot);
+    const auto fifth = m_store->claim(request("wait"));
+    QVERIFY(fifth.bodyRefused && !fifth.stored);
+    QCOMPARE(roomy.stats().refused, 1LL);
+    held.reset();
+    for (auto& w : waiting) {
+      const auto r = w.get();
+      QVERIFY(r.stored && r.stored->body == body);
+    }
+    m_store->setReplayBodies(m_bodies.get());
   }
 
   // libpq grows its buffers to a statement's largest row and never shrinks them: a connection
