@@ -152,6 +152,8 @@ std::string Metrics::render(const Gauges& g) const {
   gauge("idem_replay_large_reads", "Store connections reading a large stored body now.", "", rb.largeReads);
   gauge("idem_replay_large_reads_max", "Store connections that may read large stored bodies at once.", "",
         rb.maxLargeReads);
+  gauge("idem_replay_large_read_waits", "Replays waiting for a large-read slot now (at most 4 per slot).", "",
+        rb.waiting);
   counter("idem_replay_large_bodies_total", "Stored bodies over 256 KiB read for a replay on their own statement.",
           rb.largeBodies);
   counter("idem_replay_budget_refusals_total",
