@@ -17,7 +17,7 @@ const char* const kServerFlagsUsage =
     "[--service NAME] [--listen HOST:PORT] [--threads N] [--pool N] [--access-log -|FILE|off] [--max-body BYTES] [--trace-fold N] "
     "[--replay-cache DURATION|off] "
     "[--prepared-statements on|off] [--max-header-bytes BYTES] [--max-headers N] [--max-connections N] "
-    "[--max-connections-per-client N] [--max-buffered-body BYTES] "
+    "[--max-connections-per-client N] [--max-buffered-body BYTES] [--max-replay-bytes BYTES] [--replay-large-reads N] "
     "[--header-timeout SECONDS] [--body-timeout SECONDS] [--idle-timeout SECONDS]";
 
 namespace {
@@ -67,6 +67,14 @@ Flags withServerFlags(Flags own) {
                        "Request-body bytes buffered by all connections together; a body that does not fit gets 503 "
                        "and Retry-After.",
                        "64 MiB, or 8 x --max-body when that is more"),
+             F::option("max-replay-bytes", "BYTES",
+                       "Bytes of stored answers being replayed at once, from the store's read until written (1 MiB "
+                       "to 1 GiB); a replay that does not fit gets 503 and Retry-After.",
+                       std::to_string(d.replayBodies.maxBytes)),
+             F::option("replay-large-reads", "N",
+                       "Store connections that may read a stored answer over 256 KiB at once (1 to --pool); the "
+                       "rest stay free for other requests.",
+                       "a quarter of --pool, at least 1"),
              F::option("header-timeout", "SECONDS", "For the whole header block, 1 to 3600.", seconds(d.headerTimeout)),
              F::option("body-timeout", "SECONDS", "For the whole body after the headers, 1 to 3600.",
                        seconds(d.bodyTimeout)),
@@ -139,6 +147,15 @@ std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& opt
              ") to 1073741824";
     options.maxBufferedBodyBytes = static_cast<std::size_t>(bytes);
   }
+  if (args.has("max-replay-bytes")) {
+    int bytes = 0;
+    if (!parseInt(args.get("max-replay-bytes"), 1 << 20, 1 << 30, bytes))
+      return "--max-replay-bytes must be a byte count from 1048576 (1 MiB) to 1073741824 (1 GiB)";
+    options.replayBodies.maxBytes = static_cast<std::size_t>(bytes);
+  }
+  if (args.has("replay-large-reads") &&
+      !parseInt(args.get("replay-large-reads"), 1, options.poolSize, options.replayBodies.maxLargeReads))
+    return "--replay-large-reads must be an integer from 1 to --pool (" + std::to_string(options.poolSize) + ")";
   struct SecondsFlag {
     const char* name;
     std::chrono::milliseconds& target;

@@ -43,6 +43,9 @@ struct ServerOptions : server::TransportOptions {
   /// Replays answered from memory (core/enforce/replaycache.h): a done key's answer is served
   /// without the store for at most 1 s after the store last replayed it, never past its expiry.
   enforce::ReplayCacheOptions replayCache{std::chrono::seconds(1)};
+  /// Stored answers being replayed, bounded together (core/store/replaybodies.h): bytes from the
+  /// store's read until written, and store connections reading large ones (0: a quarter of the pool).
+  store::ReplayBodyOptions replayBodies{std::size_t{64} << 20, 0};
   /// Makes a raw route tried before the service on the main listener (serve's fault rig,
   /// core/faultrig), from the host's store pool and the published policy's URL; empty: none.
   std::function<std::unique_ptr<server::RawRoute>(store::Pool& pool, const std::string& docsUrl)> rawRoute;

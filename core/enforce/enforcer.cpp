@@ -289,7 +289,7 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
       cached.generation = hit->generation;
       cached.expiresAt = hit->expiresAt;
       cached.now = hit->dbNow;
-      return replay(claim.scope, *tier, cached, *hit->response, fingerprint, started, claim.requestId);
+      return replay(claim.scope, *tier, cached, *hit->response, fingerprint, started, claim.requestId, docs);  // a copy
     }
   auto sentAt = Clock::now();
   for (; !pending;) {
@@ -379,8 +379,9 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
       return d;
     }
     case D::Replay:
+      if (result.bodyRefused) return replayBusy(docs, key, tier->name);
       if (!pending) m_replays->put(claim.scope, fingerprint, result, sentAt);  // the store's answer only
-      return replay(claim.scope, *tier, result, *result.stored, fingerprint, started, claim.requestId);
+      return replay(claim.scope, *tier, result, std::move(*result.stored), fingerprint, started, claim.requestId, docs);
     case D::Conflict:
       return refuse(Problem::RequestInProgress, trace::Outcome::Conflict,
                     "A request with the same key is still being processed. Retry after the Retry-After delay "
@@ -403,22 +404,40 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
   return Decision{};
 }
 
+Decision Enforcer::replayBusy(const std::string& docsUrl, const std::string& key, const std::string& tier) const {
+  Response r = makeProblem(Problem::Overloaded, docsUrl,
+                           "The server is sending as many stored answers as its replay budget allows "
+                           "(--max-replay-bytes); retry shortly with the same key. Nothing was executed.",
+                           key);
+  r.headers.emplace_back("Retry-After", "1");
+  return respond(std::move(r), "unavailable", tier);
+}
+
 Decision Enforcer::replay(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& decided,
-                          const store::StoredResponse& stored, const std::string& fingerprint,
-                          Clock::time_point started, const std::string& requestId) {
+                          store::StoredResponse stored, const std::string& fingerprint, Clock::time_point started,
+                          const std::string& requestId, const std::string& docsUrl) {
+  // The body's bytes stay in the replay budget until the transport has written the answer.
+  std::shared_ptr<const void> hold = decided.bodyHold;
+  if (!hold)
+    if (store::ReplayBodies* bodies = m_store.replayBodies()) {
+      hold = bodies->take(stored.body.size(), stored.body.size() > store::kInlineReplayBody);
+      if (!hold) return replayBusy(docsUrl, scope.key, tier.name);
+    }
   Response r;
   r.status = stored.status;
   for (const auto& [name, value] : stored.headers)
     if (allowedOnReplay(tier, name)) r.headers.emplace_back(name, value);
   r.headers.emplace_back(kReplayedHeader, "true");
-  r.body = stored.body;
+  r.body = std::move(stored.body);
   addKeyHeaders(r, scope.key, decided.expiresAt);
   const double waited = msSince(started);
   // A request that waited for the original is a replay like any other (it got the stored
   // answer, nothing ran); its latency and this detail say that it waited.
   trace(scope, tier, decided, trace::Outcome::Replayed, fingerprint, r.status, waited, requestId,
         tier.onConflict.wait && waited > 20 ? "replayed after waiting for the original" : "");
-  return respond(std::move(r), std::string(trace::sqlName(trace::Outcome::Replayed)), tier.name);
+  Decision d = respond(std::move(r), std::string(trace::sqlName(trace::Outcome::Replayed)), tier.name);
+  d.bodyHold = std::move(hold);
+  return d;
 }
 
 }  // namespace idem::enforce

@@ -118,6 +118,9 @@ struct Decision {
   /// docs/policy.md "Duplicates across keys"): the tier's mode ("observe", "hold", "reject"), for
   /// idem_suspected_duplicates_total; empty when it matched nothing.
   std::string crossKeyMode;
+  /// A replay's share of the replay budget (store/replaybodies.h): keep it until `response` is
+  /// sent (the gate hands it to the transport, which drops it once the answer is written).
+  std::shared_ptr<const void> bodyHold;
 };
 
 struct CompleteOptions {
@@ -226,9 +229,15 @@ class Enforcer {
   /// The execution's row, queued once its key says done (after the commit, never before).
   void traceExecution(const PendingCompletion& execution, const store::CompleteResult& done, const std::string& note);
   /// The replay of a done key's stored answer (from the store's read or from memory), traced.
+  /// `stored` is taken by value: a body read from the store is moved into the answer, not copied.
+  /// Its bytes are held in the replay budget (the store's hold for a large body, else taken
+  /// here) until the client has the answer; 503 when full.
   Decision replay(const store::Scope& scope, const policy::Tier& tier, const store::ClaimResult& decided,
-                  const store::StoredResponse& stored, const std::string& fingerprint,
-                  std::chrono::steady_clock::time_point started, const std::string& requestId);
+                  store::StoredResponse stored, const std::string& fingerprint,
+                  std::chrono::steady_clock::time_point started, const std::string& requestId,
+                  const std::string& docsUrl);
+  /// 503 + Retry-After: the replay budget (store/replaybodies.h) has no room for this answer now.
+  Decision replayBusy(const std::string& docsUrl, const std::string& key, const std::string& tier) const;
   /// A retry of a key whose record waits in the backlog: its replay (or a payload mismatch).
   store::ClaimResult fromBacklog(const PendingCompletion& pending, const std::string& fingerprint) const;
 

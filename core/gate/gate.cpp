@@ -268,6 +268,7 @@ void Gate::decide(const CallPtr& call) {
     switch (d.kind) {
       case enforce::Decision::Kind::Respond:
         h.response = std::move(d.response);
+        h.hold = std::move(d.bodyHold);  // a replay's budget share, until the transport wrote it
         return call->respond();
       case enforce::Decision::Kind::Bypass:
         if (d.observed)

@@ -20,9 +20,19 @@ enforce::Response jsonResponse(int status, const json& body) {
   return r;
 }
 
+namespace {
+// Unless set, a quarter of the store connections may read large stored bodies at once: the
+// rest stay free for every other request (issue 28 #10: big replays took all of them).
+store::ReplayBodyOptions withLargeReads(store::ReplayBodyOptions o, int poolSize) {
+  if (o.maxLargeReads <= 0) o.maxLargeReads = std::max(1, poolSize / 4);
+  return o;
+}
+}  // namespace
+
 Host::Host(std::string conninfo, policy::Policy policy, int policyVersion, HostOptions options)
     : m_options(std::move(options)),
       m_pool(std::move(conninfo), m_options.poolSize),
+      m_replayBodies(withLargeReads(m_options.replayBodies, m_options.poolSize)),
       m_store(m_pool),
       m_trace(m_pool,
               trace::TraceWriter::Options{m_options.traceFlushInterval, 1000, 100000, true, m_options.traceFoldAfter,
@@ -30,6 +40,7 @@ Host::Host(std::string conninfo, policy::Policy policy, int policyVersion, HostO
       m_enforcer(enforce::makeSnapshot(std::move(policy), policyVersion), m_store, m_trace) {
   if (!m_options.preparedStatements) m_pool.setPreparedStatements(false);
   m_enforcer.setReplayCache(m_options.replayCache);
+  m_store.setReplayBodies(&m_replayBodies);
   // In the background: a start must not wait for the store (it may be down; requests then get 503).
   m_poolWarmer = std::jthread([this](const std::stop_token& stop) { m_pool.warmUp(m_options.poolSize, stop); });
 }
@@ -53,6 +64,7 @@ Gauges Host::gauges() const {
   g.completionsStoredLate = m_enforcer.backlog().storedLate();
   g.inFlight = m_inFlight.load();
   g.replayCache = m_enforcer.replays().stats();
+  g.replayBodies = m_replayBodies.stats();
   g.policyVersion = m_enforcer.policy()->version;
   return g;
 }

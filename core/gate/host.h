@@ -15,6 +15,7 @@
 #include "core/server/handler.h"
 #include "core/store/keystore.h"
 #include "core/store/pool.h"
+#include "core/store/replaybodies.h"
 #include "core/trace/tracewriter.h"
 
 namespace idem::gate {
@@ -26,6 +27,8 @@ struct HostOptions {
   bool preparedStatements = true;             // see ServerOptions
   enforce::ReplayCacheOptions replayCache{};  // see ServerOptions
   std::string service = store::kDefaultService;  // whose keys, trace and policy (servicename.h)
+  /// Replay bodies in flight (store/replaybodies.h); maxLargeReads 0: a quarter of the pool.
+  store::ReplayBodyOptions replayBodies{std::size_t{64} << 20, 0};
 };
 
 class Host {
@@ -80,6 +83,7 @@ class Host {
  private:
   HostOptions m_options;
   store::Pool m_pool;
+  store::ReplayBodies m_replayBodies;  // before the key store, which reads under it
   store::KeyStore m_store;
   trace::TraceWriter m_trace;
   enforce::Enforcer m_enforcer;

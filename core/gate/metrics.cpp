@@ -145,6 +145,20 @@ std::string Metrics::render(const Gauges& g) const {
         static_cast<double>(g.replayCache.entries));
   gauge("idem_replay_cache_bytes", "Bytes of stored answers the replay cache holds.", "",
         static_cast<double>(g.replayCache.bytes));
+  const auto& rb = g.replayBodies;
+  gauge("idem_replay_body_bytes", "Bytes of stored answers being replayed now, from the store's read until written.",
+        "", static_cast<double>(rb.bytes));
+  gauge("idem_replay_body_max_bytes", "The replay budget (--max-replay-bytes).", "", static_cast<double>(rb.maxBytes));
+  gauge("idem_replay_large_reads", "Store connections reading a large stored body now.", "", rb.largeReads);
+  gauge("idem_replay_large_reads_max", "Store connections that may read large stored bodies at once.", "",
+        rb.maxLargeReads);
+  gauge("idem_replay_large_read_waits", "Replays waiting for a large-read slot now (at most 4 per slot).", "",
+        rb.waiting);
+  counter("idem_replay_large_bodies_total", "Stored bodies over 256 KiB read for a replay on their own statement.",
+          rb.largeBodies);
+  counter("idem_replay_budget_refusals_total",
+          "Replays answered 503 with Retry-After because the replay budget had no room (nothing was executed).",
+          rb.refused);
   renderTransport(out);
   return out;
 }

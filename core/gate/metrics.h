@@ -12,6 +12,7 @@
 #include "core/enforce/replaycache.h"
 #include "core/server/metrics.h"
 #include "core/store/pool.h"
+#include "core/store/replaybodies.h"
 
 namespace idem::gate {
 
@@ -32,6 +33,7 @@ struct Gauges {
   long long completionsStoredLate = 0;
   int inFlight = 0;
   enforce::ReplayCache::Stats replayCache;
+  store::ReplayBodies::Stats replayBodies;
   int policyVersion = 0;  // the recorded version requests start under now
 };
 

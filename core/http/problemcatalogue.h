@@ -83,7 +83,8 @@ namespace idem::http {
   X(TransferCodingUnsupported, "transfer-coding-unsupported", 501, "Transfer-Encoding not supported",               \
     "The only transfer coding accepted is \"chunked\".")                                                            \
   X(Overloaded, "overloaded", 503, "Server overloaded",                                                             \
-    "The server holds its maximum number of open connections or of buffered request bodies; retry shortly.")        \
+    "The server holds its maximum of open connections, buffered request bodies or stored answers being "           \
+    "replayed; retry shortly (a replay with the same key). Nothing was processed.")                                  \
   /* serve's demo API and its fault rig */                                                                           \
   X(UnsupportedMediaType, "unsupported-media-type", 415, "Unsupported media type",                                  \
     "Send the body as JSON with Content-Type: application/json. Nothing was processed.")                            \

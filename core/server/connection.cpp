@@ -270,8 +270,8 @@ class Connection : public std::enable_shared_from_this<Connection>, public RawEx
     Done done = [self = shared_from_this(), keepAlive, head,
                  work = boost::asio::make_work_guard(m_stream.get_executor())](Handled h) mutable {
       boost::asio::post(self->m_stream.get_executor(), [self, h = std::move(h), keepAlive, head]() mutable {
-        const auto response = std::move(h.response);
-        self->answer(response, std::move(h), keepAlive, head);
+        auto response = std::move(h.response);  // apart from h: the two arguments move in no fixed order
+        self->answer(std::move(response), std::move(h), keepAlive, head);
       });
     };
     // A handler that answers asynchronously (the proxy) starts here, on the loop; any other may
@@ -366,8 +366,9 @@ class Connection : public std::enable_shared_from_this<Connection>, public RawEx
                       m_context.docs));
   }
 
-  void answer(const http::Response& from, Handled handled, bool keepAlive, bool head) {
+  void answer(http::Response from, Handled handled, bool keepAlive, bool head) {
     m_busy = true;
+    m_replyHold = std::move(handled.hold);  // kept until the answer is written
     try {
       buildReply(from);
     } catch (const std::exception& e) {
@@ -375,7 +376,8 @@ class Connection : public std::enable_shared_from_this<Connection>, public RawEx
       // gets a 500 naming its request id, not a process that ends on the event loop.
       std::cerr << "idem endpoint: request " << m_requestId << ": answer could not be written: " << e.what() << '\n';
       if (m_context.stats) ++m_context.stats->loopExceptions;
-      buildReply(internalError(m_requestId, "The answer could not be written.", m_context.docs));
+      auto failed = internalError(m_requestId, "The answer could not be written.", m_context.docs);
+      buildReply(failed);
       handled.outcome = "error";
     }
     m_reply.keep_alive(keepAlive && !m_context.stopping.load());
@@ -397,14 +399,15 @@ class Connection : public std::enable_shared_from_this<Connection>, public RawEx
                        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->afterWrite(ec); });
   }
 
-  void buildReply(const http::Response& from) {
+  // Takes `from`'s body (a replay's may be megabytes: moved, not copied); its status and headers stay.
+  void buildReply(http::Response& from) {
     m_reply = Reply{};
     m_reply.version(11);
     m_reply.result(static_cast<unsigned>(from.status));
     for (const auto& [name, value] : from.headers) m_reply.insert(name, value);
     // Every answer, the HTTP layer's own refusals included, names the request for the log.
     if (m_reply.find("Request-Id") == m_reply.end()) m_reply.insert("Request-Id", m_requestId);
-    m_reply.body() = from.body;
+    m_reply.body() = std::move(from.body);
   }
 
   void afterWrite(beast::error_code ec) {
@@ -412,6 +415,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public RawEx
     m_busy = false;
     const bool keepAlive = m_reply.keep_alive();
     m_reply = Reply{};  // a large answer's bytes are not kept while the connection idles
+    m_replyHold.reset();
     if (!ec && m_lingering) return linger();
     if (ec || !keepAlive) return close();
     awaitNextRequest();
@@ -475,6 +479,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public RawEx
   const TransportOptions& m_options;
   std::optional<Parser> m_parser;
   Reply m_reply;
+  std::shared_ptr<const void> m_replyHold;  // the answer's share of a budget (Handled::hold)
   std::optional<bhttp::response_serializer<bhttp::string_body>> m_headSerializer;
   std::shared_ptr<bhttp::response<bhttp::empty_body>> m_continue;
   static constexpr std::size_t kMaxDrainBytes = std::size_t{4} * 1024 * 1024;

@@ -6,6 +6,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -37,6 +38,9 @@ struct Handled {
   std::string resource;
   /// Under a tier in observe: what enforcement would have answered (a gate outcome label).
   std::string would;
+  /// What the answer's body is counted against (a replay's share of the replay budget): the
+  /// connection keeps it until the answer is written. Null for most answers.
+  std::shared_ptr<const void> hold;
 };
 
 /// Where a request may be answered: `loop` is the connection's executor on the event loop (never

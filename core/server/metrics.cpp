@@ -1,5 +1,6 @@
 #include "core/server/metrics.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace idem::server {
@@ -21,7 +22,11 @@ std::string metricLabel(std::string_view v) {
 
 std::string metricNumber(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
+  // Whole numbers (byte gauges: 67108864) in full; %g would round them to six digits.
+  if (v == std::floor(v) && std::fabs(v) < 9.0e15)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
 

@@ -18,12 +18,22 @@ namespace idem::store::sql {
 // The common repeat, an unexpired done key with the same fingerprint, is answered by a plain
 // primary-key read: a replay costs what a SELECT costs. Binary results: the stored body comes as is.
 // `sync_durable`: whether this session's commits wait for a synchronous standby (kAwaitDurableSql).
+// A body over kInlineReplayBody (replaybodies.h; 262144 here) is not sent: only its length, so
+// its bytes can be taken from the replay budget before kReplayBodySql reads it (octet_length of
+// a bytea reads the TOAST header, not the value).
 inline constexpr const char* kReplaySql =
-    "SELECT k.generation, k.expires_at, k.resp_status, k.resp_headers, k.resp_body, now() AS db_now, "
+    "SELECT k.generation, k.expires_at, k.resp_status, k.resp_headers, octet_length(k.resp_body) AS body_bytes, "
+    "CASE WHEN octet_length(k.resp_body) <= 262144 THEN k.resp_body END AS resp_body, now() AS db_now, "
     "(k.state = 'done' AND k.expires_at > now() AND k.fingerprint = $4) AS replayable, "
     "(current_setting('synchronous_standby_names') <> '' "
     "AND current_setting('synchronous_commit') IN ('on', 'remote_write', 'remote_apply')) AS sync_durable "
     "FROM idem.keys k WHERE k.tenant = $1 AND k.endpoint = $2 AND k.idem_key = $3 AND k.service = $5";
+
+// A large stored body, read alone once the replay's budget and read slot are held; the generation
+// the replay read, so a key purged and run again meanwhile returns no row (the claim starts over).
+inline constexpr const char* kReplayBodySql =
+    "SELECT k.resp_body FROM idem.keys k WHERE k.tenant = $1 AND k.endpoint = $2 AND k.idem_key = $3 "
+    "AND k.service = $4 AND k.generation = $5 AND k.state = 'done'";
 
 // Before a stored answer is acknowledged under synchronous durability: a row read on the primary
 // may have been committed locally by a commit whose wait for the standby was cut short (a

@@ -15,12 +15,13 @@ using pg::Type;
 
 // Each statement's columns, resolved and type-checked once per result (keysql.h's select lists).
 struct ReplayColumns {
-  int generation, expiresAt, status, headers, body, now, replayable, syncDurable;
+  int generation, expiresAt, status, headers, bodyBytes, body, now, replayable, syncDurable;
   explicit ReplayColumns(const pg::Result& r)
       : generation(r.column("generation", Type::Int4)),
         expiresAt(r.column("expires_at", Type::Timestamptz)),
         status(r.column("resp_status", Type::Int4)),
         headers(r.column("resp_headers", Type::Jsonb)),
+        bodyBytes(r.column("body_bytes", Type::Int4)),
         body(r.column("resp_body", Type::Bytea)),
         now(r.column("db_now", Type::Timestamptz)),
         replayable(r.column("replayable", Type::Bool)),
@@ -80,6 +81,44 @@ const char* decisionName(Decision d) {
 }
 
 ClaimResult KeyStore::claim(const ClaimRequest& q) {
+  // A large body is read after the decision, on its own statement; a generation gone by then
+  // (purged and run again in between) is decided afresh.
+  for (int attempt = 1;; ++attempt) {
+    std::size_t largeBody = 0;
+    ClaimResult result = claimOnce(q, largeBody);
+    if (largeBody == 0 || readLargeBody(q, result, largeBody)) return result;
+    // Never an answer without its body: after three generations gone under the read, 503.
+    if (attempt == 3) throw pg::Unavailable("the stored answer changed under three reads in a row");
+  }
+}
+
+bool KeyStore::readLargeBody(const ClaimRequest& q, ClaimResult& replay, std::size_t bytes) {
+  std::optional<ReplayBodies::ReadSlot> slot;
+  if (m_bodies) {
+    // The bytes first, then a read slot, then a connection: nothing waits holding a connection.
+    replay.bodyHold = m_bodies->take(bytes, /*large=*/true);
+    if (replay.bodyHold) slot.emplace(*m_bodies);
+    if (!slot || !slot->held()) {
+      replay.bodyHold.reset();
+      replay.bodyRefused = true;
+      replay.stored.reset();
+      return true;
+    }
+  }
+  ++m_roundTrips;
+  auto body = m_pool.withRetry([&](pg::Connection& c) -> std::optional<std::string> {
+    auto r = c.execPrepared("idem_replay_body", kReplayBodySql,
+                            {q.scope.tenant, q.scope.endpoint, q.scope.key, q.scope.service, replay.generation},
+                            /*binaryResults=*/true);
+    if (r.rows() != 1) return std::nullopt;
+    return std::string(r.text(0, r.column("resp_body", Type::Bytea)));
+  });
+  if (!body) return false;
+  replay.stored->body = std::move(*body);
+  return true;
+}
+
+ClaimResult KeyStore::claimOnce(const ClaimRequest& q, std::size_t& largeBody) {
   // Every statement here is safe to resend: if a lost answer hid a committed claim, the retry sees
   // our own processing row and answers 409; the lease then expires and a later retry takes
   // over. Never two executions.
@@ -127,12 +166,17 @@ ClaimResult KeyStore::claim(const ClaimRequest& q) {
       StoredResponse s;
       s.status = replay.binInt32At(0, col.status);
       s.headers = headersFromJson(replay.binJsonbAt(0, col.headers));
-      s.body = std::string(replay.text(0, col.body));
+      // Over kInlineReplayBody the read sent only the length: claim() reads the body itself.
+      if (replay.isNull(0, col.body) && !replay.isNull(0, col.bodyBytes))
+        largeBody = static_cast<std::size_t>(replay.binInt32At(0, col.bodyBytes));
+      else
+        s.body = std::string(replay.text(0, col.body));
       out.stored = std::move(s);
       return true;
     };
     ClaimResult out;
     hadLiveRow = false;  // a retry of the lambda starts over
+    largeBody = 0;
     if (likelyRetry) {
       if (readStored(out)) return out;
       if (!hadLiveRow && claimFresh(out)) return out;
@@ -283,6 +327,7 @@ std::vector<std::string> KeyStore::renewLeases(const std::vector<LeaseHold>& hol
                            pg::arrayLiteral(tokens), pg::arrayLiteral(leases), pg::arrayLiteral(services)});
   });
   std::vector<std::string> held;
+  held.reserve(static_cast<std::size_t>(r.rows()));
   for (int i = 0; i < r.rows(); ++i) held.push_back(r.str(i, "lease_token"));
   return held;
 }

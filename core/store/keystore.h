@@ -14,6 +14,7 @@
 #include "core/http/headers.h"
 #include "core/store/pool.h"
 #include "core/store/recentkeys.h"
+#include "core/store/replaybodies.h"
 #include "core/store/servicename.h"
 
 namespace idem::store {
@@ -87,6 +88,12 @@ struct ClaimResult {
   /// Another key's execution of the same request (only with ClaimRequest::crossKey): set for
   /// Duplicate, and for an Execute that ran although it matched (observe, or confirmed).
   std::optional<CrossKeyMatch> match;
+  /// Replay of a body over kInlineReplayBody: its bytes, held in the replay budget
+  /// (replaybodies.h) until the last copy of this is dropped; null for a body read inline.
+  std::shared_ptr<const void> bodyHold;
+  /// Replay whose large body was not read: the replay budget or its read slots had no room.
+  /// `stored` is absent; answer 503 with Retry-After.
+  bool bodyRefused = false;
 };
 
 /// A statement that must commit together with the completion (e.g. the payment's ledger row).
@@ -162,6 +169,10 @@ class KeyStore {
   bool release(const Scope& scope, const std::string& leaseToken, int status, const std::string& requestId,
                const std::string& reason);
 
+  /// Bounds the replays' large bodies (replaybodies.h); without one they are read unbounded.
+  void setReplayBodies(ReplayBodies* bodies) { m_bodies = bodies; }
+  [[nodiscard]] ReplayBodies* replayBodies() const { return m_bodies; }
+
   [[nodiscard]] Pool& pool() { return m_pool; }
   /// Claims decided, and the statements they took (1 when the guess of the order was right).
   [[nodiscard]] long long claims() const { return m_claims.load(); }
@@ -175,6 +186,10 @@ class KeyStore {
   Pool& m_pool;
   RecentKeys& m_recent;
   std::unique_ptr<KeyBatches> m_batches;  // fresh claims and completions, batched across requests
+  ReplayBodies* m_bodies = nullptr;
+  [[nodiscard]] ClaimResult claimOnce(const ClaimRequest& request, std::size_t& largeBody);
+  /// Reads a large stored body under the replay budget; false when the generation is gone.
+  [[nodiscard]] bool readLargeBody(const ClaimRequest& request, ClaimResult& replay, std::size_t bytes);
   std::atomic<long long> m_claims{0};
   std::atomic<long long> m_roundTrips{0};
 };

@@ -21,11 +21,13 @@ struct ParamArrays {
   std::vector<const char*> values;
   std::vector<int> lengths;
   std::vector<int> formats;
+  std::size_t bytes = 0;
   explicit ParamArrays(const std::vector<Param>& params) {
     values.reserve(params.size());
     for (const auto& p : params) {
       values.push_back(p.value ? p.value->data() : nullptr);
       lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
+      bytes += p.value ? p.value->size() : 0;
       formats.push_back(p.binary ? 1 : 0);
     }
   }
@@ -200,8 +202,13 @@ Connection::Connection(const std::string& conninfo) : m_conn(PQconnectdb(conninf
   PQsetNoticeProcessor(m_conn.get(), [](void*, const char*) {}, nullptr);
 }
 
+void Connection::noteTransfer(std::size_t bytes) {
+  if (bytes > kRetireAfterBytes) m_retire = true;
+}
+
 Result Connection::check(PGresult* raw) {
   Result r(raw);
+  if (raw) noteTransfer(PQresultMemorySize(raw));
   auto status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_PIPELINE_SYNC) return r;
   std::string message = raw ? trimmed(PQresultErrorMessage(raw)) : trimmed(PQerrorMessage(m_conn.get()));
@@ -219,6 +226,7 @@ Result Connection::exec(std::string_view sql, const std::vector<Param>& params) 
 
 Result Connection::execUnnamed(std::string_view sql, const std::vector<Param>& params, bool binaryResults) {
   ParamArrays a(params);
+  noteTransfer(a.bytes);
   std::string text(sql);
   return check(PQexecParams(m_conn.get(), text.c_str(), static_cast<int>(params.size()), nullptr, a.values.data(),
                             a.lengths.data(), a.formats.data(), binaryResults ? 1 : 0));
@@ -271,6 +279,7 @@ Result Connection::execPrepared(const std::string& name, std::string_view sql, c
     known = std::prev(m_prepared.end());
   }
   ParamArrays a(params);
+  noteTransfer(a.bytes);
   PGresult* r = PQexecPrepared(m_conn.get(), known->serverName.c_str(), static_cast<int>(params.size()),
                                a.values.data(), a.lengths.data(), a.formats.data(), binaryResults ? 1 : 0);
   const auto status = PQresultStatus(r);
@@ -304,6 +313,7 @@ std::vector<Result> Connection::pipelineOnce(const std::vector<std::pair<std::st
   std::vector<std::optional<Prepared>> preparing;  // per result to read: the PREPARE it answers
   for (const auto& [sql, params] : statements) {
     ParamArrays a(params);
+    noteTransfer(a.bytes);
     const Prepared* known = nullptr;
     if (m_usePrepared && !params.empty()) {
       const std::string name = serverStatementName("idem_pipe", sql);
@@ -369,6 +379,7 @@ std::vector<Result> Connection::pipelineOnce(const std::vector<std::pair<std::st
       PQclear(r);
       continue;
     }
+    noteTransfer(PQresultMemorySize(r));
     results.emplace_back(r);
   }
   if (lost) {
@@ -394,6 +405,7 @@ void Connection::copyIn(std::string_view copySql, std::string_view data) {
     throw QueryError("COPY did not start", "");
   }
   PQclear(start);
+  noteTransfer(data.size());
   const bool sent = PQputCopyData(m_conn.get(), data.data(), static_cast<int>(data.size())) == 1;
   if (PQputCopyEnd(m_conn.get(), sent ? nullptr : "client failed to send COPY data") != 1 || !sent) {
     m_prepared.clear();

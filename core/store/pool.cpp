@@ -17,7 +17,7 @@ Pool::Lease::~Lease() {
   if (!m_conn) return;
   // Health is read before the move: arguments are evaluated in no fixed order, and clang moves
   // m_conn out first (then reads a null connection).
-  const bool broken = m_broken || !m_conn->healthy();
+  const bool broken = m_broken || !m_conn->healthy() || m_conn->retiring();
   m_pool->giveBack(std::move(m_conn), broken);
 }
 

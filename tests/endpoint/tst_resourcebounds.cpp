@@ -12,31 +12,19 @@
 #include <thread>
 
 #include "tests/endpoint/endpoint_support.h"
+#include "tests/endpoint/process_memory.h"
 #include "tests/endpoint/raw_http.h"
 #include "tests/endpoint/serve_process.h"
 
 using namespace idem;
 using namespace std::chrono_literals;
 using test::exchange;
+using test::kResidentMemoryMeaningful;
+using test::residentKiB;
 using test::statusOf;
 
 namespace {
 const std::string kMetrics = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-
-// Under AddressSanitizer or ThreadSanitizer the allocator is the sanitizer's (freed memory waits
-// in ASan's quarantine; TSan keeps shadow memory per allocation): resident memory then says
-// nothing about the server's own buffers, so only the gauge is checked.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kResidentMemoryMeaningful = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kResidentMemoryMeaningful = false;
-#else
-constexpr bool kResidentMemoryMeaningful = true;
-#endif
-#else
-constexpr bool kResidentMemoryMeaningful = true;
-#endif
 
 // At the descriptor limit UBSan's own probe of an object's memory (it opens a pipe) fails, and it
 // then reports every dynamic-type check it cannot finish as an "invalid vptr" on a sound object
@@ -66,15 +54,6 @@ class VptrChecksOffAtTheLimit {
   std::optional<std::string> m_old;
   std::filesystem::path m_file;
 };
-
-// Resident memory of a process, in KiB (VmRSS).
-long long residentKiB(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
-  return -1;
-}
 
 // CPU time (user + system) a process has used, in seconds.
 double cpuSeconds(pid_t pid) {

@@ -2,8 +2,8 @@
 """An upstream built on Python's http.server, for the proxy tests that need what a Flask app
 will not do: ignore a GET's body (http.server never reads it, so its bytes are parsed as the next
 request on a kept-alive connection), answer close-delimited and cut the answer short, answer
-HEAD with the GET's Content-Length, refuse with 401/429 before any work, and be slow for many
-requests at once.
+HEAD with the GET's Content-Length, refuse with 401/429 before any work, be slow for many
+requests at once, and answer with a body of any size (POST /v1/big, X-Test-Bytes).
 
     python3 raw_upstream.py --ledger FILE
 
@@ -70,6 +70,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if self.path == "/v1/slow":
             time.sleep(float(self.headers.get("X-Test-Sleep-Ms") or 2000) / 1000.0)
+        if self.path == "/v1/big":
+            # A large answer (X-Test-Bytes long) that names its key, so a replay of another
+            # key's answer cannot pass for this one's.
+            size = int(self.headers.get("X-Test-Bytes") or 0)
+            head = f'{{"key":"{key}","pad":"'.encode()
+            pad = (b"0123456789abcdef" * (size // 16 + 1))[: max(0, size - len(head) - 2)]
+            return self.answer(201, head + pad + b'"}')
         self.answer(201, b'{"id":"ch_1","body":' + (body or b"null") + b"}")
 
 
