@@ -146,14 +146,23 @@ std::string Enforcer::traceMatch(const store::Scope& scope, const policy::Tier& 
 }
 
 Decision Enforcer::begin(const Request& req, const PolicyPtr& policy) {
-  const auto started = Clock::now();
+  ConflictWait wait;
+  for (;;) {
+    Decision d = begin(req, policy, wait);
+    if (d.kind != Decision::Kind::Wait) return d;
+    std::this_thread::sleep_until(d.retryAt);
+  }
+}
+
+Decision Enforcer::begin(const Request& req, const PolicyPtr& policy, ConflictWait& wait) {
   if (!policy) throw std::invalid_argument("Enforcer::begin: no policy snapshot");
   const policy::Policy::Match match = policy->policy.match(req.method, req.path);
-  Decision d = decide(req, policy, match, started);
+  Decision d = decide(req, policy, match, wait);
   d.route = std::string(match.route);
+  if (d.kind != Decision::Kind::Wait) wait.slot.reset();  // decided: no longer a waiter
   // The rollout changes what is done with the decision, never the decision itself.
   if (match.tier != nullptr && match.tier->observed() && d.kind == Decision::Kind::Respond)
-    return observe(std::move(d), req, policy->policy, match, started);
+    return observe(std::move(d), req, policy->policy, match, wait.started);
   return d;
 }
 
@@ -192,7 +201,8 @@ Decision Enforcer::observe(Decision d, const Request& req, const policy::Policy&
 }
 
 Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const policy::Policy::Match& match,
-                          Clock::time_point started) {
+                          ConflictWait& wait) {
+  const Clock::time_point started = wait.started;
   const policy::Policy& policy = snapshot->policy;
   const std::string& docs = policy.docsUrl;
   const policy::Tier* tier = match.tier;
@@ -273,8 +283,8 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
   claim.crossKey = crossKeyCheck(*tier, req.headers);
 
   const auto waitUntil = started + tier->onConflict.waitFor;
-  auto poll = std::chrono::milliseconds(25);
   store::ClaimResult result;
+  std::string notWaited;  // why a retry the tier would let wait was answered 409 at once
   int conflictsRetried = 0;
   // The work of this key ran here and its record waits for the store: answer from it (the store
   // would say 409, or 503 while it is away, and after the lease a takeover would run it again).
@@ -309,22 +319,34 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
       d.detail = describe(e);
       return d;
     }
-    // on_conflict wait:<d>: poll until the original finishes, then replay it.
-    // Observe never makes a request wait for another.
+    // on_conflict wait:<d>: ask again later until the original finishes, then replay it; the
+    // caller waits on a timer (or begin() sleeps). Observe never makes a request wait for another.
+    const auto now = Clock::now();
     if (result.decision != store::Decision::Conflict || !tier->onConflict.wait || tier->observed() ||
-        Clock::now() >= waitUntil)
+        now >= waitUntil || wait.lastLook)
       break;
-    std::this_thread::sleep_for(std::min<Clock::duration>(poll, waitUntil - Clock::now()));
-    poll = std::min(poll * 2, std::chrono::milliseconds(250));
+    if (!wait.slot) wait.slot = m_waits.enter(ReplayCache::idOf(claim.scope));
+    if (!wait.slot) {
+      notWaited = "not waited: as many requests as allowed wait already (for this key or in all)";
+      break;
+    }
+    // 25 ms, doubling to 250 ms: a short original is replayed soon, a long one costs few reads.
+    const auto poll = std::chrono::milliseconds(25 << std::min(wait.polls++, 3));
+    Decision d;
+    d.kind = Decision::Kind::Wait;
+    d.tier = tier->name;
+    d.retryAt = now + std::min<Clock::duration>(std::min<Clock::duration>(poll, std::chrono::milliseconds(250)),
+                                                waitUntil - now);
+    return d;
   }
 
   // A refusal that the store decided (409/422): problem+json with the key headers, traced.
   auto refuse = [&](Problem problem, trace::Outcome outcome, std::string_view detail,
-                    const std::string& retryAfter = {}) {
+                    const std::string& retryAfter = {}, std::string_view traced = {}) {
     Response r = makeProblem(problem, docs, detail, key);
     if (!retryAfter.empty()) r.headers.emplace_back("Retry-After", retryAfter);
     addKeyHeaders(r, key, result.expiresAt);
-    trace(claim.scope, *tier, result, outcome, fingerprint, r.status, msSince(started), claim.requestId, "");
+    trace(claim.scope, *tier, result, outcome, fingerprint, r.status, msSince(started), claim.requestId, traced);
     return respond(std::move(r), std::string(trace::sqlName(outcome)), tier->name);
   };
 
@@ -381,11 +403,14 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
     case D::Replay:
       if (!pending) m_replays->put(claim.scope, fingerprint, result, sentAt);  // the store's answer only
       return replay(claim.scope, *tier, result, *result.stored, fingerprint, started, claim.requestId);
-    case D::Conflict:
-      return refuse(Problem::RequestInProgress, trace::Outcome::Conflict,
-                    "A request with the same key is still being processed. Retry after the Retry-After delay "
-                    "with the same key and the same payload.",
-                    conflictRetryAfter(result));
+    case D::Conflict: {
+      Decision d = refuse(Problem::RequestInProgress, trace::Outcome::Conflict,
+                          "A request with the same key is still being processed. Retry after the Retry-After "
+                          "delay with the same key and the same payload.",
+                          conflictRetryAfter(result), notWaited);
+      d.detail = notWaited;
+      return d;
+    }
     case D::Mismatch:
       return refuse(Problem::PayloadMismatch, trace::Outcome::Mismatch,
                     match.templated ? "This key was first used with a different request (another payload, or another "

@@ -71,6 +71,8 @@ class ReplayCache {
   /// Forgets the scope (this process is about to run its key again).
   void erase(const store::Scope& scope);
   [[nodiscard]] Stats stats() const;
+  /// A scope as one string: the cache's key (and the conflict waiters').
+  [[nodiscard]] static std::string idOf(const store::Scope& scope);
 
  private:
   struct Entry {
@@ -93,7 +95,6 @@ class ReplayCache {
     std::size_t bytes = 0;
   };
   static constexpr std::size_t kShards = 16;
-  static std::string idOf(const store::Scope& scope);
   Shard& shardOf(const std::string& id) const;
   void drop(Shard& shard, Lru::iterator it);
 

@@ -7,6 +7,7 @@
 // An execution may finish later and elsewhere: run() returns at once, and Call::finish() is
 // called exactly once from any thread (the proxy's on the event loop when the upstream answers;
 // the demo API's before run() returns, on the handler thread).
+#include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <optional>
 #include <string>
@@ -91,6 +92,8 @@ class Call : public std::enable_shared_from_this<Call> {
   std::string m_executedAs;  // the store's decision for a keyed request (executed, lease_takeover, ...)
   std::optional<enforce::Ticket> m_ticket;
   std::optional<Host::InFlight> m_counted;  // until the client's answer is handed over
+  enforce::ConflictWait m_wait;             // on_conflict wait: since when, and its place among the waiters
+  std::unique_ptr<boost::asio::steady_timer> m_waitTimer;  // on the loop: when to ask the store again
   bool m_answered = false;
   bool m_finished = false;  // finish() was called: the execution gave its answer
 };

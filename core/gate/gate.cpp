@@ -259,7 +259,8 @@ void Gate::decide(const CallPtr& call) {
     // the enforcer itself.
     const enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId,
                               Host::tenantHeaderValue(call->policy(), req.headers)};
-    enforce::Decision d = m_host.enforcer().begin(er, call->m_policy);
+    enforce::Decision d = m_host.enforcer().begin(er, call->m_policy, call->m_wait);
+    if (d.kind == enforce::Decision::Kind::Wait) return waitThenDecide(call, d.retryAt);
     if (!d.tier.empty()) h.tier = d.tier;
     if (!d.crossKeyMode.empty()) m_host.metrics().suspectedDuplicate(d.route, d.crossKeyMode);
     if (!d.detail.empty()) server::logInternalError(req.requestId, "deciding on the key", d.detail);
@@ -279,12 +280,58 @@ void Gate::decide(const CallPtr& call) {
         h.generation = d.ticket->generation();
         call->m_ticket.emplace(std::move(*d.ticket));
         break;
+      case enforce::Decision::Kind::Wait:  // returned above
+        break;
     }
   } catch (const std::exception& e) {
     failed(call, e);
     return call->respond();
   }
   run(call);
+}
+
+void Gate::waitThenDecide(const CallPtr& call, std::chrono::steady_clock::time_point at) {
+  auto askAgain = [this, call] { boost::asio::post(call->m_handlers, [this, call] { decide(call); }); };
+  if (!call->m_loop) {  // the transport always gives a loop; without one, one last look
+    call->m_wait.lastLook = true;
+    return askAgain();
+  }
+  // The timer lives on the connection's strand: armed and cancelled there only.
+  boost::asio::post(call->m_loop, [this, call, at, askAgain] {
+    {
+      const std::lock_guard lock(m_waitingMutex);
+      m_waiting.emplace(call.get(), call);
+    }
+    // Checked after joining the registry: stopping() either sees this call or was seen here.
+    if (m_stopping.load()) call->m_wait.lastLook = true;
+    if (!call->m_waitTimer) call->m_waitTimer = std::make_unique<boost::asio::steady_timer>(call->m_loop);
+    call->m_waitTimer->expires_at(call->m_wait.lastLook ? std::chrono::steady_clock::now() : at);
+    call->m_waitTimer->async_wait([this, call, askAgain](const boost::system::error_code& cancelled) {
+      {
+        const std::lock_guard lock(m_waitingMutex);
+        m_waiting.erase(call.get());
+      }
+      if (cancelled) call->m_wait.lastLook = true;  // the server is stopping
+      askAgain();
+    });
+  });
+}
+
+void Gate::stopping() {
+  m_execution.stopping();
+  // Waiters would keep a stopping server up for the rest of their wait: each looks once more
+  // now (a replay if the original finished, else its 409).
+  m_stopping.store(true);
+  std::vector<CallPtr> waiting;
+  {
+    const std::lock_guard lock(m_waitingMutex);
+    for (const auto& [_, weak] : m_waiting)
+      if (auto call = weak.lock()) waiting.push_back(std::move(call));
+  }
+  for (const auto& call : waiting)
+    boost::asio::post(call->m_loop, [call] {
+      if (call->m_waitTimer) call->m_waitTimer->cancel();
+    });
 }
 
 void Gate::run(const CallPtr& call) {

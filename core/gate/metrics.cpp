@@ -145,6 +145,12 @@ std::string Metrics::render(const Gauges& g) const {
         static_cast<double>(g.replayCache.entries));
   gauge("idem_replay_cache_bytes", "Bytes of stored answers the replay cache holds.", "",
         static_cast<double>(g.replayCache.bytes));
+  gauge("idem_conflict_waiters",
+        "Requests waiting for their key's original to finish (on_conflict wait); each holds a timer, no thread.",
+        "", g.conflictWaiters);
+  counter("idem_conflict_waits_refused_total",
+          "Retries a tier would let wait, answered 409 at once because as many wait already (per key or in all).",
+          g.conflictWaitsRefused);
   renderTransport(out);
   return out;
 }

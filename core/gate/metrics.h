@@ -32,6 +32,8 @@ struct Gauges {
   long long completionsStoredLate = 0;
   int inFlight = 0;
   enforce::ReplayCache::Stats replayCache;
+  int conflictWaiters = 0;             // requests waiting for their key's original (on_conflict wait)
+  long long conflictWaitsRefused = 0;  // retries answered 409 at once: the waiters' bound was reached
   int policyVersion = 0;  // the recorded version requests start under now
 };
 
