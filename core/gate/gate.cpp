@@ -263,9 +263,13 @@ void Gate::decide(const CallPtr& call) {
     if (d.kind == enforce::Decision::Kind::Wait) return waitThenDecide(call, d.retryAt);
     if (!d.tier.empty()) h.tier = d.tier;
     if (!d.crossKeyMode.empty()) m_host.metrics().suspectedDuplicate(d.route, d.crossKeyMode);
-    if (!d.detail.empty()) server::logInternalError(req.requestId, "deciding on the key", d.detail);
     const auto named = outcomeNamed(d.outcome);
     call->m_outcome = named.value_or(Outcome::Error);
+    // Why the decision was made so goes to the request's access log line; a failure (the
+    // store's error behind a 503) to the error log too, under the request id the client quotes.
+    h.detail = d.detail;
+    if (!d.detail.empty() && (call->m_outcome == Outcome::Unavailable || call->m_outcome == Outcome::Error))
+      server::logInternalError(req.requestId, "deciding on the key", d.detail);
     switch (d.kind) {
       case enforce::Decision::Kind::Respond:
         h.response = std::move(d.response);

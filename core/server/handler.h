@@ -37,6 +37,9 @@ struct Handled {
   std::string resource;
   /// Under a tier in observe: what enforcement would have answered (a gate outcome label).
   std::string would;
+  /// For the operator's access log only, never sent: why a refusal was decided so (the store's
+  /// error behind a 503, a wait not granted).
+  std::string detail;
 };
 
 /// Where a request may be answered: `loop` is the connection's executor on the event loop (never

@@ -123,7 +123,7 @@ class FakeExecution : public gate::Execution {
     gate::Result result;
     result.response.status = 201;
     result.response.headers.emplace_back("Content-Type", "application/json");
-    result.response.body = nlohmann::json{{"run", m_calls.load()}, {"path", r.path}}.dump();
+    result.response.body = nlohmann::json{{"run", m_calls.load()}, {"path", r.path}, {"request", r.requestId}}.dump();
     if (http::findHeader(r.headers, "X-Own-Request-Id")) result.response.headers.emplace_back("Request-Id", "svc_1");
     const auto then = http::findHeader(r.headers, "X-Then");
     if (then == "release") {
@@ -158,6 +158,10 @@ struct GateServer {
     o.poolSize = 4;
     o.adminPort = 0;
     o.traceFlushInterval = std::chrono::milliseconds(20);
+    o.accessLog = [this](const std::string& line) {
+      const std::lock_guard lock(m_logMutex);
+      m_log.push_back(line);
+    };
     o.execution = [this, where, setup](gate::Host& host) {
       if (setup) setup(host);
       auto fake = std::make_unique<FakeExecution>(where);
@@ -192,8 +196,22 @@ struct GateServer {
     return at == std::string::npos ? 0 : std::stoll(body.substr(at + series.size()));
   }
 
+  /// The access log line of the answer that carried this Request-Id; null when none (yet).
+  [[nodiscard]] nlohmann::json logLine(const std::string& requestId) const {
+    const std::lock_guard lock(m_logMutex);
+    for (const auto& line : m_log) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j.value("request_id", "") == requestId) return j;
+    }
+    return nullptr;
+  }
+
   FakeExecution* execution = nullptr;
   std::unique_ptr<endpoint::Server> server;
+
+ private:
+  mutable std::mutex m_logMutex;
+  std::vector<std::string> m_log;
 };
 
 /// One store, and the gate over both shapes of an execution: a suite's tests run against each

@@ -116,6 +116,11 @@ class TstConflictWait : public QObject {
     QCOMPARE(thirdOfA.status, 409);
     QVERIFY(!thirdOfA.header("Retry-After").empty());
     QCOMPARE(test::problemOf(thirdOfA)["type"], "https://docs.test/idempotency#request-in-progress");
+    // Why it was not let wait is the operator's: in its access log line, never in the answer.
+    QTRY_COMPARE(s.logLine(thirdOfA.header("Request-Id")).value("outcome", ""), std::string("conflict"));
+    const std::string why = s.logLine(thirdOfA.header("Request-Id")).value("detail", "");
+    QVERIFY2(why.starts_with("not waited: "), why.c_str());
+    QVERIFY(thirdOfA.body.find("not waited") == std::string::npos);
 
     waiting.push_back(postAsync(s, "/v1/waits", test::keyed(b)));
     QTRY_COMPARE(s.sample("\nidem_conflict_waiters "), 3LL);
