@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "core/http/requestid.h"
-#include "core/fingerprint/fingerprint.h"
 #include "core/http/keyheader.h"
 #include "core/policy/route.h"
 
@@ -22,15 +21,6 @@ using detail::msSince;
 
 namespace {
 
-// The tenant is part of every key's scope and every ledger query: visible ASCII only, so no
-// encoding question can make two spellings of one tenant or reach the store as invalid text.
-bool validTenant(std::string_view t) {
-  if (t.size() > 128) return false;
-  for (char c : t)
-    if (c <= 0x20 || c >= 0x7f) return false;
-  return true;
-}
-
 // Retry-After for a 409: about when the lease holding the key ends (whole seconds, 1 to 5: the
 // executor usually finishes sooner), and never past the Idempotency-Expires the same answer
 // carries (an HTTP-date, so whole seconds rounded down): a client that obeys both finds the key,
@@ -41,7 +31,6 @@ std::string conflictRetryAfter(const store::ClaimResult& r) {
   if (r.expiresAt) seconds = std::min(seconds, std::max<long long>(0, (*r.expiresAt / 1000 * 1000 - r.now) / 1000));
   return std::to_string(seconds);
 }
-
 
 }  // namespace
 
@@ -222,56 +211,15 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
   // A tier that needs synchronous durability runs only on a store that gives it (or warns).
   if (auto refused = m_durability.check(*tier, docs)) return respond(std::move(*refused), "durability_refused", tier->name);
 
-  if (!rawKey) {
-    if (tier->rollout == policy::Rollout::WhenPresent) {
-      Decision d;
-      d.tier = tier->name;
-      return d;
-    }
-    return respond(makeProblem(Problem::KeyMissing, docs,
-                               "This operation is idempotent and requires an Idempotency-Key header; see the "
-                               "published policy for how long keys are honoured."),
-                   "key_missing", tier->name);
-  }
-  if (http::countHeader(req.headers, kKeyHeader) > 1)
-    return respond(makeProblem(Problem::KeyMalformed, docs, "Send exactly one Idempotency-Key header."),
-                   "key_malformed", tier->name);
-  const http::KeyParse parsed = http::parseIdempotencyKey(*rawKey);
-  if (!parsed.key) return respond(makeProblem(Problem::KeyMalformed, docs, parsed.rule), "key_malformed", tier->name);
-  const std::string& key = *parsed.key;
-
-  if (!req.tenant && policy.tenantRequired)
-    return respond(makeProblem(Problem::TenantMissing, docs,
-                               "This request carries no tenant" +
-                                   (policy.tenantHeader.empty() ? std::string()
-                                                                : " (" + policy.tenantHeader + " header)") +
-                                   "; nothing was executed or stored.",
-                               key),
-                   "tenant_missing", tier->name);
-  const std::string& tenant = req.tenant ? *req.tenant : policy.defaultTenant;
-  if (!validTenant(tenant))
-    return respond(makeProblem(Problem::TenantMalformed, docs,
-                               "The tenant must be at most 128 visible ASCII characters; nothing was executed or "
-                               "stored.",
-                               key),
-                   "tenant_malformed", tier->name);
-
-  std::string fingerprint;
-  try {
-    fingerprint = fp::compute(tier->fingerprint, req.body, req.headers);
-  } catch (const fp::BodyTooDeep& e) {
-    return respond(makeProblem(Problem::BodyTooDeep, docs, e.what(), key), "body_too_deep", tier->name);
-  } catch (const fp::InvalidJson& e) {
-    return respond(makeProblem(Problem::BodyInvalid, docs, e.what(), key), "body_invalid", tier->name);
-  }
-  // A template's key scope spans many paths (docs/policy.md, "Routes"): the request's own path
-  // is part of "the same request", so one key on another order's path is a 422, never a second
-  // operation. The digest has a fixed length, so content and path cannot bleed into each other.
-  if (match.templated) fingerprint = fp::sha256(fingerprint + match.request);
+  Scoped scoped = scopeOf(req, policy, *tier, match.route);
+  if (scoped.decided) return std::move(*scoped.decided);
+  const std::string& key = scoped.scope.key;
+  Fingerprinted fingerprinted = fingerprintOf(req, match, docs, key);
+  if (fingerprinted.refused) return std::move(*fingerprinted.refused);
+  const std::string& fingerprint = fingerprinted.fingerprint;
 
   store::ClaimRequest claim;
-  // Every spelling shares one scope; the keys are the service's whose trace this enforcer writes.
-  claim.scope = {tenant, std::string(match.route), key, m_trace.service()};
+  claim.scope = scoped.scope;
   claim.fingerprint = fingerprint;
   claim.tier = tier->name;
   claim.policyVersion = snapshot->version;  // the version that decided this key (explain names it)
@@ -293,14 +241,8 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
   // A done key this process replayed moments ago: its answer cannot have changed (ReplayCache
   // says within which bounds), so it is replayed without the store and traced all the same.
   if (!pending)
-    if (auto hit = m_replays->find(claim.scope, fingerprint)) {
-      store::ClaimResult cached;
-      cached.decision = store::Decision::Replay;
-      cached.generation = hit->generation;
-      cached.expiresAt = hit->expiresAt;
-      cached.now = hit->dbNow;
-      return replay(claim.scope, *tier, cached, *hit->response, fingerprint, started, claim.requestId);
-    }
+    if (auto hit = m_replays->find(claim.scope, fingerprint))
+      return replayHit(claim.scope, *tier, *hit, fingerprint, started, claim.requestId);
   auto sentAt = Clock::now();
   for (; !pending;) {
     try {

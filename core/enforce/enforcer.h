@@ -176,6 +176,25 @@ class Enforcer {
   /// not a thread). The wait's place among the bounded waiters is kept in `wait` meanwhile.
   [[nodiscard]] Decision begin(const Request& request, const PolicyPtr& policy, ConflictWait& wait);
 
+  /// A done key's answer the replay cache holds for this request (same scope and payload, within
+  /// the cache's bounds), found without the store and without blocking, so an event loop may
+  /// look. Nothing is recorded until replayFromMemory() answers it.
+  struct MemoryHit {
+    PolicyPtr policy;  // holds what `tier` points into
+    const policy::Tier* tier = nullptr;
+    std::string route;
+    store::Scope scope;
+    std::string fingerprint;
+    ReplayCache::Hit hit;
+    std::chrono::steady_clock::time_point started;
+    std::string requestId;
+  };
+  /// nullopt: only begin() can decide this request (no tier, no key, a refusal, observe, a tier
+  /// that asks for durability, a completion waiting in the backlog, no entry).
+  [[nodiscard]] std::optional<MemoryHit> findInMemory(const Request& request, const PolicyPtr& policy);
+  /// The hit's replay, traced as any replay (the trace writer queues; it never blocks).
+  [[nodiscard]] Decision replayFromMemory(const MemoryHit& hit);
+
   /// How many requests may wait for their key's original (ConflictWaits); beyond it a retry
   /// is answered 409 at once. Thread-safe.
   void setConflictWaitBounds(ConflictWaitBounds bounds) { m_waits.setBounds(bounds); }
@@ -222,6 +241,26 @@ class Enforcer {
   /// begin() without the rollout: what enforcement decides for the request.
   Decision decide(const Request& request, const PolicyPtr& policy, const policy::Policy::Match& match,
                   ConflictWait& wait);
+  /// A keyed request on a tier: its key's scope, or what was decided before it has one (a
+  /// refusal for its key or tenant; a bypass under rollout when-present).
+  struct Scoped {
+    std::optional<Decision> decided;
+    store::Scope scope;
+  };
+  Scoped scopeOf(const Request& request, const policy::Policy& policy, const policy::Tier& tier,
+                 std::string_view route) const;
+  /// The request's fingerprint under its tier (its path too on a template route), or the 400
+  /// for a body that cannot be read.
+  struct Fingerprinted {
+    std::optional<Decision> refused;
+    std::string fingerprint;
+  };
+  Fingerprinted fingerprintOf(const Request& request, const policy::Policy::Match& match, const std::string& docs,
+                              const std::string& key) const;
+  /// A replay cache hit, answered and traced.
+  Decision replayHit(const store::Scope& scope, const policy::Tier& tier, const ReplayCache::Hit& hit,
+                     const std::string& fingerprint, std::chrono::steady_clock::time_point started,
+                     const std::string& requestId);
   /// A tier in observe: the answer is not sent and the request runs; the decision is traced.
   Decision observe(Decision d, const Request& request, const policy::Policy& policy,
                    const policy::Policy::Match& match, std::chrono::steady_clock::time_point started);

@@ -65,6 +65,8 @@ class ReplayCache {
 
   /// The stored answer for this scope when it may still be served and the payload is the same.
   [[nodiscard]] std::optional<Hit> find(const store::Scope& scope, const std::string& fingerprint);
+  /// Whether an entry for this scope is kept (fresh or not, any payload); counts nothing.
+  [[nodiscard]] bool holds(const store::Scope& scope) const;
   /// Keeps the store's replay. `sentAt`: taken before the read that returned `replay` was sent.
   void put(const store::Scope& scope, const std::string& fingerprint, const store::ClaimResult& replay,
            Clock::time_point sentAt);

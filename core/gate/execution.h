@@ -80,6 +80,8 @@ class Call : public std::enable_shared_from_this<Call> {
   friend class Gate;
   void settle(Result result);
   void respond();
+  /// The request as the enforcer takes it (built once; on one thread at a time).
+  const enforce::Request& enforceRequest();
 
   Gate& m_gate;
   server::Request m_request;
@@ -91,6 +93,7 @@ class Call : public std::enable_shared_from_this<Call> {
   Outcome m_outcome = Outcome::Forwarded;
   std::string m_executedAs;  // the store's decision for a keyed request (executed, lease_takeover, ...)
   std::optional<enforce::Ticket> m_ticket;
+  std::optional<enforce::Request> m_enforceRequest;
   std::optional<Host::InFlight> m_counted;  // until the client's answer is handed over
   enforce::ConflictWait m_wait;             // on_conflict wait: since when, and its place among the waiters
   std::unique_ptr<boost::asio::steady_timer> m_waitTimer;  // on the loop: when to ask the store again
@@ -113,7 +116,8 @@ class Execution {
     (void)request;
     return false;
   }
-  /// A refusal before the key is claimed; nullopt: the request may run.
+  /// A refusal before the key is claimed; nullopt: the request may run. Never blocks: it may be
+  /// called on the event loop whatever thread() says (before a replay from memory).
   [[nodiscard]] virtual std::optional<Refusal> vet(const server::Request& request) {
     (void)request;
     return std::nullopt;

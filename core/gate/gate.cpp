@@ -32,6 +32,16 @@ Call::Call(Gate& gate, Request request, const server::Dispatch& where, server::D
 // An open ticket ends itself here (enforcer.h: stored as a 500 under after-start).
 Call::~Call() = default;
 
+const enforce::Request& Call::enforceRequest() {
+  // The tenant comes from the header the gateway sets (vetted in Gate::front()), never parsed by
+  // the enforcer itself. Built once: a waiter asks the store many times, a replay from memory
+  // may look first.
+  if (!m_enforceRequest)
+    m_enforceRequest.emplace(enforce::Request{m_request.method, m_request.path, m_request.headers, m_request.body,
+                                              m_request.requestId, Host::tenantHeaderValue(policy(), m_request.headers)});
+  return *m_enforceRequest;
+}
+
 void Call::respond() {
   if (!m_done) return;
   // One Request-Id: the transport's, unless the execution's answer names its own (the service's).
@@ -236,9 +246,11 @@ void Gate::front(const CallPtr& call) {
   if (m_execution.thread() == Execution::Thread::Loop) {
     if (auto refused = m_execution.vet(req)) return refuse(call, std::move(*refused));
     if (bypass) return m_execution.run(call);  // never leaves the loop
+    if (replayedFromMemory(call, false)) return;  // nor does a done key's replay from memory
     boost::asio::post(call->m_handlers, [this, call] { decide(call); });
     return;
   }
+  if (!bypass && replayedFromMemory(call, true)) return;
   boost::asio::post(call->m_handlers, [this, call, bypass] {
     try {
       if (auto refused = m_execution.vet(call->m_request)) return refuse(call, std::move(*refused));
@@ -251,15 +263,28 @@ void Gate::front(const CallPtr& call) {
   });
 }
 
+bool Gate::replayedFromMemory(const CallPtr& call, bool vetFirst) {
+  auto hit = m_host.enforcer().findInMemory(call->enforceRequest(), call->m_policy);
+  if (!hit) return false;
+  // The execution's refusals come first, as on the way through a handler thread.
+  if (vetFirst)
+    if (auto refused = m_execution.vet(call->m_request)) {
+      refuse(call, std::move(*refused));
+      return true;
+    }
+  enforce::Decision d = m_host.enforcer().replayFromMemory(*hit);
+  call->m_handled.tier = d.tier;
+  call->m_handled.response = std::move(d.response);
+  call->m_outcome = Outcome::Replayed;
+  call->respond();
+  return true;
+}
+
 void Gate::decide(const CallPtr& call) {
   const Request& req = call->m_request;
   Handled& h = call->m_handled;
   try {
-    // The tenant comes from the header the gateway sets (vetted in front()), never parsed by
-    // the enforcer itself.
-    const enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId,
-                              Host::tenantHeaderValue(call->policy(), req.headers)};
-    enforce::Decision d = m_host.enforcer().begin(er, call->m_policy, call->m_wait);
+    enforce::Decision d = m_host.enforcer().begin(call->enforceRequest(), call->m_policy, call->m_wait);
     if (d.kind == enforce::Decision::Kind::Wait) return waitThenDecide(call, d.retryAt);
     if (!d.tier.empty()) h.tier = d.tier;
     if (!d.crossKeyMode.empty()) m_host.metrics().suspectedDuplicate(d.route, d.crossKeyMode);

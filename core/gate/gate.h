@@ -43,6 +43,9 @@ class Gate : public server::Handler {
   friend class Call;
   void front(const CallPtr& call);   // loop: peers, pages, tenant, header checks
   void decide(const CallPtr& call);  // handler thread: the enforcer's begin
+  /// loop: a done key's replay the cache holds, answered without a handler thread; false when
+  /// only decide() can answer. `vetFirst`: the execution's refusals were not checked yet.
+  bool replayedFromMemory(const CallPtr& call, bool vetFirst);
   void run(const CallPtr& call);     // where the execution runs
   /// on_conflict wait: a timer on the call's loop, then decide() again on a handler thread. No
   /// thread is held meanwhile.
