@@ -264,6 +264,7 @@ void Gate::front(const CallPtr& call) {
 }
 
 bool Gate::replayedFromMemory(const CallPtr& call, bool vetFirst) {
+  if (!m_host.enforcer().replays().enabled()) return false;  // --replay-cache off
   auto hit = m_host.enforcer().findInMemory(call->enforceRequest(), call->m_policy);
   if (!hit) return false;
   // The execution's refusals come first, as on the way through a handler thread.
