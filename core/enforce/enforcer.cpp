@@ -10,7 +10,6 @@
 #include <thread>
 
 #include "core/http/requestid.h"
-#include "core/fingerprint/fingerprint.h"
 #include "core/http/keyheader.h"
 #include "core/policy/route.h"
 
@@ -22,15 +21,6 @@ using detail::msSince;
 
 namespace {
 
-// The tenant is part of every key's scope and every ledger query: visible ASCII only, so no
-// encoding question can make two spellings of one tenant or reach the store as invalid text.
-bool validTenant(std::string_view t) {
-  if (t.size() > 128) return false;
-  for (char c : t)
-    if (c <= 0x20 || c >= 0x7f) return false;
-  return true;
-}
-
 // Retry-After for a 409: about when the lease holding the key ends (whole seconds, 1 to 5: the
 // executor usually finishes sooner), and never past the Idempotency-Expires the same answer
 // carries (an HTTP-date, so whole seconds rounded down): a client that obeys both finds the key,
@@ -41,7 +31,6 @@ std::string conflictRetryAfter(const store::ClaimResult& r) {
   if (r.expiresAt) seconds = std::min(seconds, std::max<long long>(0, (*r.expiresAt / 1000 * 1000 - r.now) / 1000));
   return std::to_string(seconds);
 }
-
 
 }  // namespace
 
@@ -146,14 +135,23 @@ std::string Enforcer::traceMatch(const store::Scope& scope, const policy::Tier& 
 }
 
 Decision Enforcer::begin(const Request& req, const PolicyPtr& policy) {
-  const auto started = Clock::now();
+  ConflictWait wait;
+  for (;;) {
+    Decision d = begin(req, policy, wait);
+    if (d.kind != Decision::Kind::Wait) return d;
+    std::this_thread::sleep_until(d.retryAt);
+  }
+}
+
+Decision Enforcer::begin(const Request& req, const PolicyPtr& policy, ConflictWait& wait) {
   if (!policy) throw std::invalid_argument("Enforcer::begin: no policy snapshot");
   const policy::Policy::Match match = policy->policy.match(req.method, req.path);
-  Decision d = decide(req, policy, match, started);
+  Decision d = decide(req, policy, match, wait);
   d.route = std::string(match.route);
+  if (d.kind != Decision::Kind::Wait) wait.slot.reset();  // decided: no longer a waiter
   // The rollout changes what is done with the decision, never the decision itself.
   if (match.tier != nullptr && match.tier->observed() && d.kind == Decision::Kind::Respond)
-    return observe(std::move(d), req, policy->policy, match, started);
+    return observe(std::move(d), req, policy->policy, match, wait.started);
   return d;
 }
 
@@ -192,7 +190,8 @@ Decision Enforcer::observe(Decision d, const Request& req, const policy::Policy&
 }
 
 Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const policy::Policy::Match& match,
-                          Clock::time_point started) {
+                          ConflictWait& wait) {
+  const Clock::time_point started = wait.started;
   const policy::Policy& policy = snapshot->policy;
   const std::string& docs = policy.docsUrl;
   const policy::Tier* tier = match.tier;
@@ -212,56 +211,15 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
   // A tier that needs synchronous durability runs only on a store that gives it (or warns).
   if (auto refused = m_durability.check(*tier, docs)) return respond(std::move(*refused), "durability_refused", tier->name);
 
-  if (!rawKey) {
-    if (tier->rollout == policy::Rollout::WhenPresent) {
-      Decision d;
-      d.tier = tier->name;
-      return d;
-    }
-    return respond(makeProblem(Problem::KeyMissing, docs,
-                               "This operation is idempotent and requires an Idempotency-Key header; see the "
-                               "published policy for how long keys are honoured."),
-                   "key_missing", tier->name);
-  }
-  if (http::countHeader(req.headers, kKeyHeader) > 1)
-    return respond(makeProblem(Problem::KeyMalformed, docs, "Send exactly one Idempotency-Key header."),
-                   "key_malformed", tier->name);
-  const http::KeyParse parsed = http::parseIdempotencyKey(*rawKey);
-  if (!parsed.key) return respond(makeProblem(Problem::KeyMalformed, docs, parsed.rule), "key_malformed", tier->name);
-  const std::string& key = *parsed.key;
-
-  if (!req.tenant && policy.tenantRequired)
-    return respond(makeProblem(Problem::TenantMissing, docs,
-                               "This request carries no tenant" +
-                                   (policy.tenantHeader.empty() ? std::string()
-                                                                : " (" + policy.tenantHeader + " header)") +
-                                   "; nothing was executed or stored.",
-                               key),
-                   "tenant_missing", tier->name);
-  const std::string& tenant = req.tenant ? *req.tenant : policy.defaultTenant;
-  if (!validTenant(tenant))
-    return respond(makeProblem(Problem::TenantMalformed, docs,
-                               "The tenant must be at most 128 visible ASCII characters; nothing was executed or "
-                               "stored.",
-                               key),
-                   "tenant_malformed", tier->name);
-
-  std::string fingerprint;
-  try {
-    fingerprint = fp::compute(tier->fingerprint, req.body, req.headers);
-  } catch (const fp::BodyTooDeep& e) {
-    return respond(makeProblem(Problem::BodyTooDeep, docs, e.what(), key), "body_too_deep", tier->name);
-  } catch (const fp::InvalidJson& e) {
-    return respond(makeProblem(Problem::BodyInvalid, docs, e.what(), key), "body_invalid", tier->name);
-  }
-  // A template's key scope spans many paths (docs/policy.md, "Routes"): the request's own path
-  // is part of "the same request", so one key on another order's path is a 422, never a second
-  // operation. The digest has a fixed length, so content and path cannot bleed into each other.
-  if (match.templated) fingerprint = fp::sha256(fingerprint + match.request);
+  Scoped scoped = scopeOf(req, policy, *tier, match.route);
+  if (scoped.decided) return std::move(*scoped.decided);
+  const std::string& key = scoped.scope.key;
+  Fingerprinted fingerprinted = fingerprintOf(req, match, docs, key);
+  if (fingerprinted.refused) return std::move(*fingerprinted.refused);
+  const std::string& fingerprint = fingerprinted.fingerprint;
 
   store::ClaimRequest claim;
-  // Every spelling shares one scope; the keys are the service's whose trace this enforcer writes.
-  claim.scope = {tenant, std::string(match.route), key, m_trace.service()};
+  claim.scope = scoped.scope;
   claim.fingerprint = fingerprint;
   claim.tier = tier->name;
   claim.policyVersion = snapshot->version;  // the version that decided this key (explain names it)
@@ -273,8 +231,8 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
   claim.crossKey = crossKeyCheck(*tier, req.headers);
 
   const auto waitUntil = started + tier->onConflict.waitFor;
-  auto poll = std::chrono::milliseconds(25);
   store::ClaimResult result;
+  std::string notWaited;  // why a retry the tier would let wait was answered 409 at once
   int conflictsRetried = 0;
   // The work of this key ran here and its record waits for the store: answer from it (the store
   // would say 409, or 503 while it is away, and after the lease a takeover would run it again).
@@ -283,14 +241,8 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
   // A done key this process replayed moments ago: its answer cannot have changed (ReplayCache
   // says within which bounds), so it is replayed without the store and traced all the same.
   if (!pending)
-    if (auto hit = m_replays->find(claim.scope, fingerprint)) {
-      store::ClaimResult cached;
-      cached.decision = store::Decision::Replay;
-      cached.generation = hit->generation;
-      cached.expiresAt = hit->expiresAt;
-      cached.now = hit->dbNow;
-      return replay(claim.scope, *tier, cached, *hit->response, fingerprint, started, claim.requestId, docs);  // a copy
-    }
+    if (auto hit = m_replays->find(claim.scope, fingerprint))
+      return replayHit(claim.scope, *tier, *hit, fingerprint, started, claim.requestId, docs);
   auto sentAt = Clock::now();
   for (; !pending;) {
     try {
@@ -309,22 +261,34 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
       d.detail = describe(e);
       return d;
     }
-    // on_conflict wait:<d>: poll until the original finishes, then replay it.
-    // Observe never makes a request wait for another.
+    // on_conflict wait:<d>: ask again later until the original finishes, then replay it; the
+    // caller waits on a timer (or begin() sleeps). Observe never makes a request wait for another.
+    const auto now = Clock::now();
     if (result.decision != store::Decision::Conflict || !tier->onConflict.wait || tier->observed() ||
-        Clock::now() >= waitUntil)
+        now >= waitUntil || wait.lastLook)
       break;
-    std::this_thread::sleep_for(std::min<Clock::duration>(poll, waitUntil - Clock::now()));
-    poll = std::min(poll * 2, std::chrono::milliseconds(250));
+    if (!wait.slot) wait.slot = m_waits.enter(ReplayCache::idOf(claim.scope));
+    if (!wait.slot) {
+      notWaited = "not waited: as many requests as allowed wait already (for this key or in all)";
+      break;
+    }
+    // 25 ms, doubling to 250 ms: a short original is replayed soon, a long one costs few reads.
+    const auto poll = std::chrono::milliseconds(25 << std::min(wait.polls++, 3));
+    Decision d;
+    d.kind = Decision::Kind::Wait;
+    d.tier = tier->name;
+    d.retryAt = now + std::min<Clock::duration>(std::min<Clock::duration>(poll, std::chrono::milliseconds(250)),
+                                                waitUntil - now);
+    return d;
   }
 
   // A refusal that the store decided (409/422): problem+json with the key headers, traced.
   auto refuse = [&](Problem problem, trace::Outcome outcome, std::string_view detail,
-                    const std::string& retryAfter = {}) {
+                    const std::string& retryAfter = {}, std::string_view traced = {}) {
     Response r = makeProblem(problem, docs, detail, key);
     if (!retryAfter.empty()) r.headers.emplace_back("Retry-After", retryAfter);
     addKeyHeaders(r, key, result.expiresAt);
-    trace(claim.scope, *tier, result, outcome, fingerprint, r.status, msSince(started), claim.requestId, "");
+    trace(claim.scope, *tier, result, outcome, fingerprint, r.status, msSince(started), claim.requestId, traced);
     return respond(std::move(r), std::string(trace::sqlName(outcome)), tier->name);
   };
 
@@ -382,11 +346,14 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
       if (result.bodyRefused) return replayBusy(docs, key, tier->name);
       if (!pending) m_replays->put(claim.scope, fingerprint, result, sentAt);  // the store's answer only
       return replay(claim.scope, *tier, result, std::move(*result.stored), fingerprint, started, claim.requestId, docs);
-    case D::Conflict:
-      return refuse(Problem::RequestInProgress, trace::Outcome::Conflict,
-                    "A request with the same key is still being processed. Retry after the Retry-After delay "
-                    "with the same key and the same payload.",
-                    conflictRetryAfter(result));
+    case D::Conflict: {
+      Decision d = refuse(Problem::RequestInProgress, trace::Outcome::Conflict,
+                          "A request with the same key is still being processed. Retry after the Retry-After "
+                          "delay with the same key and the same payload.",
+                          conflictRetryAfter(result), notWaited);
+      d.detail = notWaited;
+      return d;
+    }
     case D::Mismatch:
       return refuse(Problem::PayloadMismatch, trace::Outcome::Mismatch,
                     match.templated ? "This key was first used with a different request (another payload, or another "

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/enforce/completionbacklog.h"
+#include "core/enforce/conflictwaits.h"
 #include "core/enforce/durabilitygate.h"
 #include "core/enforce/leasekeeper.h"
 #include "core/enforce/policysnapshot.h"
@@ -99,8 +100,11 @@ struct Decision {
     Execute,  // run the handler, then complete() or release() the ticket
     Respond,  // send `response` as is (replay, problem)
     Bypass,   // no enforcement on this route: run the handler plainly
+    Wait,     // the key's original still runs and the tier waits for it: ask again at `retryAt`
   };
   Kind kind = Kind::Bypass;
+  /// Wait: when to call begin() again with the same ConflictWait.
+  std::chrono::steady_clock::time_point retryAt{};
   std::optional<Ticket> ticket;
   Response response;
   // For logs and metrics: a trace outcome's name (trace::sqlName: executed, replayed, conflict,
@@ -164,11 +168,40 @@ class Enforcer {
   [[nodiscard]] const ReplayCache& replays() const { return *m_replays; }
 
   /// Decides what to do with a request under the policy in force. Never throws for store
-  /// trouble: answers 503.
+  /// trouble: answers 503. On a tier with on_conflict "wait:<d>" it may keep the calling
+  /// thread until the key's original finishes (a server calls the ConflictWait form instead).
   [[nodiscard]] Decision begin(const Request& request) { return begin(request, m_inForce.current()); }
   /// The same under a snapshot the caller took at the request's start (a server that read the
   /// policy already, for the tenant and the pages): its ticket keeps that snapshot.
   [[nodiscard]] Decision begin(const Request& request, const PolicyPtr& policy);
+  /// begin() that never sleeps: where the tier would wait for the key's original, the decision
+  /// is Kind::Wait, and the caller asks again at its `retryAt` with the same `wait` (a timer,
+  /// not a thread). The wait's place among the bounded waiters is kept in `wait` meanwhile.
+  [[nodiscard]] Decision begin(const Request& request, const PolicyPtr& policy, ConflictWait& wait);
+
+  /// A done key's answer the replay cache holds for this request (same scope and payload, within
+  /// the cache's bounds), found without the store and without blocking, so an event loop may
+  /// look. Nothing is recorded until replayFromMemory() answers it.
+  struct MemoryHit {
+    PolicyPtr policy;  // holds what `tier` points into
+    const policy::Tier* tier = nullptr;
+    std::string route;
+    store::Scope scope;
+    std::string fingerprint;
+    ReplayCache::Hit hit;
+    std::chrono::steady_clock::time_point started;
+    std::string requestId;
+  };
+  /// nullopt: only begin() can decide this request (no tier, no key, a refusal, observe, a tier
+  /// that asks for durability, a completion waiting in the backlog, no entry).
+  [[nodiscard]] std::optional<MemoryHit> findInMemory(const Request& request, const PolicyPtr& policy);
+  /// The hit's replay, traced as any replay (the trace writer queues; it never blocks).
+  [[nodiscard]] Decision replayFromMemory(const MemoryHit& hit);
+
+  /// How many requests may wait for their key's original (ConflictWaits); beyond it a retry
+  /// is answered 409 at once. Thread-safe.
+  void setConflictWaitBounds(ConflictWaitBounds bounds) { m_waits.setBounds(bounds); }
+  [[nodiscard]] const ConflictWaits& conflictWaits() const { return m_waits; }
 
   /// Stores the handler's response per the tier's cache rule and returns what to send: the
   /// response plus the key echo and the expiry header. A store failure is retried (see
@@ -210,7 +243,27 @@ class Enforcer {
                                                          std::string& failure);
   /// begin() without the rollout: what enforcement decides for the request.
   Decision decide(const Request& request, const PolicyPtr& policy, const policy::Policy::Match& match,
-                  std::chrono::steady_clock::time_point started);
+                  ConflictWait& wait);
+  /// A keyed request on a tier: its key's scope, or what was decided before it has one (a
+  /// refusal for its key or tenant; a bypass under rollout when-present).
+  struct Scoped {
+    std::optional<Decision> decided;
+    store::Scope scope;
+  };
+  Scoped scopeOf(const Request& request, const policy::Policy& policy, const policy::Tier& tier,
+                 std::string_view route) const;
+  /// The request's fingerprint under its tier (its path too on a template route), or the 400
+  /// for a body that cannot be read.
+  struct Fingerprinted {
+    std::optional<Decision> refused;
+    std::string fingerprint;
+  };
+  Fingerprinted fingerprintOf(const Request& request, const policy::Policy::Match& match, const std::string& docs,
+                              const std::string& key) const;
+  /// A replay cache hit, answered and traced (503 when the replay budget has no room).
+  Decision replayHit(const store::Scope& scope, const policy::Tier& tier, const ReplayCache::Hit& hit,
+                     const std::string& fingerprint, std::chrono::steady_clock::time_point started,
+                     const std::string& requestId, const std::string& docsUrl);
   /// A tier in observe: the answer is not sent and the request runs; the decision is traced.
   Decision observe(Decision d, const Request& request, const policy::Policy& policy,
                    const policy::Policy::Match& match, std::chrono::steady_clock::time_point started);
@@ -248,6 +301,7 @@ class Enforcer {
   Log m_log;
   CompletionRetry m_retry;
   std::unique_ptr<ReplayCache> m_replays = std::make_unique<ReplayCache>();
+  ConflictWaits m_waits;
   // After m_leases and m_log, so it stops (and logs what it could not store) before they go.
   CompletionBacklog m_backlog;
   DurabilityGate m_durability{m_store.pool(), m_log};

@@ -69,6 +69,14 @@ std::optional<ReplayCache::Hit> ReplayCache::find(const store::Scope& scope, con
   return hit;
 }
 
+bool ReplayCache::holds(const store::Scope& scope) const {
+  if (!enabled()) return false;
+  const std::string id = idOf(scope);
+  Shard& shard = shardOf(id);
+  std::lock_guard lock(shard.mutex);
+  return shard.index.contains(id);
+}
+
 void ReplayCache::put(const store::Scope& scope, const std::string& fingerprint, const store::ClaimResult& replay,
                       Clock::time_point sentAt) {
   if (!enabled() || replay.decision != store::Decision::Replay || !replay.stored || !replay.expiresAt) return;

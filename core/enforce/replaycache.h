@@ -65,12 +65,16 @@ class ReplayCache {
 
   /// The stored answer for this scope when it may still be served and the payload is the same.
   [[nodiscard]] std::optional<Hit> find(const store::Scope& scope, const std::string& fingerprint);
+  /// Whether an entry for this scope is kept (fresh or not, any payload); counts nothing.
+  [[nodiscard]] bool holds(const store::Scope& scope) const;
   /// Keeps the store's replay. `sentAt`: taken before the read that returned `replay` was sent.
   void put(const store::Scope& scope, const std::string& fingerprint, const store::ClaimResult& replay,
            Clock::time_point sentAt);
   /// Forgets the scope (this process is about to run its key again).
   void erase(const store::Scope& scope);
   [[nodiscard]] Stats stats() const;
+  /// A scope as one string: the cache's key (and the conflict waiters').
+  [[nodiscard]] static std::string idOf(const store::Scope& scope);
 
  private:
   struct Entry {
@@ -93,7 +97,6 @@ class ReplayCache {
     std::size_t bytes = 0;
   };
   static constexpr std::size_t kShards = 16;
-  static std::string idOf(const store::Scope& scope);
   Shard& shardOf(const std::string& id) const;
   void drop(Shard& shard, Lru::iterator it);
 

@@ -7,6 +7,7 @@
 // An execution may finish later and elsewhere: run() returns at once, and Call::finish() is
 // called exactly once from any thread (the proxy's on the event loop when the upstream answers;
 // the demo API's before run() returns, on the handler thread).
+#include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <optional>
 #include <string>
@@ -79,6 +80,8 @@ class Call : public std::enable_shared_from_this<Call> {
   friend class Gate;
   void settle(Result result);
   void respond();
+  /// The request as the enforcer takes it (built once; on one thread at a time).
+  const enforce::Request& enforceRequest();
 
   Gate& m_gate;
   server::Request m_request;
@@ -90,7 +93,10 @@ class Call : public std::enable_shared_from_this<Call> {
   Outcome m_outcome = Outcome::Forwarded;
   std::string m_executedAs;  // the store's decision for a keyed request (executed, lease_takeover, ...)
   std::optional<enforce::Ticket> m_ticket;
+  std::optional<enforce::Request> m_enforceRequest;
   std::optional<Host::InFlight> m_counted;  // until the client's answer is handed over
+  enforce::ConflictWait m_wait;             // on_conflict wait: since when, and its place among the waiters
+  std::unique_ptr<boost::asio::steady_timer> m_waitTimer;  // on the loop: when to ask the store again
   bool m_answered = false;
   bool m_finished = false;  // finish() was called: the execution gave its answer
 };
@@ -110,7 +116,8 @@ class Execution {
     (void)request;
     return false;
   }
-  /// A refusal before the key is claimed; nullopt: the request may run.
+  /// A refusal before the key is claimed; nullopt: the request may run. Never blocks: it may be
+  /// called on the event loop whatever thread() says (before a replay from memory).
   [[nodiscard]] virtual std::optional<Refusal> vet(const server::Request& request) {
     (void)request;
     return std::nullopt;

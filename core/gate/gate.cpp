@@ -32,6 +32,16 @@ Call::Call(Gate& gate, Request request, const server::Dispatch& where, server::D
 // An open ticket ends itself here (enforcer.h: stored as a 500 under after-start).
 Call::~Call() = default;
 
+const enforce::Request& Call::enforceRequest() {
+  // The tenant comes from the header the gateway sets (vetted in Gate::front()), never parsed by
+  // the enforcer itself. Built once: a waiter asks the store many times, a replay from memory
+  // may look first.
+  if (!m_enforceRequest)
+    m_enforceRequest.emplace(enforce::Request{m_request.method, m_request.path, m_request.headers, m_request.body,
+                                              m_request.requestId, Host::tenantHeaderValue(policy(), m_request.headers)});
+  return *m_enforceRequest;
+}
+
 void Call::respond() {
   if (!m_done) return;
   // One Request-Id: the transport's, unless the execution's answer names its own (the service's).
@@ -236,9 +246,11 @@ void Gate::front(const CallPtr& call) {
   if (m_execution.thread() == Execution::Thread::Loop) {
     if (auto refused = m_execution.vet(req)) return refuse(call, std::move(*refused));
     if (bypass) return m_execution.run(call);  // never leaves the loop
+    if (replayedFromMemory(call, false)) return;  // nor does a done key's replay from memory
     boost::asio::post(call->m_handlers, [this, call] { decide(call); });
     return;
   }
+  if (!bypass && replayedFromMemory(call, true)) return;
   boost::asio::post(call->m_handlers, [this, call, bypass] {
     try {
       if (auto refused = m_execution.vet(call->m_request)) return refuse(call, std::move(*refused));
@@ -251,20 +263,41 @@ void Gate::front(const CallPtr& call) {
   });
 }
 
+bool Gate::replayedFromMemory(const CallPtr& call, bool vetFirst) {
+  if (!m_host.enforcer().replays().enabled()) return false;  // --replay-cache off
+  auto hit = m_host.enforcer().findInMemory(call->enforceRequest(), call->m_policy);
+  if (!hit) return false;
+  // The execution's refusals come first, as on the way through a handler thread.
+  if (vetFirst)
+    if (auto refused = m_execution.vet(call->m_request)) {
+      refuse(call, std::move(*refused));
+      return true;
+    }
+  enforce::Decision d = m_host.enforcer().replayFromMemory(*hit);
+  call->m_handled.tier = d.tier;
+  call->m_handled.response = std::move(d.response);
+  call->m_handled.hold = std::move(d.bodyHold);  // the replay budget's share, until the transport wrote it
+  // Replayed, or the 503 of a full replay budget.
+  call->m_outcome = outcomeNamed(d.outcome).value_or(Outcome::Error);
+  call->respond();
+  return true;
+}
+
 void Gate::decide(const CallPtr& call) {
   const Request& req = call->m_request;
   Handled& h = call->m_handled;
   try {
-    // The tenant comes from the header the gateway sets (vetted in front()), never parsed by
-    // the enforcer itself.
-    const enforce::Request er{req.method, req.path, req.headers, req.body, req.requestId,
-                              Host::tenantHeaderValue(call->policy(), req.headers)};
-    enforce::Decision d = m_host.enforcer().begin(er, call->m_policy);
+    enforce::Decision d = m_host.enforcer().begin(call->enforceRequest(), call->m_policy, call->m_wait);
+    if (d.kind == enforce::Decision::Kind::Wait) return waitThenDecide(call, d.retryAt);
     if (!d.tier.empty()) h.tier = d.tier;
     if (!d.crossKeyMode.empty()) m_host.metrics().suspectedDuplicate(d.route, d.crossKeyMode);
-    if (!d.detail.empty()) server::logInternalError(req.requestId, "deciding on the key", d.detail);
     const auto named = outcomeNamed(d.outcome);
     call->m_outcome = named.value_or(Outcome::Error);
+    // Why the decision was made so goes to the request's access log line; a failure (the
+    // store's error behind a 503) to the error log too, under the request id the client quotes.
+    h.detail = d.detail;
+    if (!d.detail.empty() && (call->m_outcome == Outcome::Unavailable || call->m_outcome == Outcome::Error))
+      server::logInternalError(req.requestId, "deciding on the key", d.detail);
     switch (d.kind) {
       case enforce::Decision::Kind::Respond:
         h.response = std::move(d.response);
@@ -280,12 +313,58 @@ void Gate::decide(const CallPtr& call) {
         h.generation = d.ticket->generation();
         call->m_ticket.emplace(std::move(*d.ticket));
         break;
+      case enforce::Decision::Kind::Wait:  // returned above
+        break;
     }
   } catch (const std::exception& e) {
     failed(call, e);
     return call->respond();
   }
   run(call);
+}
+
+void Gate::waitThenDecide(const CallPtr& call, std::chrono::steady_clock::time_point at) {
+  auto askAgain = [this, call] { boost::asio::post(call->m_handlers, [this, call] { decide(call); }); };
+  if (!call->m_loop) {  // the transport always gives a loop; without one, one last look
+    call->m_wait.lastLook = true;
+    return askAgain();
+  }
+  // The timer lives on the connection's strand: armed and cancelled there only.
+  boost::asio::post(call->m_loop, [this, call, at, askAgain] {
+    {
+      const std::lock_guard lock(m_waitingMutex);
+      m_waiting.emplace(call.get(), call);
+    }
+    // Checked after joining the registry: stopping() either sees this call or was seen here.
+    if (m_stopping.load()) call->m_wait.lastLook = true;
+    if (!call->m_waitTimer) call->m_waitTimer = std::make_unique<boost::asio::steady_timer>(call->m_loop);
+    call->m_waitTimer->expires_at(call->m_wait.lastLook ? std::chrono::steady_clock::now() : at);
+    call->m_waitTimer->async_wait([this, call, askAgain](const boost::system::error_code& cancelled) {
+      {
+        const std::lock_guard lock(m_waitingMutex);
+        m_waiting.erase(call.get());
+      }
+      if (cancelled) call->m_wait.lastLook = true;  // the server is stopping
+      askAgain();
+    });
+  });
+}
+
+void Gate::stopping() {
+  m_execution.stopping();
+  // Waiters would keep a stopping server up for the rest of their wait: each looks once more
+  // now (a replay if the original finished, else its 409).
+  m_stopping.store(true);
+  std::vector<CallPtr> waiting;
+  {
+    const std::lock_guard lock(m_waitingMutex);
+    for (const auto& [_, weak] : m_waiting)
+      if (auto call = weak.lock()) waiting.push_back(std::move(call));
+  }
+  for (const auto& call : waiting)
+    boost::asio::post(call->m_loop, [call] {
+      if (call->m_waitTimer) call->m_waitTimer->cancel();
+    });
 }
 
 void Gate::run(const CallPtr& call) {

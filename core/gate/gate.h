@@ -6,7 +6,11 @@
 // What executes is an Execution (execution.h): the demo API or the upstream call. The gate is
 // the transport's Handler for the main listener; nothing here blocks the event loop (the store's
 // calls run on the handler threads).
+#include <atomic>
+#include <chrono>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "core/gate/execution.h"
 #include "core/gate/host.h"
@@ -29,7 +33,7 @@ class Gate : public server::Handler {
 
   bool start(server::Request& request, const server::Dispatch& where, server::Done& done) override;
   [[nodiscard]] server::Metrics& metrics() override { return m_host.metrics(); }
-  void stopping() override { m_execution.stopping(); }
+  void stopping() override;
   void finish() override { m_execution.finish(); }
   [[nodiscard]] std::string metricsText() const override { return m_execution.metricsText(); }
 
@@ -39,7 +43,13 @@ class Gate : public server::Handler {
   friend class Call;
   void front(const CallPtr& call);   // loop: peers, pages, tenant, header checks
   void decide(const CallPtr& call);  // handler thread: the enforcer's begin
+  /// loop: a done key's replay the cache holds, answered without a handler thread; false when
+  /// only decide() can answer. `vetFirst`: the execution's refusals were not checked yet.
+  bool replayedFromMemory(const CallPtr& call, bool vetFirst);
   void run(const CallPtr& call);     // where the execution runs
+  /// on_conflict wait: a timer on the call's loop, then decide() again on a handler thread. No
+  /// thread is held meanwhile.
+  void waitThenDecide(const CallPtr& call, std::chrono::steady_clock::time_point at);
   /// The 403 for a tenant header from an untrusted peer; nullopt when the request may go on.
   [[nodiscard]] std::optional<http::Response> untrustedTenant(const policy::Policy& policy,
                                                              const server::Request& request) const;
@@ -52,6 +62,10 @@ class Gate : public server::Handler {
   Host& m_host;
   Execution& m_execution;
   GateOptions m_options;
+  /// Calls waiting on their timer, so that stopping ends their waits at once.
+  std::atomic<bool> m_stopping{false};
+  std::mutex m_waitingMutex;
+  std::unordered_map<const Call*, std::weak_ptr<Call>> m_waiting;
 };
 
 }  // namespace idem::gate

@@ -65,6 +65,8 @@ Gauges Host::gauges() const {
   g.inFlight = m_inFlight.load();
   g.replayCache = m_enforcer.replays().stats();
   g.replayBodies = m_replayBodies.stats();
+  g.conflictWaiters = m_enforcer.conflictWaits().waiting();
+  g.conflictWaitsRefused = m_enforcer.conflictWaits().refused();
   g.policyVersion = m_enforcer.policy()->version;
   return g;
 }

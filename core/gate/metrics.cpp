@@ -159,6 +159,12 @@ std::string Metrics::render(const Gauges& g) const {
   counter("idem_replay_budget_refusals_total",
           "Replays answered 503 with Retry-After because the replay budget had no room (nothing was executed).",
           rb.refused);
+  gauge("idem_conflict_waiters",
+        "Requests waiting for their key's original to finish (on_conflict wait); each holds a timer, no thread.",
+        "", g.conflictWaiters);
+  counter("idem_conflict_waits_refused_total",
+          "Retries a tier would let wait, answered 409 at once because as many wait already (per key or in all).",
+          g.conflictWaitsRefused);
   renderTransport(out);
   return out;
 }

@@ -34,6 +34,8 @@ struct Gauges {
   int inFlight = 0;
   enforce::ReplayCache::Stats replayCache;
   store::ReplayBodies::Stats replayBodies;
+  int conflictWaiters = 0;             // requests waiting for their key's original (on_conflict wait)
+  long long conflictWaitsRefused = 0;  // retries answered 409 at once: the waiters' bound was reached
   int policyVersion = 0;  // the recorded version requests start under now
 };
 

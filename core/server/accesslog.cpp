@@ -28,6 +28,7 @@ std::string formatLogLine(const LogRecord& r) {
   put("tier", r.tier);
   put("outcome", r.outcome);
   put("would", r.would);
+  put("detail", r.detail);
   put("tenant", r.tenant);
   put("idempotency_key", r.key);
   if (r.generation > 0) j["generation"] = r.generation;

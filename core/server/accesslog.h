@@ -19,6 +19,7 @@ struct LogRecord {
   bool replayed = false;
   std::string resource;  // id of the resource created, if any
   std::string would;     // observe: the decision that was not enforced (key_missing, replayed, ...)
+  std::string detail;    // why a refusal was decided so (the store's error, a bound): the operator's only
   double latencyMs = 0;
   std::string remote;
 };

@@ -458,6 +458,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public RawEx
     rec.generation = h.generation;
     rec.resource = h.resource;
     rec.would = h.would;
+    rec.detail = h.detail;
     const auto replayed = http::findHeader(response.headers, "Idempotent-Replayed");
     rec.replayed = replayed && *replayed == "true";
     rec.latencyMs = seconds * 1000.0;

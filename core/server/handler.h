@@ -41,6 +41,10 @@ struct Handled {
   /// What the answer's body is counted against (a replay's share of the replay budget): the
   /// connection keeps it until the answer is written. Null for most answers.
   std::shared_ptr<const void> hold;
+
+  /// For the operator's access log only, never sent: why a refusal was decided so (the store's
+  /// error behind a 503, a wait not granted).
+  std::string detail;
 };
 
 /// Where a request may be answered: `loop` is the connection's executor on the event loop (never

@@ -5,6 +5,8 @@
 // what the request asks of it (headers below), on the event loop like the proxy's, or on a
 // handler thread like the demo API's.
 #include <atomic>
+#include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <QtTest>
@@ -32,7 +34,9 @@ inline const char* const kGatePolicy = R"json({
     { "name": "dup-hold", "routes": ["POST /v1/dup-hold"], "ttl": "1h", "cache": "2xx-only",
       "cross_key": { "mode": "hold", "window": "60s" } },
     { "name": "dup-reject", "routes": ["POST /v1/dup-reject"], "ttl": "1h",
-      "cross_key": { "mode": "reject", "window": "2s" } }
+      "cross_key": { "mode": "reject", "window": "2s" } },
+    { "name": "waits", "routes": ["POST /v1/waits"], "ttl": "1h", "on_conflict": "wait:15s",
+      "fingerprint": { "mode": "body" } }
   ]
 })json";
 
@@ -56,7 +60,8 @@ class FakeExecution : public gate::Execution {
     return gate::Refusal{server::problem(http::Problem::UnsupportedMediaType, "Send JSON.", "https://docs.test/idempotency"),
                          gate::Outcome::BadRequest};
   }
-  /// X-Throw: throws. X-Hold: answers only when release() is called. X-Then: release|unknown.
+  /// X-Throw: throws. X-Hold: answers only when release() is called. X-Block: likewise, and keeps
+  /// the thread it runs on until then (a demo API request stuck in the store). X-Then: release|unknown.
   /// X-Own-Request-Id: the answer names a request id of its own.
   void run(const gate::CallPtr& call) override {
     const server::Request& r = call->request();
@@ -71,7 +76,26 @@ class FakeExecution : public gate::Execution {
       m_held.push_back(call);
       return;
     }
+    if (http::findHeader(r.headers, "X-Block")) {
+      std::unique_lock lock(m_mutex);
+      ++m_blocked;
+      m_unblock.wait(lock, [&] { return m_blocked == 0; });
+    }
     answer(call);
+  }
+
+  /// Threads kept by X-Block requests now.
+  [[nodiscard]] int blocked() const {
+    const std::lock_guard lock(m_mutex);
+    return m_blocked;
+  }
+  /// Lets every X-Block request answer.
+  void unblock() {
+    {
+      const std::lock_guard lock(m_mutex);
+      m_blocked = 0;
+    }
+    m_unblock.notify_all();
   }
 
   /// Answers every held call.
@@ -99,7 +123,7 @@ class FakeExecution : public gate::Execution {
     gate::Result result;
     result.response.status = 201;
     result.response.headers.emplace_back("Content-Type", "application/json");
-    result.response.body = nlohmann::json{{"run", m_calls.load()}, {"path", r.path}}.dump();
+    result.response.body = nlohmann::json{{"run", m_calls.load()}, {"path", r.path}, {"request", r.requestId}}.dump();
     if (http::findHeader(r.headers, "X-Own-Request-Id")) result.response.headers.emplace_back("Request-Id", "svc_1");
     const auto then = http::findHeader(r.headers, "X-Then");
     if (then == "release") {
@@ -118,19 +142,28 @@ class FakeExecution : public gate::Execution {
   mutable std::mutex m_mutex;
   std::vector<Ran> m_ran;
   std::vector<gate::CallPtr> m_held;
+  int m_blocked = 0;
+  std::condition_variable m_unblock;
 };
 
 /// A server whose gate runs the fake: `serve`'s shape (handler threads) or the proxy's (loop).
 struct GateServer {
-  GateServer(const TestDatabase& db, gate::Execution::Thread where) {
+  /// `setup` sees the host before the first request (e.g. the enforcer's bounds).
+  GateServer(const TestDatabase& db, gate::Execution::Thread where, int threads = 8,
+             const std::function<void(gate::Host&)>& setup = {}) {
     endpoint::ServerOptions o;
     o.conninfo = db.conninfo();
     o.policy = policy::parsePolicy(kGatePolicy, "gate-test-policy.json");
-    o.threads = 8;
+    o.threads = threads;
     o.poolSize = 4;
     o.adminPort = 0;
     o.traceFlushInterval = std::chrono::milliseconds(20);
-    o.execution = [this, where](gate::Host&) {
+    o.accessLog = [this](const std::string& line) {
+      const std::lock_guard lock(m_logMutex);
+      m_log.push_back(line);
+    };
+    o.execution = [this, where, setup](gate::Host& host) {
+      if (setup) setup(host);
       auto fake = std::make_unique<FakeExecution>(where);
       execution = fake.get();
       return fake;
@@ -163,8 +196,22 @@ struct GateServer {
     return at == std::string::npos ? 0 : std::stoll(body.substr(at + series.size()));
   }
 
+  /// The access log line of the answer that carried this Request-Id; null when none (yet).
+  [[nodiscard]] nlohmann::json logLine(const std::string& requestId) const {
+    const std::lock_guard lock(m_logMutex);
+    for (const auto& line : m_log) {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_object() && j.value("request_id", "") == requestId) return j;
+    }
+    return nullptr;
+  }
+
   FakeExecution* execution = nullptr;
   std::unique_ptr<endpoint::Server> server;
+
+ private:
+  mutable std::mutex m_logMutex;
+  std::vector<std::string> m_log;
 };
 
 /// One store, and the gate over both shapes of an execution: a suite's tests run against each

@@ -16,6 +16,12 @@ const char* const kPolicy =
     "{ \"docs_url\": \"https://docs.test/idempotency\",\n"
     "  \"tiers\": [ { \"name\": \"slow\", \"routes\": [\"POST /v1/slow\"], \"ttl\": \"1h\", \"lease\": \"30s\" } ] }\n";
 
+// The same route, its retries waiting for the running original (on_conflict wait).
+const char* const kWaitPolicy =
+    "{ \"docs_url\": \"https://docs.test/idempotency\",\n"
+    "  \"tiers\": [ { \"name\": \"slow\", \"routes\": [\"POST /v1/slow\"], \"ttl\": \"1h\", \"lease\": \"30s\",\n"
+    "                \"on_conflict\": \"wait:15s\" } ] }\n";
+
 double secondsFor(const std::function<int()>& call, int& status) {
   const auto at = std::chrono::steady_clock::now();
   status = call();
@@ -64,6 +70,49 @@ class TestSlowUpstream : public QObject {
       const auto r = f.get();
       QVERIFY2(r.status == 200 || r.status == 201, std::to_string(r.status).c_str());
     }
+  }
+
+  // Issue 28, scenario 1's second half: a slow keyed request in flight, then three times as many
+  // retries of its key as the proxy has handler threads, on a tier that waits for the original.
+  // The retries wait on timers: a new key and the admin /healthz answer before the upstream
+  // answers the original; then every retry gets its answer as a replay, and it ran once.
+  void conflictWaitsHoldNoThread() {
+    test::RawUpstreamRig rig("px_conflictwait", kWaitPolicy, {"--threads", "4"});
+    const int port = rig.proxy->port();
+    const int adminPort = test::adminPortOf(*rig.proxy);
+    const http::Headers slow{{"Content-Type", "application/json"}, {"Idempotency-Key", "waited-1"},
+                             {"X-Test-Sleep-Ms", "10000"}};
+    auto post = [port](const http::Headers& headers) {
+      return std::async(std::launch::async, [port, headers] {
+        return client::Client("127.0.0.1", port, std::chrono::seconds(30)).post("/v1/slow", headers, "{}");
+      });
+    };
+    auto original = post(slow);
+    QTRY_COMPARE(rig.executions("waited-1"), 1);  // the upstream has it (its ledger, before it sleeps)
+    std::vector<std::future<client::ClientResponse>> retries;
+    for (int i = 0; i < 12; ++i) retries.push_back(post(slow));
+    client::Client admin("127.0.0.1", adminPort, std::chrono::seconds(30));
+    // Checked below, after what the old code failed at (it had no such gauge).
+    const bool allWaiting = QTest::qWaitFor(
+        [&] { return test::metricSample(admin.get("/metrics").body, "idem_conflict_waiters") == 12; }, 3000);
+
+    auto other = post({{"Content-Type", "application/json"}, {"Idempotency-Key", "other-1"}, {"X-Test-Sleep-Ms", "0"}});
+    QVERIFY2(other.wait_for(std::chrono::seconds(5)) == std::future_status::ready, "a new key waited behind the retries");
+    QCOMPARE(other.get().status, 201);
+    QCOMPARE(admin.get("/healthz").status, 200);
+    // All of that before the upstream answered the original.
+    QVERIFY(original.wait_for(std::chrono::seconds(0)) != std::future_status::ready);
+    QVERIFY(allWaiting);
+
+    const auto first = original.get();
+    QCOMPARE(first.status, 201);
+    for (auto& f : retries) {
+      const auto r = f.get();
+      QCOMPARE(r.status, 201);
+      QCOMPARE(r.header("Idempotent-Replayed"), std::string("true"));
+      QCOMPARE(r.body, first.body);
+    }
+    QCOMPARE(rig.executions("waited-1"), 1);
   }
 
   void oneSlowRouteCannotTakeEveryUpstreamConnection() {
