@@ -36,11 +36,17 @@ class Seeder {
 
   ClientResponse post(const std::string& path, const std::string& tenant, const std::string& key,
                       const std::string& body, http::Headers extra = {}, Client* client = nullptr) {
+    ++m_report.requests;
+    return send(path, tenant, key, body, std::move(extra), client ? *client : m_client);
+  }
+
+  /// One request, not counted: safe from another thread (the report is the seeding thread's).
+  static ClientResponse send(const std::string& path, const std::string& tenant, const std::string& key,
+                             const std::string& body, http::Headers extra, Client& client) {
     http::Headers h{{"Content-Type", "application/json"}, {"Account-Id", tenant}};
     if (!key.empty()) h.emplace_back("Idempotency-Key", key);
     h.insert(h.end(), extra.begin(), extra.end());
-    ++m_report.requests;
-    return (client ? *client : m_client).post(path, h, body);
+    return client.post(path, h, body);
   }
 
   void expect(const ClientResponse& r, int status, const std::string& what) {
@@ -52,12 +58,14 @@ class Seeder {
   /// Concurrent request while another one holds the key (Sim-Delay): the retry's answer.
   ClientResponse retryDuring(const std::string& path, const std::string& tenant, const std::string& key,
                              const std::string& body, int delayMs, int retryAfterMs, ClientResponse* original) {
-    auto slow = std::async(std::launch::async, [&] {
-      Client c("127.0.0.1", m_server.port());
-      return post(path, tenant, key, body, {{"Sim-Delay-Ms", std::to_string(delayMs)}}, &c);
+    const int port = m_server.port();
+    auto slow = std::async(std::launch::async, [&, port] {
+      Client c("127.0.0.1", port);
+      return send(path, tenant, key, body, {{"Sim-Delay-Ms", std::to_string(delayMs)}}, c);
     });
+    ++m_report.requests;  // the slow one, counted here: the report is this thread's
     std::this_thread::sleep_for(std::chrono::milliseconds(retryAfterMs));
-    Client c("127.0.0.1", m_server.port());
+    Client c("127.0.0.1", port);
     auto r = post(path, tenant, key, body, {}, &c);
     *original = slow.get();
     return r;
