@@ -46,7 +46,8 @@ class ClaimArrays {
 };
 
 /// One key's fresh claim by a single-row statement on `c`: nullopt when the key has a live row
-/// or history (or a sweeper archived it meanwhile). Throws like any statement.
+/// or history (or a sweeper archived it meanwhile), or, with cross_key, when another key holds its
+/// request's mark (claimSameRequest decides then). Throws like any statement.
 [[nodiscard]] std::optional<ClaimResult> claimFreshOne(pg::Connection& c, const ClaimRequest& q);
 
 class KeyBatches {

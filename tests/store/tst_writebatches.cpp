@@ -116,6 +116,18 @@ class TestWriteBatches : public QObject {
     QVERIFY2(allQueued, "the other requests never queued behind the statement in flight");
   }
 
+  /// Claims every request on a thread of its own, all queued behind the held batch slots so that
+  /// they go to the store in one statement; each request's result, in order.
+  std::vector<Outcome<store::ClaimResult>> claimInOneBatch(pg::Connection& blocker,
+                                                           const std::vector<store::ClaimRequest>& requests) {
+    std::vector<Outcome<store::ClaimResult>> outcomes(requests.size());
+    std::vector<std::function<void()>> rest;
+    for (std::size_t i = 0; i < requests.size(); ++i)
+      rest.emplace_back([&, i] { outcomes[i].result = m_store->claim(requests[i]); });
+    heldBatch(blocker, heldClaims(), rest, [&] { return m_store->writeBatches().claimsWaiting; });
+    return outcomes;
+  }
+
  private slots:
   void init() {
     m_db = std::make_unique<test::TestDatabase>("write_batches");
@@ -139,11 +151,7 @@ class TestWriteBatches : public QObject {
     for (int i = 0; i < 12; ++i) requests.push_back(request("distinct-" + std::to_string(i)));
     for (int i = 0; i < 3; ++i) requests.push_back(request("shared"));
     requests.push_back(request("shared", "fp-other"));
-    std::vector<Outcome<store::ClaimResult>> outcomes(requests.size());
-    std::vector<std::function<void()>> rest;
-    for (std::size_t i = 0; i < requests.size(); ++i)
-      rest.emplace_back([&, i] { outcomes[i].result = m_store->claim(requests[i]); });
-    heldBatch(blocker, heldClaims(), rest, [&] { return m_store->writeBatches().claimsWaiting; });
+    const auto outcomes = claimInOneBatch(blocker, requests);
     if (QTest::currentTestFailed()) return;
 
     // The held keys were freed by the rollback, each claimed by its own statement; the sixteen
@@ -208,11 +216,7 @@ class TestWriteBatches : public QObject {
       requests.push_back(request("hedged-" + std::to_string(i), "fp-hedged"));
       requests.back().crossKey = store::CrossKeyCheck{60s, hold, false, false};
     }
-    std::vector<Outcome<store::ClaimResult>> outcomes(requests.size());
-    std::vector<std::function<void()>> rest;
-    for (std::size_t i = 0; i < requests.size(); ++i)
-      rest.emplace_back([&, i] { outcomes[i].result = m_store->claim(requests[i]); });
-    heldBatch(blocker, heldClaims(), rest, [&] { return m_store->writeBatches().claimsWaiting; });
+    const auto outcomes = claimInOneBatch(blocker, requests);
     if (QTest::currentTestFailed()) return;
     QCOMPARE(m_store->writeBatches().claimBatches, kHeld + 1LL);  // the eight went in one statement
 
