@@ -4,6 +4,8 @@
 #include <map>
 
 #include "core/explain/search.h"
+#include "core/policy/route.h"
+#include "core/policy/route_template.h"
 #include "core/store/transaction.h"
 
 namespace idem::explain {
@@ -203,6 +205,40 @@ std::string listScopes(const std::vector<KeyRef>& refs, bool withKey) {
 
 }  // namespace
 
+namespace {
+
+// A scope written with the path the client sent ("POST /v1/orders/123/capture") for a key
+// stored under its route template ("POST /v1/orders/{id}/capture"): the key's scopes in the
+// tenant whose template matches that path, the most specific template only, as the policy
+// chose it. The key-first indexes of both tables find the key's few rows.
+std::vector<KeyRef> findUnderTemplate(pg::Connection& conn, const std::string& key, const Scope& scope,
+                                      const std::optional<std::string>& service) {
+  const auto space = scope.endpoint.find(' ');
+  if (space == std::string::npos) return {};
+  const auto requested = policy::canonicalRoute(scope.endpoint.substr(0, space), scope.endpoint.substr(space + 1));
+  if (!requested) return {};
+  auto r = conn.exec(
+      "SELECT endpoint, service FROM idem.keys WHERE idem_key = $1 AND tenant = $2"
+      " UNION SELECT endpoint, service FROM idem.key_archive WHERE idem_key = $1 AND tenant = $2 ORDER BY 1, 2",
+      {key, scope.tenant});
+  std::vector<KeyRef> out;
+  std::string best;
+  for (int i = 0; i < r.rows(); ++i) {
+    const std::string endpoint = r.str(i, "endpoint"), inService = r.str(i, "service");
+    if (!policy::isRouteTemplate(endpoint) || (service && *service != inService)) continue;
+    const auto rank = policy::templateRank(endpoint, *requested);
+    if (!rank) continue;
+    if (out.empty() || *rank < best) {
+      out.clear();
+      best = *rank;
+    }
+    if (*rank == best) out.push_back(KeyRef{Scope{scope.tenant, endpoint, inService}, key});
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<KeyRef> findKey(pg::Connection& conn, const std::string& key, const std::optional<Scope>& scope,
                             const std::optional<std::string>& service) {
   if (scope) {
@@ -219,6 +255,7 @@ std::vector<KeyRef> findKey(pg::Connection& conn, const std::string& key, const 
       Scope s{scope->tenant, scope->endpoint, r.str(i, "service")};
       if (!service || *service == s.service) out.push_back(KeyRef{std::move(s), key});
     }
+    if (out.empty()) out = findUnderTemplate(conn, key, *scope, service);
     return out;
   }
   auto found = refs(searchKeys(conn, key, SearchOptions{true, false, false, 0}));

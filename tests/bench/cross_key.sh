@@ -54,18 +54,7 @@ start_proxy off '{ "mode": "off" }'
 start_proxy hold "${HOLD_CROSS_KEY:-{ \"mode\": \"hold\", \"window\": \"60s\" \}}"
 
 # Every request a new key and a body of its own (the key is in the body).
-cat >"$WORK/new.lua" <<'LUA'
-local counter, prefix = 0, ""
-local threads = 0
-function setup(thread) threads = threads + 1; thread:set("tid", threads) end
-function init(args) prefix = (args[1] or "run") .. "-" .. tostring(tid) .. "-" end
-function request()
-  counter = counter + 1
-  local key = prefix .. counter
-  return wrk.format("POST", "/v1/charges", { ["Content-Type"] = "application/json", ["Idempotency-Key"] = key },
-                    '{"amount":1000,"currency":"usd","customer":"cus_bench","order":"' .. key .. '"}')
-end
-LUA
+new_keys_lua "$WORK/new.lua"
 
 ticks() {  # pid...: their CPU clock ticks, summed
   local total=0 pid t

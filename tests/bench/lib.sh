@@ -35,3 +35,24 @@ bench_cleanup() {
   "$IDEMCTL" cluster stop --dir "$WORK/pg" >/dev/null 2>&1 || true
   rm -rf "$WORK"
 }
+
+# A wrk script that sends every request under a key never sent before (per run, per wrk thread,
+# per request; the run's name is wrk's first script argument) as a POST /v1/charges. With BODY,
+# every request carries that body; without, each body names its key, so no two requests are the
+# same charge.
+new_keys_lua() {  # file [body]
+  local body="'{\"amount\":1000,\"currency\":\"usd\",\"customer\":\"cus_bench\",\"order\":\"' .. key .. '\"}'"
+  [ $# -ge 2 ] && body="'$2'"
+  cat >"$1" <<LUA
+local counter, prefix = 0, ""
+local threads = 0
+function setup(thread) threads = threads + 1; thread:set("tid", threads) end
+function init(args) prefix = (args[1] or "run") .. "-" .. tostring(tid) .. "-" end
+function request()
+  counter = counter + 1
+  local key = prefix .. counter
+  return wrk.format("POST", "/v1/charges", { ["Content-Type"] = "application/json", ["Idempotency-Key"] = key },
+                    $body)
+end
+LUA
+}

@@ -87,18 +87,8 @@ PROXY=$URL_proxy
 PROXY_NOCACHE=$URL_proxynocache
 
 BODY='{"amount":1000,"currency":"usd","customer":"cus_bench"}'
-# New keys: every request a key never sent before (per run, per wrk thread, per request).
-cat >"$WORK/new.lua" <<LUA
-local counter, prefix = 0, ""
-local threads = 0
-function setup(thread) threads = threads + 1; thread:set("tid", threads) end
-function init(args) prefix = (args[1] or "run") .. "-" .. tostring(tid) .. "-" end
-function request()
-  counter = counter + 1
-  return wrk.format("POST", "/v1/charges", { ["Content-Type"] = "application/json",
-                    ["Idempotency-Key"] = prefix .. counter }, '$BODY')
-end
-LUA
+# New keys: every request a key never sent before, all with the same body.
+new_keys_lua "$WORK/new.lua" "$BODY"
 # Replays: one key whose first request ran before the run.
 cat >"$WORK/replay.lua" <<LUA
 wrk.method = "POST"

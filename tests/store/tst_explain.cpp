@@ -352,6 +352,37 @@ class TestExplain : public QObject {
     QVERIFY_THROWS_EXCEPTION(explain::NotFound, (void)explain::loadByResource(c, "pay_nope"));
   }
 
+  void scopeWithThePathTheClientSent() {
+    // Support has the request as the client sent it; the key is stored under its route template.
+    test::TestDatabase db("explain_template_scope");
+    auto c = db.connect();
+    const char* insert =
+        "INSERT INTO idem.keys (tenant, endpoint, idem_key, tier, fingerprint, state, resp_status, resource_ref,"
+        "   created_at, expires_at) VALUES ($1, $2, $3, 'orders', '\\x01'::bytea, 'done', 200, $4,"
+        "   '2026-05-01T08:00:00Z', '2026-05-02T08:00:00Z')";
+    c.exec(insert, {"acct_1", "POST /v1/orders/{id}/capture", "k_cap", "cap_1"});
+    c.exec(insert, {"acct_1", "POST /v1/orders/{id}/{action}", "k_cap", "act_1"});  // a less specific route
+    c.exec(insert, {"acct_2", "POST /v1/orders/{id}/capture", "k_cap", "cap_2"});   // another tenant's
+    c.exec(insert, {"acct_1", "POST /v1/orders/{id}/{action}", "k_refund", "act_2"});
+
+    auto h = explain::loadByKey(c, "k_cap", explain::Scope::parse("acct_1 post /v1/orders/ord_9/capture"));
+    QCOMPARE(h.scope.endpoint, std::string("POST /v1/orders/{id}/capture"));
+    QCOMPARE(h.generations.at(0).resourceRef.value_or(""), std::string("cap_1"));
+    h = explain::loadByKey(c, "k_refund", explain::Scope::parse("acct_1 POST /v1/orders/ord_9/refund"));
+    QCOMPARE(h.scope.endpoint, std::string("POST /v1/orders/{id}/{action}"));
+    // The template spelling still works; a path no route of the key matches, another tenant's
+    // key or another method finds nothing.
+    QCOMPARE(explain::loadByKey(c, "k_cap", explain::Scope::parse("acct_2 POST /v1/orders/{id}/capture"))
+                 .generations.at(0).resourceRef.value_or(""),
+             std::string("cap_2"));
+    QVERIFY_THROWS_EXCEPTION(explain::NotFound,
+                             (void)explain::loadByKey(c, "k_cap", explain::Scope::parse("acct_1 POST /v1/orders/ord_9")));
+    QVERIFY_THROWS_EXCEPTION(explain::NotFound,
+                             (void)explain::loadByKey(c, "k_refund", explain::Scope::parse("acct_2 POST /v1/orders/o/refund")));
+    QVERIFY_THROWS_EXCEPTION(explain::NotFound,
+                             (void)explain::loadByKey(c, "k_cap", explain::Scope::parse("acct_1 PUT /v1/orders/o/capture")));
+  }
+
   void cliJsonTextMarkdownAndErrors() {
     test::TestDatabase db("explain_cli");
     {

@@ -45,8 +45,10 @@ std::string policyText() {
   const json tiers = json::array({
       {{"name", "payments"}, {"routes", {"POST /v1/payments", "POST /v1/refunds"}}, {"ttl", "24h"}, {"lease", "30s"},
        {"archive_retention", "400d"}, {"body_retention", "30d"},
-       {"reference_windows", {{"channel_retry", "72h"}, {"reconciliation", "48h"}}}},
-      {{"name", "orders"}, {"routes", {"POST /v1/orders"}}, {"ttl", "30m"}, {"reference_windows", {{"client_retry", "20m"}}}},
+       {"reference_windows", {{"channel_retry", "72h"}, {"reconciliation", "48h"}}},
+       {"cross_key", {{"mode", "hold"}, {"window", "60s"}}}},
+      {{"name", "orders"}, {"routes", {"POST /v1/orders"}}, {"ttl", "30m"}, {"rollout", "observe"},
+       {"reference_windows", {{"client_retry", "20m"}}}},
       {{"name", "webhooks"}, {"routes", {"POST /v1/webhooks/ack"}}, {"ttl", "7d"}, {"on_expired", "reject"}},
   });
   return json{{"docs_url", "https://docs.test/idempotency"}, {"tenant_header", "Account-Id"}, {"tiers", tiers}}.dump();
@@ -181,6 +183,13 @@ class TestTiersView : public QObject {
     QVERIFY(!m_view->model()->index(1, TierTableModel::ColArchive).data().toString().contains(u"bodies"_s));
     QVERIFY(m_view->model()->index(0, TierTableModel::ColRoutes).data().toString().contains(u"POST /v1/refunds"_s));
     QVERIFY(m_view->model()->index(0, TierTableModel::ColHorizon).data().toString().startsWith(u"p99.9"_s));
+    // How far each tier is enforced: a product owner must not read an observe tier's TTL verdict
+    // as protection, and sees what a new key repeating another key's request meets.
+    QCOMPARE(m_view->model()->index(0, TierTableModel::ColEnforcement).data().toString(),
+             u"key required · same request under a new key: hold within 1 min"_s);
+    QCOMPARE(m_view->model()->index(1, TierTableModel::ColEnforcement).data().toString(),
+             u"observe only (nothing enforced)"_s);
+    QCOMPARE(m_view->model()->index(2, TierTableModel::ColEnforcement).data().toString(), u"key required"_s);
     // A reload resets the model under the tester.
     QSignalSpy loaded(m_view.get(), &TiersWorkspace::reportLoaded);
     m_view->reload();

@@ -1,7 +1,8 @@
 #pragma once
 // The Keys workspace (support staff): states with counts and filters on the left, the key
 // table above the key's detail tabs on the right. It owns its models; the main window only
-// places it.
+// places it. The case an agent works on (search, landing, the letter's export) is implemented
+// in keysworkspacecase.cpp.
 #include <QSet>
 #include <QWidget>
 #include <optional>

@@ -16,6 +16,22 @@ namespace {
 QString dur(Millis d) { return formatDuration(d.count()); }
 QString dur(double ms) { return formatDuration(static_cast<qint64>(ms)); }
 
+// What a request on the tier's routes meets: whether keys are enforced at all (a tier in
+// observe answers nothing from its keys, so its TTL verdict protects no one yet), and what a
+// new key that repeats another key's request gets.
+QString enforcement(const policy::Tier& t) {
+  QString out;
+  switch (t.rollout) {
+    case policy::Rollout::Observe: out = TierTableModel::tr("observe only (nothing enforced)"); break;
+    case policy::Rollout::WhenPresent: out = TierTableModel::tr("keys honoured when sent"); break;
+    case policy::Rollout::Required: out = TierTableModel::tr("key required"); break;
+  }
+  if (t.crossKey.on())
+    out += u" · "_s % TierTableModel::tr("same request under a new key: %1 within %2")
+                          .arg(QString::fromUtf8(policy::crossKeyModeName(t.crossKey.mode)), dur(t.crossKey.window));
+  return out;
+}
+
 }  // namespace
 
 TierTableModel::TierTableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -54,6 +70,7 @@ QVariant TierTableModel::headerData(int section, Qt::Orientation orientation, in
     case ColTtl: return tr("TTL");
     case ColLease: return tr("Lease");
     case ColOnExpired: return tr("On expiry");
+    case ColEnforcement: return tr("Enforcement");
     case ColArchive: return tr("Archive kept");
     case ColWindows: return tr("Reference windows");
     case ColRetries: return tr("Retries");
@@ -76,6 +93,7 @@ QVariant TierTableModel::display(const tiers::TierReport& t, int column) const {
     case ColLease: return dur(t.tier.lease);
     case ColOnExpired:
       return t.tier.onExpired == policy::OnExpired::Execute ? tr("execute again") : tr("reject (422)");
+    case ColEnforcement: return enforcement(t.tier);
     case ColArchive:
       return t.tier.bodyRetention ? tr("%1 (bodies %2)").arg(dur(t.tier.archiveRetention), dur(*t.tier.bodyRetention))
                                   : dur(t.tier.archiveRetention);

@@ -1,6 +1,7 @@
 #pragma once
 // The tier table: each tier of the policy in force with its routes, TTL, lease, behaviour on
-// expiry, archive retention, reference windows, the observed retry horizon and the verdict.
+// expiry, archive retention, reference windows, the observed retry horizon, the verdict, and how
+// far the tier is enforced (its rollout and its look for duplicates across keys).
 #include <QAbstractTableModel>
 
 #include "core/tiers/tiers.h"
@@ -21,6 +22,7 @@ class TierTableModel final : public QAbstractTableModel {
     ColWindows,
     ColRetries,
     ColOnExpired,
+    ColEnforcement,
     ColLease,
     ColArchive,
     ColRoutes,
