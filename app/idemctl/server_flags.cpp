@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -18,6 +19,7 @@ const char* const kServerFlagsUsage =
     "[--replay-cache DURATION|off] "
     "[--prepared-statements on|off] [--max-header-bytes BYTES] [--max-headers N] [--max-connections N] "
     "[--max-connections-per-client N] [--max-buffered-body BYTES] [--max-replay-bytes BYTES] [--replay-large-reads N] "
+    "[--max-conflict-waiters N] [--max-conflict-waiters-per-key N] "
     "[--header-timeout SECONDS] [--body-timeout SECONDS] [--idle-timeout SECONDS]";
 
 namespace {
@@ -75,6 +77,14 @@ Flags withServerFlags(Flags own) {
                        "Store connections that may read a stored answer over 256 KiB at once (1 to --pool); the "
                        "rest stay free for other requests.",
                        "a quarter of --pool, at least 1"),
+             F::option("max-conflict-waiters", "N",
+                       "Retries that may wait at once for their key's original on tiers with on_conflict \"wait:…\" "
+                       "(1 to 100000; each reads the store up to 4 times a second); beyond, the 409 at once.",
+                       std::to_string(d.conflictWaits.total)),
+             F::option("max-conflict-waiters-per-key", "N",
+                       "Of those, retries of one key (1 to --max-conflict-waiters): more learn nothing more, they "
+                       "all get the same answer.",
+                       std::to_string(d.conflictWaits.perKey)),
              F::option("header-timeout", "SECONDS", "For the whole header block, 1 to 3600.", seconds(d.headerTimeout)),
              F::option("body-timeout", "SECONDS", "For the whole body after the headers, 1 to 3600.",
                        seconds(d.bodyTimeout)),
@@ -156,6 +166,15 @@ std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& opt
   if (args.has("replay-large-reads") &&
       !parseInt(args.get("replay-large-reads"), 1, options.poolSize, options.replayBodies.maxLargeReads))
     return "--replay-large-reads must be an integer from 1 to --pool (" + std::to_string(options.poolSize) + ")";
+  if (args.has("max-conflict-waiters") &&
+      !parseInt(args.get("max-conflict-waiters"), 1, 100000, options.conflictWaits.total))
+    return "--max-conflict-waiters must be an integer from 1 to 100000";
+  if (args.has("max-conflict-waiters-per-key") &&
+      !parseInt(args.get("max-conflict-waiters-per-key"), 1, options.conflictWaits.total, options.conflictWaits.perKey))
+    return "--max-conflict-waiters-per-key must be an integer from 1 to --max-conflict-waiters (" +
+           std::to_string(options.conflictWaits.total) + ")";
+  if (!args.has("max-conflict-waiters-per-key"))
+    options.conflictWaits.perKey = std::min(options.conflictWaits.perKey, options.conflictWaits.total);
   struct SecondsFlag {
     const char* name;
     std::chrono::milliseconds& target;

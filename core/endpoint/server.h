@@ -46,6 +46,9 @@ struct ServerOptions : server::TransportOptions {
   /// Stored answers being replayed, bounded together (core/store/replaybodies.h): bytes from the
   /// store's read until written, and store connections reading large ones (0: a quarter of the pool).
   store::ReplayBodyOptions replayBodies{std::size_t{64} << 20, 0};
+  /// Retries waiting for their key's original (`on_conflict: "wait:…"`), per key and in all;
+  /// beyond either, a retry gets the ordinary 409 at once (core/enforce/conflictwaits.h).
+  enforce::ConflictWaitBounds conflictWaits{};
   /// Makes a raw route tried before the service on the main listener (serve's fault rig,
   /// core/faultrig), from the host's store pool and the published policy's URL; empty: none.
   std::function<std::unique_ptr<server::RawRoute>(store::Pool& pool, const std::string& docsUrl)> rawRoute;

@@ -40,6 +40,7 @@ Host::Host(std::string conninfo, policy::Policy policy, int policyVersion, HostO
       m_enforcer(enforce::makeSnapshot(std::move(policy), policyVersion), m_store, m_trace) {
   if (!m_options.preparedStatements) m_pool.setPreparedStatements(false);
   m_enforcer.setReplayCache(m_options.replayCache);
+  m_enforcer.setConflictWaitBounds(m_options.conflictWaits);
   m_store.setReplayBodies(&m_replayBodies);
   // In the background: a start must not wait for the store (it may be down; requests then get 503).
   m_poolWarmer = std::jthread([this](const std::stop_token& stop) { m_pool.warmUp(m_options.poolSize, stop); });

@@ -29,6 +29,8 @@ struct HostOptions {
   std::string service = store::kDefaultService;  // whose keys, trace and policy (servicename.h)
   /// Replay bodies in flight (store/replaybodies.h); maxLargeReads 0: a quarter of the pool.
   store::ReplayBodyOptions replayBodies{std::size_t{64} << 20, 0};
+  /// Retries that may wait for their key's original under `on_conflict: "wait:…"` (ConflictWaits).
+  enforce::ConflictWaitBounds conflictWaits{};
 };
 
 class Host {

@@ -115,6 +115,55 @@ class TestSlowUpstream : public QObject {
     QCOMPARE(rig.executions("waited-1"), 1);
   }
 
+  // The operator sets how many retries may wait: with room for three, the fourth and fifth
+  // retries get the ordinary 409 at once (with Retry-After) while the three wait and replay.
+  void theOperatorBoundsConflictWaiters() {
+    test::RawUpstreamRig rig("px_waitbounds", kWaitPolicy,
+                             {"--threads", "4", "--max-conflict-waiters", "3", "--max-conflict-waiters-per-key", "3"});
+    const int port = rig.proxy->port();
+    client::Client admin("127.0.0.1", test::adminPortOf(*rig.proxy), std::chrono::seconds(30));
+    const http::Headers slow{{"Content-Type", "application/json"}, {"Idempotency-Key", "bounded-1"},
+                             {"X-Test-Sleep-Ms", "4000"}};
+    auto post = [port, &slow] {
+      return std::async(std::launch::async, [port, slow] {
+        return client::Client("127.0.0.1", port, std::chrono::seconds(30)).post("/v1/slow", slow, "{}");
+      });
+    };
+    auto original = post();
+    QTRY_COMPARE(rig.executions("bounded-1"), 1);
+    std::vector<std::future<client::ClientResponse>> waiting;
+    for (int i = 0; i < 3; ++i) waiting.push_back(post());
+    QTRY_COMPARE(test::metricSample(admin.get("/metrics").body, "idem_conflict_waiters"), 3LL);
+    for (int i = 0; i < 2; ++i) {
+      auto refused = post();
+      QVERIFY2(refused.wait_for(std::chrono::seconds(2)) == std::future_status::ready, "a retry past the bound waited");
+      const auto r = refused.get();
+      QCOMPARE(r.status, 409);
+      QVERIFY(!r.header("Retry-After").empty());
+    }
+    QVERIFY(test::metricSample(admin.get("/metrics").body, "idem_conflict_waits_refused_total") >= 2);
+    QCOMPARE(original.get().status, 201);
+    for (auto& f : waiting) QCOMPARE(f.get().header("Idempotent-Replayed"), std::string("true"));
+    QCOMPARE(rig.executions("bounded-1"), 1);
+  }
+
+  // A bound the flags cannot hold is refused at start, naming the flag.
+  void conflictWaiterBoundsAreChecked() {
+    QTemporaryFile policy;
+    QVERIFY(policy.open());
+    policy.write(kWaitPolicy);
+    policy.close();
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"--max-conflict-waiters", "0"}, {"--max-conflict-waiters", "4", "--max-conflict-waiters-per-key", "5"}}) {
+      std::string out;
+      std::vector<std::string> cmd{"proxy", "--db", "host=/nonexistent", "--policy", policy.fileName().toStdString(),
+                                   "--upstream", "http://127.0.0.1:9"};
+      cmd.insert(cmd.end(), args.begin(), args.end());
+      QCOMPARE(test::runIdemctl(cmd, &out), 2);
+      QVERIFY2(out.find("--max-conflict-waiters") != std::string::npos, out.c_str());
+    }
+  }
+
   void oneSlowRouteCannotTakeEveryUpstreamConnection() {
     test::RawUpstreamRig rig("px_routecap", kPolicy,
                              {"--upstream-connections", "8", "--upstream-connections-per-route", "4"});
