@@ -186,9 +186,12 @@ class TestTiersView : public QObject {
     // How far each tier is enforced: a product owner must not read an observe tier's TTL verdict
     // as protection, and sees what a new key repeating another key's request meets.
     QCOMPARE(m_view->model()->index(0, TierTableModel::ColEnforcement).data().toString(),
-             u"key required · same request under a new key: hold within 1 min"_s);
-    QCOMPARE(m_view->model()->index(1, TierTableModel::ColEnforcement).data().toString(),
-             u"observe only (nothing enforced)"_s);
+             u"key required · new-key repeats: hold 1 min"_s);
+    QVERIFY(m_view->model()->index(0, TierTableModel::ColEnforcement).data(Qt::ToolTipRole).toString().contains(
+        u"held (409) until the client confirms"_s));
+    QCOMPARE(m_view->model()->index(1, TierTableModel::ColEnforcement).data().toString(), u"observe only"_s);
+    QVERIFY(m_view->model()->index(1, TierTableModel::ColEnforcement).data(Qt::ToolTipRole).toString().contains(
+        u"protects no one"_s));
     QCOMPARE(m_view->model()->index(2, TierTableModel::ColEnforcement).data().toString(), u"key required"_s);
     // A reload resets the model under the tester.
     QSignalSpy loaded(m_view.get(), &TiersWorkspace::reportLoaded);

@@ -22,14 +22,44 @@ QString dur(double ms) { return formatDuration(static_cast<qint64>(ms)); }
 QString enforcement(const policy::Tier& t) {
   QString out;
   switch (t.rollout) {
-    case policy::Rollout::Observe: out = TierTableModel::tr("observe only (nothing enforced)"); break;
-    case policy::Rollout::WhenPresent: out = TierTableModel::tr("keys honoured when sent"); break;
+    case policy::Rollout::Observe: out = TierTableModel::tr("observe only"); break;
+    case policy::Rollout::WhenPresent: out = TierTableModel::tr("key when sent"); break;
     case policy::Rollout::Required: out = TierTableModel::tr("key required"); break;
   }
   if (t.crossKey.on())
-    out += u" · "_s % TierTableModel::tr("same request under a new key: %1 within %2")
+    out += u" · "_s % TierTableModel::tr("new-key repeats: %1 %2")
                           .arg(QString::fromUtf8(policy::crossKeyModeName(t.crossKey.mode)), dur(t.crossKey.window));
   return out;
+}
+
+QString enforcementExplained(const policy::Tier& t) {
+  QStringList lines;
+  switch (t.rollout) {
+    case policy::Rollout::Observe:
+      lines << TierTableModel::tr("Observe: every request reaches the service; Idem only records what it would have "
+                                  "answered. The TTL protects no one until the tier is required.");
+      break;
+    case policy::Rollout::WhenPresent:
+      lines << TierTableModel::tr("A key is enforced when the client sends one; a request without a key passes.");
+      break;
+    case policy::Rollout::Required: lines << TierTableModel::tr("A request without a key is refused (400)."); break;
+  }
+  const QString window = dur(t.crossKey.window);
+  switch (t.crossKey.mode) {
+    case policy::CrossKeyMode::Off: break;
+    case policy::CrossKeyMode::Observe:
+      lines << TierTableModel::tr("The same request under a new key within %1 runs, and is flagged as a suspected "
+                                  "duplicate.").arg(window);
+      break;
+    case policy::CrossKeyMode::Hold:
+      lines << TierTableModel::tr("The same request under a new key within %1 is held (409) until the client "
+                                  "confirms it is meant.").arg(window);
+      break;
+    case policy::CrossKeyMode::Reject:
+      lines << TierTableModel::tr("The same request under a new key within %1 is refused (409).").arg(window);
+      break;
+  }
+  return lines.join(u'\n');
 }
 
 }  // namespace
@@ -125,12 +155,14 @@ QVariant TierTableModel::data(const QModelIndex& index, int role) const {
     case FlaggedRole: return t.flagged();
     case Qt::ToolTipRole: {
       if (index.column() == ColRecommended) return QString::fromStdString(t.recommendation.because);
+      if (index.column() == ColEnforcement) return enforcementExplained(t.tier);
       if (!t.flagged()) return {};
       QStringList lines;
       for (const auto& f : t.flags) lines << u"• "_s % QString::fromStdString(f);
       return lines.join(u'\n');
     }
     case Qt::ForegroundRole:
+      if (index.column() == ColEnforcement && t.tier.observed()) return QColor(0x8a, 0x6d, 0x00);
       if (index.column() == ColVerdict && t.flagged())
         return outcomeStyle(t.tier.onExpired == policy::OnExpired::Execute ? trace::Outcome::ExecutedAfterExpiry
                                                                            : trace::Outcome::RejectedExpired)
