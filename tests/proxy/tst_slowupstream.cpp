@@ -123,7 +123,7 @@ class TestSlowUpstream : public QObject {
     const int port = rig.proxy->port();
     client::Client admin("127.0.0.1", test::adminPortOf(*rig.proxy), std::chrono::seconds(30));
     const http::Headers slow{{"Content-Type", "application/json"}, {"Idempotency-Key", "bounded-1"},
-                             {"X-Test-Sleep-Ms", "4000"}};
+                             {"X-Test-Sleep-Ms", "8000"}};
     auto post = [port, &slow] {
       return std::async(std::launch::async, [port, slow] {
         return client::Client("127.0.0.1", port, std::chrono::seconds(30)).post("/v1/slow", slow, "{}");
