@@ -209,8 +209,8 @@ namespace {
 
 // A scope written with the path the client sent ("POST /v1/orders/123/capture") for a key
 // stored under its route template ("POST /v1/orders/{id}/capture"): the key's scopes in the
-// tenant whose template matches that path, the most specific template only, as the policy
-// chose it. The key-first indexes of both tables find the key's few rows.
+// tenant whose template matches that path, the most specific template only (per service), as
+// the policy chose it. The key-first indexes of both tables find the key's few rows.
 std::vector<KeyRef> findUnderTemplate(pg::Connection& conn, const std::string& key, const Scope& scope,
                                       const std::optional<std::string>& service) {
   const auto space = scope.endpoint.find(' ');
@@ -221,19 +221,22 @@ std::vector<KeyRef> findUnderTemplate(pg::Connection& conn, const std::string& k
       "SELECT endpoint, service FROM idem.keys WHERE idem_key = $1 AND tenant = $2"
       " UNION SELECT endpoint, service FROM idem.key_archive WHERE idem_key = $1 AND tenant = $2 ORDER BY 1, 2",
       {key, scope.tenant});
-  std::vector<KeyRef> out;
-  std::string best;
+  // Each service's policy chose for its own keys: the most specific template per service.
+  std::map<std::string, std::pair<std::string, std::vector<KeyRef>>> bestByService;
   for (int i = 0; i < r.rows(); ++i) {
     const std::string endpoint = r.str(i, "endpoint"), inService = r.str(i, "service");
     if (!policy::isRouteTemplate(endpoint) || (service && *service != inService)) continue;
     const auto rank = policy::templateRank(endpoint, *requested);
     if (!rank) continue;
-    if (out.empty() || *rank < best) {
-      out.clear();
+    auto& [best, refs] = bestByService[inService];
+    if (refs.empty() || *rank < best) {
+      refs.clear();
       best = *rank;
     }
-    if (*rank == best) out.push_back(KeyRef{Scope{scope.tenant, endpoint, inService}, key});
+    if (*rank == best) refs.push_back(KeyRef{Scope{scope.tenant, endpoint, inService}, key});
   }
+  std::vector<KeyRef> out;
+  for (auto& [name, found] : bestByService) out.insert(out.end(), found.second.begin(), found.second.end());
   return out;
 }
 

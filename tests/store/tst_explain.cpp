@@ -381,6 +381,19 @@ class TestExplain : public QObject {
                              (void)explain::loadByKey(c, "k_refund", explain::Scope::parse("acct_2 POST /v1/orders/o/refund")));
     QVERIFY_THROWS_EXCEPTION(explain::NotFound,
                              (void)explain::loadByKey(c, "k_cap", explain::Scope::parse("acct_1 PUT /v1/orders/o/capture")));
+
+    // Another service's policy chose for its own keys: its less specific route still counts.
+    c.exec("INSERT INTO idem.keys (tenant, endpoint, idem_key, service, tier, fingerprint, state, resp_status,"
+           " resource_ref, created_at, expires_at) VALUES ('acct_1', 'POST /v1/orders/{id}/{action}', 'k_cap',"
+           " 'billing', 'orders', '\\x01'::bytea, 'done', 200, 'bill_1', '2026-05-01T08:00:00Z', '2026-05-02T08:00:00Z')");
+    try {
+      (void)explain::loadByKey(c, "k_cap", explain::Scope::parse("acct_1 POST /v1/orders/ord_9/capture"));
+      QFAIL("the key in two services needs --service");
+    } catch (const explain::Ambiguous& e) {
+      QCOMPARE(static_cast<int>(e.candidates().size()), 2);
+    }
+    h = explain::loadByKey(c, "k_cap", explain::Scope::parse("acct_1 POST /v1/orders/ord_9/capture"), "billing");
+    QCOMPARE(h.generations.at(0).resourceRef.value_or(""), std::string("bill_1"));
   }
 
   void cliJsonTextMarkdownAndErrors() {
