@@ -166,7 +166,10 @@ awk -v pr="$RPS_proxyreplay" -v ps="$RPS_proxyreplaystore" -v er="$RPS_peerrepla
   -v en="$RPS_peernew" -v sn="$RPS_straight" -v p50p="$P50_proxynew" -v p50s="$P50_straight" \
   -v p1p="$P50_proxynew1" -v p1s="$P50_straight1" -v p1e="$P50_peernew1" 'BEGIN {
   printf "replays vs the peer:   %.2fx (target >= 2.5x; cache off: %.2fx)\n", pr / er, ps / er
-  printf "new keys vs the peer:  %.2fx (target >= 1x)\n", pn / en
+  printf "new keys vs the peer:  %.2fx (issue 30 target >= 1.5x)\n", pn / en
+  # Every proxied new key runs the upstream once, on the same cores as everything else, so no
+  # proxy design here can pass the upstream alone: the straight row is the ceiling.
+  printf "ceiling for any proxy on this host: straight / the peer = %.2fx (a proxy at zero cost)\n", sn / en
   printf "proxy added p50 on new keys: %.2f ms over straight (target < 1 ms); new keys %.2fx of straight\n", p50p - p50s, pn / sn
   printf "added p50 on new keys, 1 connection: proxy %.2f ms, peer %.2f ms over straight\n", p1p - p1s, p1e - p1s
 }'
