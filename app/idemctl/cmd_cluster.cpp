@@ -1,5 +1,6 @@
 // idemctl cluster: a private PostgreSQL cluster for tests and the demo (not for production).
 #include <iostream>
+#include <optional>
 
 #include "app/idemctl/command.h"
 #include "core/cluster/localcluster.h"
@@ -10,8 +11,16 @@ int runCluster(const idemctl::Args& args) {
     std::cerr << "usage: idemctl cluster start|stop|status|conninfo --dir DIR [--port N]\n";
     return idemctl::kUsage;
   }
-  idem::cluster::LocalCluster cluster(args.get("dir"), std::stoi(args.get("port", "5432")));
   const std::string& action = args.positional().front();
+  // Without --port: the port the cluster runs on, or last started with (5432 for a new one).
+  const std::optional<int> recorded = idem::cluster::LocalCluster(args.get("dir")).recordedPort();
+  const int port = args.has("port") ? std::stoi(args.get("port")) : recorded.value_or(5432);
+  idem::cluster::LocalCluster cluster(args.get("dir"), port);
+  if ((action == "start" || action == "conninfo") && recorded && *recorded != port && cluster.running()) {
+    std::cerr << "idemctl cluster: the cluster in " << cluster.root() << " is running on port " << *recorded
+              << ", not " << port << "; leave out --port, or stop it first\n";
+    return idemctl::kFailure;
+  }
   if (action == "start") {
     cluster.start();
     std::cout << cluster.conninfo() << '\n';
@@ -33,5 +42,5 @@ int runCluster(const idemctl::Args& args) {
 IDEMCTL_COMMAND("cluster", "start/stop a private PostgreSQL cluster (tests, demo)",
                 "start|stop|status|conninfo --dir DIR [--port N]",
                 {idemctl::Flag::option("dir", "DIR", "The cluster's folder (data, socket and log).", "required"),
-                 idemctl::Flag::option("port", "N", "The port in the socket's name.", "5432")},
+                 idemctl::Flag::option("port", "N", "The port: start runs on it; the other actions read it from the cluster's folder when left out.", "the folder's, else 5432")},
                 runCluster);

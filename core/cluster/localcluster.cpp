@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -162,6 +163,34 @@ void LocalCluster::init() {
 bool LocalCluster::running() const {
   std::string out;
   return fs::exists(dataDir()) && runProgram({binDir() + "/pg_ctl", "-D", dataDir(), "status"}, &out) == 0;
+}
+
+namespace {
+bool allDigits(const std::string& text) {
+  return !text.empty() && text.size() < 6 &&
+         std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
+}
+}  // namespace
+
+std::optional<int> LocalCluster::recordedPort() const {
+  // postmaster.pid: line 4 is the port (PostgreSQL's documented layout of that file).
+  if (std::ifstream pid(dataDir() + "/postmaster.pid"); pid) {
+    std::string line;
+    for (int n = 1; n <= 4 && std::getline(pid, line); ++n)
+      if (n == 4 && allDigits(line)) return std::stoi(line);
+  }
+  // postmaster.opts: the last start's command line, each argument quoted ("-p" "5433").
+  if (std::ifstream opts(dataDir() + "/postmaster.opts"); opts) {
+    std::stringstream text;
+    text << opts.rdbuf();
+    const std::string line = text.str();
+    const std::string flag = "\"-p\" \"";
+    if (const auto at = line.rfind(flag); at != std::string::npos) {
+      const std::string digits = line.substr(at + flag.size(), line.find('"', at + flag.size()) - at - flag.size());
+      if (allDigits(digits)) return std::stoi(digits);
+    }
+  }
+  return std::nullopt;
 }
 
 void LocalCluster::start() {

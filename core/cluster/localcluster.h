@@ -8,6 +8,7 @@
 // every other role needs its password (scram-sha-256), over the socket and over loopback TCP,
 // which is off unless asked for. Folders outside the cluster's own are never changed: as root,
 // a cluster folder the postgres user cannot reach is refused with the folder named.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ class LocalCluster {
   /// Fast shutdown; waits until the server is gone. No-op when it is not running.
   void stop();
   [[nodiscard]] bool running() const;
+  /// The port the server runs on (postmaster.pid) or, stopped, the one it last started with
+  /// (postmaster.opts); none for a cluster never started. Lets `idemctl cluster conninfo`
+  /// name the right port without being told it again.
+  [[nodiscard]] std::optional<int> recordedPort() const;
 
   /// libpq connection string for database `dbname` as the cluster's superuser.
   [[nodiscard]] std::string conninfo(const std::string& dbname = "postgres") const;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <QProcess>
 #include <QtTest>
 #include <filesystem>
 
@@ -127,6 +128,38 @@ class TestLocalCluster : public QObject {
     }
     QCOMPARE(modeOf(parent), mode_t(0700));
     QCOMPARE(modeOf(dir.path), mode_t(0755));
+  }
+
+  // `idemctl cluster conninfo` names the port the cluster was started on without being told it
+  // again (it once printed 5432 unless given the same --port), running or stopped; a --port that
+  // contradicts the running cluster is refused, not printed.
+  void theCommandNamesThePortTheClusterWasStartedOn() {
+    TempDir dir;
+    const QString root = QString::fromStdString(dir.path + "/c");
+    const QString port = QString::number(test::freeLoopbackPort());
+    struct Stop {
+      QString root;
+      ~Stop() { QProcess::execute(qEnvironmentVariable("IDEMCTL"), {"cluster", "stop", "--dir", root}); }
+    } stop{root};
+    const auto idemctl = [](const QStringList& args, int* exitCode = nullptr) {
+      QProcess p;
+      p.start(qEnvironmentVariable("IDEMCTL"), args);
+      p.waitForFinished(120000);
+      if (exitCode) *exitCode = p.exitCode();
+      return QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError()).trimmed();
+    };
+    int rc = -1;
+    const QString started = idemctl({"cluster", "start", "--dir", root, "--port", port}, &rc);
+    QVERIFY2(rc == 0 && started.contains(" port=" + port + " "), qPrintable(started));
+    QCOMPARE(idemctl({"cluster", "conninfo", "--dir", root}), started);
+    QVERIFY(canConnect(idemctl({"cluster", "conninfo", "--dir", root}).toStdString()));
+    const QString wrong = idemctl({"cluster", "conninfo", "--dir", root, "--port", "5432"}, &rc);
+    QVERIFY2(rc != 0 && wrong.contains("running on port " + port), qPrintable(wrong));
+    QVERIFY2(idemctl({"cluster", "status", "--dir", root}, &rc) == "running" && rc == 0, "not running");
+    idemctl({"cluster", "stop", "--dir", root}, &rc);
+    QCOMPARE(rc, 0);
+    QCOMPARE(idemctl({"cluster", "conninfo", "--dir", root}), started);  // stopped: the last start's
+    QVERIFY2(idemctl({"cluster", "start", "--dir", root}, &rc) == started && rc == 0, "restarted on another port");
   }
 
   // Asked to listen on loopback TCP, the cluster wants a password there (scram), never trust.

@@ -455,8 +455,9 @@ class TestTiersView : public QObject {
     QVERIFY(!view.loaded());
     bool explained = false;
     for (auto* label : view.findChildren<QLabel*>())
-      explained = explained || (label->isVisible() && label->text().contains(u"no policy recorded"_s) &&
-                                label->text().contains(u"idemctl serve --policy"_s));
+      explained = explained || (label->isVisible() && label->text().contains(u"no policy in force"_s) &&
+                                label->text().contains(u"idemctl policy activate FILE"_s) &&
+                                !label->text().contains(u"serve --policy"_s));  // one next step, not two
     QVERIFY(explained);
     QVERIFY(!view.exportPng(u"/tmp/never.png"_s));
   }

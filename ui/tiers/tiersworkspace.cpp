@@ -240,11 +240,13 @@ void TiersWorkspace::showError(const DbError& error) {
                                           : tr("Check the server's message below, then press Refresh.");
       break;
     default:
-      what = error.message.contains(u"no policy"_s) ? tr("This store has no policy recorded yet.")
+      // One next step, the same the message below names: an enforcer's start records a policy
+      // but (as the service role) does not choose it; the store's administrator does.
+      what = error.message.contains(u"no policy"_s) ? tr("This store has no policy in force yet.")
                                                     : tr("The tiers could not be measured.");
       next = error.message.contains(u"no policy"_s)
-                 ? tr("Tiers come from the policy an enforcer runs with: start idemctl serve --policy FILE once "
-                      "(or the demo), then press Refresh.")
+                 ? tr("Tiers follow the policy in force, which the store's administrator chooses with "
+                      "idemctl policy activate FILE (the demo does this for you); then press Refresh.")
                  : tr("Press Refresh to try again.");
   }
   m_status->setText(m_report ? tr("Showing the last complete reading.") : tr("No numbers yet."));
