@@ -132,7 +132,7 @@ class TestLocalCluster : public QObject {
 
   // `idemctl cluster conninfo` names the port the cluster was started on without being told it
   // again (it once printed 5432 unless given the same --port), running or stopped; a --port that
-  // contradicts the running cluster is refused, not printed.
+  // contradicts the running cluster is refused, not printed; one that is no port is a usage error.
   void theCommandNamesThePortTheClusterWasStartedOn() {
     TempDir dir;
     const std::string root = dir.path + "/c";
@@ -156,6 +156,9 @@ class TestLocalCluster : public QObject {
     QVERIFY(canConnect(idemctl({"cluster", "conninfo", "--dir", root})));
     const std::string wrong = idemctl({"cluster", "conninfo", "--dir", root, "--port", "5432"}, &rc);
     QVERIFY2(rc != 0 && wrong.find("running on port " + port) != std::string::npos, wrong.c_str());
+    const std::string notAPort = idemctl({"cluster", "conninfo", "--dir", root, "--port", "abc"}, &rc);
+    QVERIFY2(rc == 2 && notAPort.find("--port: a port number from 1 to 65535, not 'abc'") != std::string::npos,
+             notAPort.c_str());
     QVERIFY2(idemctl({"cluster", "status", "--dir", root}, &rc) == "running" && rc == 0, "not running");
     idemctl({"cluster", "stop", "--dir", root}, &rc);
     QCOMPARE(rc, 0);
