@@ -33,14 +33,13 @@ class BatchLane {
       m_queue.push_back(&me);
       me.wake.wait(lock, [&] { return me.done || me.leads; });
       if (me.done) return;
-      // Promoted into the slot of the batch that ended: this caller runs the next batch, its
-      // own job in it (removed from the queue below).
+      // Promoted into the slot of the batch that ended (and taken out of the queue then): this
+      // caller runs the next batch, its own job in it.
     } else {
       ++m_inFlight;
     }
     std::vector<Waiter*> batch{&me};
     std::size_t load = weight(job);
-    std::erase(m_queue, &me);
     while (!m_queue.empty() && batch.size() < m_maxJobs && load < m_maxWeight) {
       batch.push_back(m_queue.front());
       load += weight(*m_queue.front()->job);
@@ -57,9 +56,12 @@ class BatchLane {
         w->done = true;
         w->wake.notify_one();
       }
-    // The next batch is run by the oldest caller waiting, on its own thread.
+    // The next batch is run by the oldest caller waiting, on its own thread. It leaves the queue
+    // now, not when it wakes: a second batch ending before then would otherwise promote the same
+    // caller again, and its slot would be lost for good (the lane fell to one batch in flight).
     if (!m_queue.empty()) {
       Waiter* next = m_queue.front();
+      m_queue.pop_front();
       next->leads = true;
       next->wake.notify_one();
     } else {
@@ -71,6 +73,12 @@ class BatchLane {
   [[nodiscard]] std::size_t waiting() const {
     std::lock_guard lock(m_mutex);
     return m_queue.size();
+  }
+
+  /// Batches running now, or whose next runner has been promoted and not yet started.
+  [[nodiscard]] std::size_t inFlight() const {
+    std::lock_guard lock(m_mutex);
+    return m_inFlight;
   }
 
  private:
