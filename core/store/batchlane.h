@@ -28,22 +28,17 @@ class BatchLane {
   void submit(Job& job, Run&& run, Weight&& weight) {
     Waiter me(&job);
     std::unique_lock lock(m_mutex);
+    std::vector<Waiter*> batch;
     // Queued callers exist only while every slot is in flight: a new one queues behind them.
     if (m_inFlight == m_maxInFlight) {
       m_queue.push_back(&me);
       me.wake.wait(lock, [&] { return me.done || me.leads; });
       if (me.done) return;
-      // Promoted into the slot of the batch that ended (and taken out of the queue then): this
-      // caller runs the next batch, its own job in it.
+      // Promoted into the slot of a batch that ended, with the batch gathered for it there.
+      batch = std::move(me.batch);
     } else {
       ++m_inFlight;
-    }
-    std::vector<Waiter*> batch{&me};
-    std::size_t load = weight(job);
-    while (!m_queue.empty() && batch.size() < m_maxJobs && load < m_maxWeight) {
-      batch.push_back(m_queue.front());
-      load += weight(*m_queue.front()->job);
-      m_queue.pop_front();
+      batch.push_back(&me);
     }
     lock.unlock();
     std::vector<Job*> jobs;
@@ -56,12 +51,20 @@ class BatchLane {
         w->done = true;
         w->wake.notify_one();
       }
-    // The next batch is run by the oldest caller waiting, on its own thread. It leaves the queue
-    // now, not when it wakes: a second batch ending before then would otherwise promote the same
-    // caller again, and its slot would be lost for good (the lane fell to one batch in flight).
+    // The next batch is everything queued now (up to the bounds), run by the oldest caller on its
+    // own thread. It is gathered here, not when that caller wakes: a second batch ending before
+    // then must find those callers gone (it once promoted the same caller again, and its slot
+    // was lost for good: under load the lane fell to one batch in flight).
     if (!m_queue.empty()) {
       Waiter* next = m_queue.front();
       m_queue.pop_front();
+      next->batch.push_back(next);
+      std::size_t load = weight(*next->job);
+      while (!m_queue.empty() && next->batch.size() < m_maxJobs && load < m_maxWeight) {
+        next->batch.push_back(m_queue.front());
+        load += weight(*m_queue.front()->job);
+        m_queue.pop_front();
+      }
       next->leads = true;
       next->wake.notify_one();
     } else {
@@ -87,6 +90,7 @@ class BatchLane {
     Job* job;
     bool done = false;
     bool leads = false;
+    std::vector<Waiter*> batch;  // a promoted caller's batch, itself first
     std::condition_variable wake;
   };
 
