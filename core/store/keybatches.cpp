@@ -16,10 +16,10 @@ namespace {
 using namespace sql;
 using pg::Type;
 
-// Up to kWriteBatchesInFlight batches of each kind in flight (keystore.h): measured on the
-// shared 2-core VM, where a WAL flush takes ~4 ms, one in flight serialised every lane on the
-// flush (8 clients: 542 keys/s against 887 unbatched), 4 barely better (633), 8 kept 8 clients
-// unbatched and as fast (1 464) and batched 64 (0.13 commits a key, 3 473 against 2 357 keys/s).
+// Up to kWriteBatchesInFlight batches of each kind in flight (keystore.h). Measured (RESULTS.md,
+// "the lane that lost its slots"): on a 4 ms flush eight beat one or two by 30-50 % at 8-64
+// clients; on a 0.2 ms flush two beat eight by ~20 % at 16-64. Too few costs more, so eight,
+// until the count follows what the statements wait on.
 constexpr std::size_t kBatchesInFlight = kWriteBatchesInFlight;
 // Batches stay small enough that one statement's latency stays close to a single row's, and a
 // batch of large responses does not become one huge message.

@@ -143,7 +143,7 @@ struct WriteBatchStats {
 /// Statements of each kind (fresh claims, completions) a process keeps in flight before new ones
 /// queue into the next batch. A commit waits for its WAL flush, and the server flushes
 /// concurrent commits together: with one in flight, a slow flush bounded each lane; with up
-/// to eight, a few clients run as before and many go in batches.
+/// to eight, a few clients run as before and many go in batches (keybatches.cpp: measured).
 inline constexpr std::size_t kWriteBatchesInFlight = 8;
 
 class KeyBatches;
