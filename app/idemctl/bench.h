@@ -3,6 +3,8 @@
 // seed's transactional design, on the same server, side by side in one run.
 #include <string>
 
+#include "core/store/keystore.h"
+
 namespace idemctl::bench {
 
 struct Settings {
@@ -20,8 +22,10 @@ struct Run {
 
 /// Requests per second through the library (Enforcer + KeyStore) with `clients` threads.
 double libraryNewKeys(const Settings& s, int clients);
-/// The same, as the count of new keys made and the time it took.
-Run libraryNewKeysRun(const Settings& s, int clients);
+/// The same, as the count of new keys made and the time it took; `batching` as the store's
+/// write path is told, and how it batched in `batched` (its lanes' limits at the end).
+Run libraryNewKeysRun(const Settings& s, int clients, idem::store::WriteBatching batching = {},
+                      idem::store::WriteBatchStats* batched = nullptr);
 /// New keys, each with its own body (a new payment per key), on a tier with cross_key off or
 /// in `hold` (every claim also looks for the same request under another key): the cost of the look.
 Run libraryDistinctNewKeysRun(const Settings& s, int clients, bool crossKey);

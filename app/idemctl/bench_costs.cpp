@@ -203,6 +203,21 @@ std::vector<CostRow> measureNewKeyCosts(const Settings& s, const std::vector<int
       [&](int n) { return pgbenchRun(s, Script::MinimalNew, n, Protocol::Prepared); });
 }
 
+std::vector<CostRow> measureInFlightCosts(const Settings& s, const std::vector<int>& clients, int rounds, int fixed,
+                                          std::vector<std::string>* settled) {
+  return alternate(
+      s, clients, rounds,
+      [&](int n) {
+        idem::store::WriteBatchStats batched;
+        const Run run = libraryNewKeysRun(s, n, {}, &batched);
+        if (settled != nullptr)
+          settled->push_back(std::to_string(n) + " clients: " + std::to_string(batched.claimSlots) + "/" +
+                             std::to_string(batched.completionSlots));
+        return run;
+      },
+      [&](int n) { return libraryNewKeysRun(s, n, {static_cast<std::size_t>(fixed)}); });
+}
+
 std::vector<CostRow> measureCrossKeyCosts(const Settings& s, const std::vector<int>& clients, int rounds) {
   return alternate(
       s, clients, rounds, [&](int n) { return libraryDistinctNewKeysRun(s, n, true); },

@@ -33,6 +33,8 @@ struct Contenders {
 };
 inline constexpr Contenders kLibraryVsPgbench{"library (Idem)", "pgbench minimal, -M prepared", "library",
                                               "pgbench_minimal_prepared"};
+inline constexpr Contenders kAdaptingVsFixed{"in flight adapting", "in flight fixed", "in_flight_adapting",
+                                             "in_flight_fixed"};
 inline constexpr Contenders kCrossKeyHoldVsOff{"cross_key hold", "cross_key off", "cross_key_hold",
                                                "cross_key_off"};
 
@@ -44,6 +46,12 @@ struct CostRow {
 /// Measures each client count `rounds` times, the library and pgbench alternating (which goes
 /// first alternates too).
 [[nodiscard]] std::vector<CostRow> measureNewKeyCosts(const Settings& s, const std::vector<int>& clients, int rounds);
+
+/// New keys through the library with its write lanes finding their own count of batches in
+/// flight beside the same with `fixed` in flight, alternating the same way. `settled` gets, per
+/// client count, the limits the adapting lanes ended each run at ("claims/completions"), in order.
+[[nodiscard]] std::vector<CostRow> measureInFlightCosts(const Settings& s, const std::vector<int>& clients, int rounds,
+                                                        int fixed, std::vector<std::string>* settled = nullptr);
 
 /// What a tier's cross_key costs a new key (each key with its own body, so none matches): the
 /// library with cross_key hold beside the library with it off, alternating the same way.

@@ -45,10 +45,11 @@ struct Stack {
   idem::enforce::Enforcer enforcer;
   /// recent: the process's table of keys it decided (as in production) unless told otherwise.
   Stack(const std::string& conninfo, int clients, bool traced = true,
-        idem::store::RecentKeys& recent = idem::store::RecentKeys::shared(), const char* policyText = kPolicy)
+        idem::store::RecentKeys& recent = idem::store::RecentKeys::shared(), const char* policyText = kPolicy,
+        idem::store::WriteBatching batching = {})
       : policy(idem::policy::parsePolicy(policyText, "bench")),
         pool(conninfo, clients + 1),
-        store(pool, recent),
+        store(pool, recent, batching),
         trace(pool, idem::trace::TraceWriter::Options{std::chrono::milliseconds(100), 1000, 100000, traced}),
         enforcer(policy, recordedVersion(conninfo, policy), store, trace) {}
 };
@@ -111,12 +112,15 @@ void prepareLibrary(const Settings& s) {
 
 double libraryNewKeys(const Settings& s, int clients) { return libraryNewKeysRun(s, clients).rate(); }
 
-Run libraryNewKeysRun(const Settings& s, int clients) {
-  Stack stack(s.conninfo, clients);
+Run libraryNewKeysRun(const Settings& s, int clients, idem::store::WriteBatching batching,
+                      idem::store::WriteBatchStats* batched) {
+  Stack stack(s.conninfo, clients, true, idem::store::RecentKeys::shared(), kPolicy, batching);
   const std::string run = std::to_string(std::random_device{}());
-  return measure(clients, s.seconds, [&](int t, std::mt19937_64&, long long n) {
+  const Run made = measure(clients, s.seconds, [&](int t, std::mt19937_64&, long long n) {
     return executeOnce(stack.enforcer, "bench-new-" + run + "-" + std::to_string(t) + "-" + std::to_string(n));
   });
+  if (batched != nullptr) *batched = stack.store.writeBatches();
+  return made;
 }
 
 Run libraryDistinctNewKeysRun(const Settings& s, int clients, bool crossKey) {

@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kUsageText =
     "[--db CONNINFO] [--seconds N] [--format text|json|markdown] [--profile new|replay|replay-untraced|replay-unseen|replay-one-key "
-    "[--clients N]] [--new-key-costs [--clients N,N…] [--rounds N]] [--snapshot-cost [--clients N,N…] [--rounds N]] [--cross-key-cost [--clients N,N…] [--rounds N]]";
+    "[--clients N]] [--new-key-costs [--clients N,N…] [--rounds N]] [--snapshot-cost [--clients N,N…] [--rounds N]] [--cross-key-cost [--clients N,N…] [--rounds N]] [--in-flight-cost N [--clients N,N…] [--rounds N]]";
 
 int usage(const std::string& message) { return idemctl::usageError("bench", kUsageText, message); }
 
@@ -36,11 +36,16 @@ int runBench(const idemctl::Args& args) {
   const bool costs = args.has("new-key-costs");
   const bool crossKeyCost = args.has("cross-key-cost");
   const bool snapshot = args.has("snapshot-cost");
-  if (costs + crossKeyCost + snapshot + args.has("profile") > 1)
-    return usage("--new-key-costs, --cross-key-cost, --snapshot-cost and --profile are different runs: choose one");
+  const bool inFlightCost = args.has("in-flight-cost");
+  if (costs + crossKeyCost + snapshot + inFlightCost + args.has("profile") > 1)
+    return usage("--new-key-costs, --cross-key-cost, --in-flight-cost, --snapshot-cost and --profile are different runs: "
+                 "choose one");
+  int fixedInFlight = 0;
+  if (inFlightCost && !idemctl::parseInt(args.get("in-flight-cost"), 1, 64, fixedInFlight))
+    return usage("--in-flight-cost must be the fixed count to compare with, a whole number from 1 to 64");
   int profileClients = 8;
   std::vector<int> costClients;
-  if (costs || crossKeyCost || snapshot) {
+  if (costs || crossKeyCost || snapshot || inFlightCost) {
     for (const std::string& each : idemctl::splitList(args.get("clients", crossKeyCost ? "1,8,64" : "8,64"))) {
       int n = 0;
       if (!idemctl::parseInt(each, 1, 256, n)) return usage("--clients must be whole numbers from 1 to 256, e.g. 8,64");
@@ -95,15 +100,24 @@ int runBench(const idemctl::Args& args) {
   }
   if (!quiet) std::cerr << "preloading " << s.preloaded << " keys (library and seed table)...\n";
   idemctl::bench::prepareSeedTable(s);
-  if (!costs && !crossKeyCost) idemctl::bench::prepareLibrary(s);  // the replay runs' keys; new keys need none
+  if (!costs && !crossKeyCost && !inFlightCost) idemctl::bench::prepareLibrary(s);  // replays' keys; new keys need none
 
-  if (costs || crossKeyCost) {
+  if (costs || crossKeyCost || inFlightCost) {
     if (!quiet)
-      std::cerr << (costs ? "measuring what a new key costs" : "measuring what cross_key hold costs a new key")
+      std::cerr << (costs          ? "measuring what a new key costs"
+                    : crossKeyCost ? "measuring what cross_key hold costs a new key"
+                                   : "measuring new keys with the write lanes adapting beside " +
+                                         std::to_string(fixedInFlight) + " in flight")
                 << ", " << rounds << " alternating round(s) of " << s.seconds << " s per figure...\n";
-    const auto rows = costs ? idemctl::bench::measureNewKeyCosts(s, costClients, rounds)
-                            : idemctl::bench::measureCrossKeyCosts(s, costClients, rounds);
-    const auto& names = costs ? idemctl::bench::kLibraryVsPgbench : idemctl::bench::kCrossKeyHoldVsOff;
+    std::vector<std::string> settled;
+    const auto rows = costs          ? idemctl::bench::measureNewKeyCosts(s, costClients, rounds)
+                      : crossKeyCost ? idemctl::bench::measureCrossKeyCosts(s, costClients, rounds)
+                                     : idemctl::bench::measureInFlightCosts(s, costClients, rounds, fixedInFlight, &settled);
+    const auto& names = costs          ? idemctl::bench::kLibraryVsPgbench
+                        : crossKeyCost ? idemctl::bench::kCrossKeyHoldVsOff
+                                       : idemctl::bench::kAdaptingVsFixed;
+    if (!quiet)
+      for (const auto& line : settled) std::cerr << "adapting lanes ended at (claims/completions in flight) " << line << '\n';
     std::cout << (format == "json"       ? idemctl::bench::costsJson(rows, names, s.seconds, rounds)
                   : format == "markdown" ? idemctl::bench::costsMarkdown(rows, names)
                                          : idemctl::bench::costsText(rows, names));
@@ -182,11 +196,17 @@ IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", 
                                        "hold beside the same tier with it off (each key its own body, so none matches), "
                                        "in alternating rounds — keys/s, commits, WAL, PostgreSQL's and this process's "
                                        "CPU per key, and hold / off. Clients from --clients."),
+                 idemctl::Flag::option("in-flight-cost", "N",
+                                       "New keys with the write lanes finding their own count of batches in flight "
+                                       "(the default) beside N in flight, fixed, in alternating rounds — keys/s, "
+                                       "commits, WAL, PostgreSQL's and this process's CPU per key, and adapting / "
+                                       "fixed. Clients from --clients.",
+                                       "not run"),
                  idemctl::Flag::toggle("snapshot-cost",
                                        "Replays from memory with the policy taken per request (reloadable on "
                                        "SIGHUP) beside one snapshot held, in alternating rounds, with the ratio."),
                  idemctl::Flag::option("rounds", "N",
-                                       "Alternating rounds for --new-key-costs, --cross-key-cost and --snapshot-cost "
+                                       "Alternating rounds for --new-key-costs, --cross-key-cost, --in-flight-cost and --snapshot-cost "
                                        "(1 to 100).",
                                        "2")},
                 runBench);

@@ -19,7 +19,7 @@ const char* const kServerFlagsUsage =
     "[--replay-cache DURATION|off] "
     "[--prepared-statements on|off] [--max-header-bytes BYTES] [--max-headers N] [--max-connections N] "
     "[--max-connections-per-client N] [--max-buffered-body BYTES] [--max-replay-bytes BYTES] [--replay-large-reads N] "
-    "[--max-conflict-waiters N] [--max-conflict-waiters-per-key N] "
+    "[--max-conflict-waiters N] [--max-conflict-waiters-per-key N] [--write-batches-in-flight auto|N] "
     "[--header-timeout SECONDS] [--body-timeout SECONDS] [--idle-timeout SECONDS]";
 
 namespace {
@@ -85,6 +85,11 @@ Flags withServerFlags(Flags own) {
                        "Of those, retries of one key (1 to --max-conflict-waiters): more learn nothing more, they "
                        "all get the same answer.",
                        std::to_string(d.conflictWaits.perKey)),
+             F::option("write-batches-in-flight", "auto|N",
+                       "Statements writing new keys' claims (and as many writing completions) in flight at once; "
+                       "requests that arrive meanwhile go together in the next. auto follows the keys/s it makes "
+                       "between 1 and 8 (more on a slow disk, fewer when the CPU is the limit); N (1 to 64) fixes it.",
+                       "auto"),
              F::option("header-timeout", "SECONDS", "For the whole header block, 1 to 3600.", seconds(d.headerTimeout)),
              F::option("body-timeout", "SECONDS", "For the whole body after the headers, 1 to 3600.",
                        seconds(d.bodyTimeout)),
@@ -175,6 +180,11 @@ std::string readServerFlags(const Args& args, idem::endpoint::ServerOptions& opt
            std::to_string(options.conflictWaits.total) + ")";
   if (!args.has("max-conflict-waiters-per-key"))
     options.conflictWaits.perKey = std::min(options.conflictWaits.perKey, options.conflictWaits.total);
+  if (const std::string inFlight = args.get("write-batches-in-flight", "auto"); inFlight != "auto") {
+    int n = 0;
+    if (!parseInt(inFlight, 1, 64, n)) return "--write-batches-in-flight must be auto or a whole number from 1 to 64";
+    options.writeBatching.inFlight = static_cast<std::size_t>(n);
+  }
   struct SecondsFlag {
     const char* name;
     std::chrono::milliseconds& target;

@@ -46,7 +46,7 @@ Server::Server(ServerOptions options)
       m_options.conninfo, published(m_options.policy), m_policyVersion,
       gate::HostOptions{m_options.poolSize, m_options.traceFlushInterval, m_options.traceFoldAfter,
                         m_options.preparedStatements, m_options.replayCache, m_options.service,
-                        m_options.replayBodies, m_options.conflictWaits});
+                        m_options.replayBodies, m_options.conflictWaits, m_options.writeBatching});
   m_execution = m_options.execution ? m_options.execution(*m_host)
                                     : std::make_unique<Service>(*m_host, m_options.allowFaultInjection);
   m_host->metrics().attachTransport(&m_transport->stats());

@@ -49,6 +49,8 @@ struct ServerOptions : server::TransportOptions {
   /// Retries waiting for their key's original (`on_conflict: "wait:…"`), per key and in all;
   /// beyond either, a retry gets the ordinary 409 at once (core/enforce/conflictwaits.h).
   enforce::ConflictWaitBounds conflictWaits{};
+  /// Write statements for new keys in flight at once (store/keystore.h): adapting by default.
+  store::WriteBatching writeBatching{};
   /// Makes a raw route tried before the service on the main listener (serve's fault rig,
   /// core/faultrig), from the host's store pool and the published policy's URL; empty: none.
   std::function<std::unique_ptr<server::RawRoute>(store::Pool& pool, const std::string& docsUrl)> rawRoute;

@@ -33,7 +33,7 @@ Host::Host(std::string conninfo, policy::Policy policy, int policyVersion, HostO
     : m_options(std::move(options)),
       m_pool(std::move(conninfo), m_options.poolSize),
       m_replayBodies(withLargeReads(m_options.replayBodies, m_options.poolSize)),
-      m_store(m_pool),
+      m_store(m_pool, store::RecentKeys::shared(), m_options.writeBatching),
       m_trace(m_pool,
               trace::TraceWriter::Options{m_options.traceFlushInterval, 1000, 100000, true, m_options.traceFoldAfter,
                                           m_options.service}),
@@ -58,6 +58,7 @@ Gauges Host::gauges() const {
   g.traceRepaired = m_trace.repaired();
   g.claims = m_store.claims();
   g.claimStatements = m_store.claimRoundTrips();
+  g.writeBatches = m_store.writeBatches();
   g.readUnseenFirst = m_store.readsUnseenKeysFirst();
   g.leasesRenewed = m_enforcer.leases().renewals();
   g.leaseRenewalFailures = m_enforcer.leases().failures();

@@ -31,6 +31,7 @@ struct HostOptions {
   store::ReplayBodyOptions replayBodies{std::size_t{64} << 20, 0};
   /// Retries that may wait for their key's original under `on_conflict: "wait:…"` (ConflictWaits).
   enforce::ConflictWaitBounds conflictWaits{};
+  store::WriteBatching writeBatching{};  // see ServerOptions
 };
 
 class Host {

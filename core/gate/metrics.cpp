@@ -99,6 +99,26 @@ std::string Metrics::render(const Gauges& g) const {
       "# TYPE idem_claim_statements_total counter\n"
       "idem_claim_statements_total " +
       std::to_string(g.claimStatements) + "\n";
+  // The write path's two lanes: claims and completions of new keys.
+  const auto byKind = [&](const char* name, const char* type, const char* help, long long claim, long long completion) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name +
+           "{kind=\"claim\"} " + std::to_string(claim) + "\n" + name + "{kind=\"completion\"} " +
+           std::to_string(completion) + "\n";
+  };
+  const auto& b = g.writeBatches;
+  byKind("idem_write_batches_total", "counter",
+         "Statements (batches) that wrote new keys' claims and completions; each carries the keys that queued "
+         "while the earlier ones ran (a completion with statements of its own, such as serve's ledger row, commits "
+         "alone and is not counted).",
+         b.claimBatches, b.completionBatches);
+  byKind("idem_write_batch_keys_total", "counter",
+         "Keys those statements carried: keys / statements is the mean batch.", b.claimedKeys, b.completedKeys);
+  gauge("idem_write_batches_in_flight_limit",
+        "Write batches of each kind that may be in flight at once now: it follows the write path's own "
+        "keys/s between 1 and 8, unless --write-batches-in-flight fixes it.",
+        "", static_cast<double>(b.claimSlots));
+  byKind("idem_write_queued", "gauge", "Requests queued for the next write statement, by kind.", b.claimsWaiting,
+         b.completionsWaiting);
   out +=
       "# HELP idem_leases_renewed_total Leases of running executions renewed (a request that runs longer "
       "than its lease keeps its key).\n"

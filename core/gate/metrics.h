@@ -11,6 +11,7 @@
 
 #include "core/enforce/replaycache.h"
 #include "core/server/metrics.h"
+#include "core/store/keystore.h"
 #include "core/store/pool.h"
 #include "core/store/replaybodies.h"
 
@@ -26,6 +27,7 @@ struct Gauges {
   long long traceRepaired = 0;    // written with a value made storable (U+FFFD)
   long long claims = 0;           // claims decided by the key store
   long long claimStatements = 0;  // statements they took: 1 each when the order was guessed right
+  store::WriteBatchStats writeBatches;  // how new keys' claims and completions went together
   bool readUnseenFirst = false;   // keys new to the process are read first (a retry storm)
   long long leasesRenewed = 0;    // leases of running executions renewed
   long long leaseRenewalFailures = 0;

@@ -18,9 +18,17 @@ using pg::Type;
 
 // Up to kWriteBatchesInFlight batches of each kind in flight (keystore.h). Measured (RESULTS.md,
 // "the lane that lost its slots"): on a 4 ms flush eight beat one or two by 30-50 % at 8-64
-// clients; on a 0.2 ms flush two beat eight by ~20 % at 16-64. Too few costs more, so eight,
-// until the count follows what the statements wait on.
-constexpr std::size_t kBatchesInFlight = kWriteBatchesInFlight;
+// clients; on a 0.2 ms flush two beat eight by ~20 % at 16-64. So the lanes find their count
+// (inflighttuner.h), starting at eight: too few costs more than too many.
+InFlightTuner tunerFor(const WriteBatching& b) {
+  if (b.inFlight > 0) return InFlightTuner::fixed(b.inFlight);
+  InFlightTuner::Settings s;
+  s.min = 1;
+  s.max = kWriteBatchesInFlight;
+  s.start = kWriteBatchesInFlight;
+  return InFlightTuner(s);
+}
+
 // Batches stay small enough that one statement's latency stays close to a single row's, and a
 // batch of large responses does not become one huge message.
 constexpr std::size_t kMaxClaimsPerBatch = 128;
@@ -155,10 +163,11 @@ std::optional<ClaimResult> claimFreshOne(pg::Connection& c, const ClaimRequest& 
   return freshClaim(*inserted, col, 0);
 }
 
-KeyBatches::KeyBatches(Pool& pool)
+KeyBatches::KeyBatches(Pool& pool, WriteBatching batching)
     : m_pool(pool),
-      m_claims(kBatchesInFlight, kMaxClaimsPerBatch, kMaxClaimsPerBatch),
-      m_completions(kBatchesInFlight, kMaxCompletionsPerBatch, kMaxCompletionBytesPerBatch) {}
+      m_inFlight(tunerFor(batching)),
+      m_claims(m_inFlight, kMaxClaimsPerBatch, kMaxClaimsPerBatch),
+      m_completions(m_inFlight, kMaxCompletionsPerBatch, kMaxCompletionBytesPerBatch) {}
 
 std::optional<ClaimResult> KeyBatches::claimFresh(const ClaimRequest& q) {
   ClaimJob job{&q, std::nullopt, nullptr};
@@ -278,7 +287,9 @@ WriteBatchStats KeyBatches::stats() const {
           m_completionBatches.load(),
           m_completedKeys.load(),
           static_cast<long long>(m_claims.waiting()),
-          static_cast<long long>(m_completions.waiting())};
+          static_cast<long long>(m_completions.waiting()),
+          static_cast<long long>(m_claims.limit()),
+          static_cast<long long>(m_completions.limit())};
 }
 
 }  // namespace idem::store

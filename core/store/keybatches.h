@@ -1,6 +1,6 @@
 #pragma once
 // The write path of new keys, batched across concurrent requests: fresh claims that arrive while
-// every claim slot (kWriteBatchesInFlight) has a statement in flight go to the store together in
+// every claim slot (up to kWriteBatchesInFlight) has a statement in flight go to the store together in
 // the next one (one multi-row INSERT, one commit), and so do completions (one multi-row UPDATE).
 // A batch is what queued while the earlier ones ran (BatchLane): no timer, so a lone request pays
 // one single-row statement, as before. Each key keeps its own answer: a key the batch did not claim or complete (a live row,
@@ -52,7 +52,7 @@ class ClaimArrays {
 
 class KeyBatches {
  public:
-  explicit KeyBatches(Pool& pool);
+  KeyBatches(Pool& pool, WriteBatching batching);
 
   /// The key claimed as new (generation 1, leased to the caller), or nullopt: it decides alone.
   /// Throws what the key's statement threw.
@@ -79,6 +79,7 @@ class KeyBatches {
   void runCompletions(std::vector<CompletionJob*>& jobs);
 
   Pool& m_pool;
+  InFlightLimit m_inFlight;  // claims' and completions' alike
   BatchLane<ClaimJob> m_claims;
   BatchLane<CompletionJob> m_completions;
   std::atomic<long long> m_claimBatches{0}, m_claimedKeys{0}, m_completionBatches{0}, m_completedKeys{0};

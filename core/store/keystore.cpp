@@ -59,8 +59,8 @@ void awaitDurable(pg::Connection& c) { (void)c.exec(kAwaitDurableSql); }
 
 }  // namespace
 
-KeyStore::KeyStore(Pool& pool, RecentKeys& recent)
-    : m_pool(pool), m_recent(recent), m_batches(std::make_unique<KeyBatches>(pool)) {}
+KeyStore::KeyStore(Pool& pool, RecentKeys& recent, WriteBatching batching)
+    : m_pool(pool), m_recent(recent), m_batches(std::make_unique<KeyBatches>(pool, batching)) {}
 
 KeyStore::~KeyStore() = default;
 

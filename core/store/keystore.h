@@ -138,20 +138,28 @@ struct WriteBatchStats {
   long long claimBatches = 0, claimedKeys = 0;
   long long completionBatches = 0, completedKeys = 0;
   long long claimsWaiting = 0, completionsWaiting = 0;  // queued now behind the batch in flight
+  long long claimSlots = 0, completionSlots = 0;        // batches each lane may have in flight now
 };
 
-/// Statements of each kind (fresh claims, completions) a process keeps in flight before new ones
-/// queue into the next batch. A commit waits for its WAL flush, and the server flushes
-/// concurrent commits together: with one in flight, a slow flush bounded each lane; with up
-/// to eight, a few clients run as before and many go in batches (keybatches.cpp: measured).
+/// Statements of each kind (fresh claims, completions) a process keeps in flight at most before
+/// new ones queue into the next batch. A commit waits for its WAL flush, and the server flushes
+/// concurrent commits together: on a slow flush every slot carries keys; on a quick one fewer
+/// in flight batch more (keybatches.cpp: measured).
 inline constexpr std::size_t kWriteBatchesInFlight = 8;
+
+/// How the write path batches. inFlight 0: each lane finds its count between 1 and
+/// kWriteBatchesInFlight from its own keys/s (inflighttuner.h); otherwise that many, fixed.
+struct WriteBatching {
+  std::size_t inFlight = 0;
+};
 
 class KeyBatches;
 
 class KeyStore {
  public:
   /// `recent`: where the guess of the claim's order comes from; the process's table by default.
-  explicit KeyStore(Pool& pool, RecentKeys& recent = RecentKeys::shared());
+  /// `batching`: how many write statements go at once (adapting by default).
+  explicit KeyStore(Pool& pool, RecentKeys& recent = RecentKeys::shared(), WriteBatching batching = {});
   ~KeyStore();
   KeyStore(const KeyStore&) = delete;
   KeyStore& operator=(const KeyStore&) = delete;

@@ -280,11 +280,28 @@ class TestDecisions : public QObject {
     const long long claims = counter(m.body, "idem_claims_total");
     const long long statements = counter(m.body, "idem_claim_statements_total");
     QVERIFY(claims >= 2 && statements >= claims);
+    const std::string claimBatches = "idem_write_batches_total{kind=\"claim\"}";
+    const std::string completionBatches = "idem_write_batches_total{kind=\"completion\"}";
+    const std::string claimedKeys = "idem_write_batch_keys_total{kind=\"claim\"}";
+    const std::string completedKeys = "idem_write_batch_keys_total{kind=\"completion\"}";
+    const long long batchesBefore = counter(m.body, claimBatches), completionsBefore = counter(m.body, completionBatches);
+    const long long claimedBefore = counter(m.body, claimedKeys), completedBefore = counter(m.body, completedKeys);
+    QVERIFY(batchesBefore >= 1 && completionsBefore >= 0 && claimedBefore >= 1 && completedBefore >= 0);
     QCOMPARE(post("/v1/payments", "metrics-2", kPayment).status, 201);
     QCOMPARE(post("/v1/payments", "metrics-2", kPayment).status, 201);
     const auto after = m_s->client()->get("/metrics").body;
     QCOMPARE(counter(after, "idem_claims_total") - claims, 2LL);
     QCOMPARE(counter(after, "idem_claim_statements_total") - statements, 2LL);
+    // The new key's claim went through the write path alone (one client): one batch of one key;
+    // its retry wrote nothing. Its completion went with the demo's ledger row in a transaction of
+    // its own, outside the batches (the proxy's completions are batched: tst_writebatches).
+    QCOMPARE(counter(after, claimBatches) - batchesBefore, 1LL);
+    QCOMPARE(counter(after, claimedKeys) - claimedBefore, 1LL);
+    QCOMPARE(counter(after, completionBatches) - completionsBefore, 0LL);
+    QCOMPARE(counter(after, completedKeys) - completedBefore, 0LL);
+    // A process this quiet keeps every slot (the limit moves only under sustained load).
+    QCOMPARE(counter(after, "idem_write_batches_in_flight_limit"), 8LL);
+    QCOMPARE(counter(after, "idem_write_queued{kind=\"claim\"}"), 0LL);
     QCOMPARE(counter(after, "idem_claim_unseen_read_first"), 0LL);  // its new keys were new
     auto h = m_s->client()->get("/healthz");
     QCOMPARE(h.status, 200);

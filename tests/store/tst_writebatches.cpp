@@ -134,6 +134,10 @@ class TestWriteBatches : public QObject {
     m_pool = std::make_unique<store::Pool>(m_db->conninfo(), 24);
     m_recent = std::make_unique<store::RecentKeys>(1024);
     m_store = std::make_unique<store::KeyStore>(*m_pool, *m_recent);
+    // A fresh store starts with every slot (its lanes adapt only under sustained load): the held
+    // cases below hold them all.
+    QCOMPARE(m_store->writeBatches().claimSlots, static_cast<long long>(kHeld));
+    QCOMPARE(m_store->writeBatches().completionSlots, static_cast<long long>(kHeld));
   }
   void cleanup() {
     m_store.reset();
