@@ -24,12 +24,17 @@ LeaseKeeper::~LeaseKeeper() {
 }
 
 void LeaseKeeper::hold(const store::Scope& scope, const std::string& token, std::chrono::milliseconds lease) {
+  bool wake = false;
   {
     std::lock_guard lock(m_mutex);
-    m_held[token] = Held{{scope, token, lease}, Clock::now() + renewEvery(lease)};
+    const auto due = Clock::now() + renewEvery(lease);
+    m_held[token] = Held{{scope, token, lease}, due};
     if (!m_thread.joinable()) m_thread = std::thread([this] { run(); });
+    // Woken only when this lease falls due before the keeper would wake anyway: not once per
+    // request (a thread switch each, on the new-key path), only when idle or for a shorter lease.
+    wake = due < m_sleepsUntil;
   }
-  m_wake.notify_all();
+  if (wake) m_wake.notify_all();
 }
 
 void LeaseKeeper::drop(const std::string& token) {
@@ -50,6 +55,11 @@ long long LeaseKeeper::renewals() const {
   return m_renewals;
 }
 
+long long LeaseKeeper::wakeUps() const {
+  std::lock_guard lock(m_mutex);
+  return m_wakeUps;
+}
+
 long long LeaseKeeper::failures() const {
   std::lock_guard lock(m_mutex);
   return m_failures;
@@ -61,11 +71,17 @@ void LeaseKeeper::run() {
     auto next = Clock::time_point::max();
     for (const auto& [token, held] : m_held) next = std::min(next, held.due);
     if (next == Clock::time_point::max() || m_paused) {
+      m_sleepsUntil = Clock::time_point::max();
       m_wake.wait(lock, [&] { return m_stopping || (!m_held.empty() && !m_paused); });
+      m_sleepsUntil = Clock::time_point::min();  // awake: it looks at every lease before sleeping
+      ++m_wakeUps;
       continue;
     }
     if (Clock::now() < next) {
+      m_sleepsUntil = next;
       m_wake.wait_until(lock, next);
+      m_sleepsUntil = Clock::time_point::min();
+      ++m_wakeUps;
       continue;
     }
     // Everything due within the next few milliseconds goes in the same statement.

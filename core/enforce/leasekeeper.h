@@ -35,6 +35,8 @@ class LeaseKeeper {
   /// Leases renewed so far, and renewal statements that failed (store unreachable).
   [[nodiscard]] long long renewals() const;
   [[nodiscard]] long long failures() const;
+  /// Times its thread woke up: to renew, at a new earliest lease, or for nothing.
+  [[nodiscard]] long long wakeUps() const;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -50,6 +52,9 @@ class LeaseKeeper {
   std::map<std::string, Held> m_held;  // by lease token
   long long m_renewals = 0;
   long long m_failures = 0;
+  long long m_wakeUps = 0;
+  /// When the keeper's thread wakes by itself: max() asleep until a lease comes, min() awake.
+  Clock::time_point m_sleepsUntil = Clock::time_point::min();
   bool m_stopping = false;
   bool m_paused = false;
   std::thread m_thread;  // last: started after the members it uses exist

@@ -142,6 +142,39 @@ class TestEnforcer : public QObject {
     QCOMPARE(header(r, "Idempotent-Replayed"), std::string("true"));
   }
 
+  // The keeper's thread wakes to renew, or when a lease falls due before it would wake anyway:
+  // not once per execution (each wake was a thread switch on every new key's path).
+  void theLeaseKeeperIsNotWokenPerExecution() {
+    auto run = [&](const std::string& key) {
+      auto d = m_h->enforcer.begin(test::Harness::post("/v1/payments", key, R"({"amount":1})"));
+      QVERIFY(d.kind == Kind::Execute);
+      QCOMPARE(m_h->enforcer.complete(*d.ticket, enforce::Response{201, {}, "{}"}).status, 201);
+    };
+    run("k-keeper-0");  // starts the keeper's thread
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const long long before = m_h->enforcer.leases().wakeUps();
+    for (int i = 1; i <= 200; ++i) run("k-keeper-" + std::to_string(i));
+    // One wake at most for the first lease after the keeper went idle; none for the 199 after,
+    // which fall due (10 s on) after the one it already waits for. Leases of 30 s renew at 10 s.
+    QVERIFY2(m_h->enforcer.leases().wakeUps() - before <= 2,
+             qPrintable(QString("the keeper woke %1 times for 200 executions").arg(m_h->enforcer.leases().wakeUps() - before)));
+    QCOMPARE(m_h->enforcer.leases().renewals(), 0LL);
+  }
+
+  // A shorter lease than the one the keeper waits for still wakes it in time.
+  void aShorterLeaseStillWakesTheKeeper() {
+    auto longLease = m_h->enforcer.begin(test::Harness::post("/v1/payments", "k-long", R"({"a":1})"));
+    QVERIFY(longLease.kind == Kind::Execute);  // 30 s: due in 10 s
+    auto shortLease = m_h->enforcer.begin(test::Harness::post("/v1/lease", "k-short-lease", R"({"a":1})"));
+    QVERIFY(shortLease.kind == Kind::Execute);  // 1 s: due in 333 ms
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    QVERIFY2(m_h->enforcer.leases().renewals() >= 2, "the 1 s lease was not renewed while the keeper waited for the 30 s one");
+    // Held past its length, it is still ours: a retry is a conflict, not a takeover.
+    QCOMPARE(m_h->roundTrip(test::Harness::post("/v1/lease", "k-short-lease", R"({"a":1})")).status, 409);
+    (void)m_h->enforcer.complete(*shortLease.ticket, enforce::Response{201, {}, "{}"});
+    (void)m_h->enforcer.complete(*longLease.ticket, enforce::Response{201, {}, "{}"});
+  }
+
   void expiredLeaseIsTakenOverAndTheLateOwnerLoses() {
     auto first = m_h->enforcer.begin(test::Harness::post("/v1/lease", "k-lease", R"({"a":1})"));
     QVERIFY(first.kind == Kind::Execute);
