@@ -74,7 +74,7 @@ double serverCpuSeconds(long backendPid) {
 double rusageSeconds(int who) {
   rusage u{};
   getrusage(who, &u);
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
   return seconds(u.ru_utime) + seconds(u.ru_stime);
 }
 
@@ -179,6 +179,7 @@ template <typename First, typename Second>
 std::vector<CostRow> alternate(const Settings& s, const std::vector<int>& clients, int rounds, First first,
                                Second second) {
   std::vector<CostRow> rows;
+  rows.reserve(clients.size());
   for (int n : clients) rows.push_back(CostRow{n, {}, {}});
   for (int round = 0; round < rounds; ++round)
     for (auto& row : rows) {
