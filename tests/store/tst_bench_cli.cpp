@@ -164,14 +164,29 @@ class TestBenchCli : public QObject {
     QVERIFY2(static_cast<double>(marked.integer(0, "unmarked")) >= off, std::to_string(off).c_str());
   }
 
+  // --in-flight-cost N: the write path finding its count beside N fixed, the same table; a count
+  // outside 1..64 is refused naming the flag.
+  void inFlightCostComparesAdaptingWithAFixedCount() {
+    test::TestDatabase db("bench_cli_in_flight");
+    const auto runs = costRuns(db, "--in-flight-cost", "in_flight_adapting", "in_flight_fixed", "2");
+    QCOMPARE(runs.size(), std::size_t{2});
+    for (const char* bad : {"0", "65", "eight"}) {
+      std::string out;
+      QCOMPARE(test::runIdemctl({"bench", "--db", db.conninfo(), "--in-flight-cost", bad}, &out), 2);
+      QVERIFY2(out.find("--in-flight-cost must be the fixed count to compare with") != std::string::npos, out.c_str());
+    }
+  }
+
  private:
-  /// Runs `idemctl bench <mode>` at 2 and 3 clients, 2 rounds, and checks every figure and ratio
-  /// of both contenders against their totals.
-  static nlohmann::json costRuns(test::TestDatabase& db, const char* mode, const char* first, const char* second) {
+  /// Runs `idemctl bench <mode> [value]` at 2 and 3 clients, 2 rounds, and checks every figure
+  /// and ratio of both contenders against their totals.
+  static nlohmann::json costRuns(test::TestDatabase& db, const char* mode, const char* first, const char* second,
+                                 const char* value = nullptr) {
     std::string out;
-    const int rc = test::runIdemctl({"bench", "--db", db.conninfo(), mode, "--seconds", "1", "--rounds", "2",
-                                     "--clients", "2,3", "--format", "json"},
-                                    &out);
+    std::vector<std::string> args{"bench", "--db", db.conninfo(), mode};
+    if (value != nullptr) args.emplace_back(value);
+    for (const char* a : {"--seconds", "1", "--rounds", "2", "--clients", "2,3", "--format", "json"}) args.emplace_back(a);
+    const int rc = test::runIdemctl(args, &out);
     if (rc != 0) QTest::qFail(out.c_str(), __FILE__, __LINE__);
     const auto report = nlohmann::json::parse(out.substr(out.find('{')));
     [&] {
