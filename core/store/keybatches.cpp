@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <span>
-#include <tuple>
 
 #include "core/policy/duration.h"
 #include "core/store/headercodec.h"
@@ -38,8 +37,6 @@ constexpr std::size_t kMaxCompletionBytesPerBatch = 1 << 20;
 pg::Param policyVersionParam(const ClaimRequest& q) {
   return q.policyVersion > 0 ? pg::Param(q.policyVersion) : pg::Param::null();
 }
-
-auto scopeOrder(const Scope& s) { return std::tie(s.tenant, s.endpoint, s.key, s.service); }
 
 /// Where a batch statement's returned rows name their key.
 struct ScopeColumns {
@@ -192,14 +189,14 @@ void KeyBatches::runClaims(std::vector<ClaimJob*>& jobs) {
   // in a cycle). A second request for a key in the batch is not claimed here: it decides alone,
   // against the row the first one left.
   std::sort(jobs.begin(), jobs.end(),
-            [](const ClaimJob* a, const ClaimJob* b) { return scopeOrder(a->request->scope) < scopeOrder(b->request->scope); });
+            [](const ClaimJob* a, const ClaimJob* b) { return locksBefore(a->request->scope, b->request->scope); });
   // Keys of tiers with cross_key ride the same statement, marked as their request's latest
   // execution (migration 0027): a key whose request another key holds returns no row here and
   // decides alone (claimSameRequest).
   std::vector<ClaimJob*> distinct;
   const ClaimJob* previous = nullptr;
   for (auto* j : jobs) {
-    if (previous != nullptr && scopeOrder(previous->request->scope) == scopeOrder(j->request->scope)) continue;
+    if (previous != nullptr && sameScope(previous->request->scope, j->request->scope)) continue;
     previous = j;
     distinct.push_back(j);
   }
@@ -232,7 +229,7 @@ void KeyBatches::runCompletions(std::vector<CompletionJob*>& jobs) {
   ++m_completionBatches;
   m_completedKeys += static_cast<long long>(jobs.size());
   std::sort(jobs.begin(), jobs.end(), [](const CompletionJob* a, const CompletionJob* b) {
-    return scopeOrder(a->request->scope) < scopeOrder(b->request->scope);
+    return locksBefore(a->request->scope, b->request->scope);
   });
   auto statement = [this](std::span<CompletionJob*> part) {
     // Not resent on a dead connection (the caller's backlog retries a completion): the error goes

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "core/http/headers.h"
@@ -32,6 +33,17 @@ struct Scope {
   std::string key;
   std::string service = kDefaultService;
 };
+
+/// The one order in which a statement that writes several keys locks them (byte order, SQL's
+/// COLLATE "C"): claim and completion batches send their keys sorted by it, lease renewals lock
+/// in it (kRenewLeasesSql), so two of them never wait on each other's rows in a cycle (a deadlock
+/// PostgreSQL would break only after deadlock_timeout, failing one of them).
+inline bool locksBefore(const Scope& a, const Scope& b) {
+  return std::tie(a.tenant, a.endpoint, a.key, a.service) < std::tie(b.tenant, b.endpoint, b.key, b.service);
+}
+inline bool sameScope(const Scope& a, const Scope& b) {
+  return a.tenant == b.tenant && a.endpoint == b.endpoint && a.key == b.key && a.service == b.service;
+}
 
 /// A fresh claim that also looks for another key's execution of the same request (a tier's
 /// `cross_key`, docs/policy.md "Duplicates across keys"): same service, tenant, endpoint and

@@ -372,6 +372,48 @@ class TestWriteBatches : public QObject {
     QCOMPARE(s.completionBatches, 5LL);
     QCOMPARE(s.completedKeys, 5LL);
   }
+
+  // A lease renewal locks its keys in the order the completion batches lock them (by key), not in
+  // the order of their leases or the order the keeper hands them over in: the two never wait on
+  // each other's rows in a cycle (a deadlock PostgreSQL breaks only after deadlock_timeout, failing
+  // one of them). "b" is claimed first, so its lease ends first; seen from outside, while the
+  // renewal waits on "b" it already holds "a". (Migration 0025's idem.renew_leases walks the
+  // in-flight index, lease order: it waits on "b" holding nothing.)
+  void aLeaseRenewalLocksKeysInTheBatchesOrder() {
+    const auto b = m_store->claim(request("b"));
+    std::this_thread::sleep_for(5ms);  // "a"'s lease ends later
+    const auto a = m_store->claim(request("a"));
+    QVERIFY(a.decision == Decision::Execute && b.decision == Decision::Execute);
+    // Enough other rows that the renewal's plan walks its keys as given, through the primary key.
+    auto filler = m_db->connect();
+    filler.exec("INSERT INTO idem.keys (tenant, endpoint, idem_key, generation, tier, fingerprint, state, "
+                "request_id, expires_at) SELECT 'acct_1', $1, 'other-' || g, 1, 'payments', '\\x00', 'done', "
+                "'req_filler', now() + interval '1 day' FROM generate_series(1, 5000) g",
+                {kEndpoint});
+    filler.exec("ANALYZE idem.keys");
+
+    auto blocker = m_db->connect();
+    blocker.exec("BEGIN");
+    blocker.exec("SELECT 1 FROM idem.keys WHERE idem_key = 'b' FOR UPDATE");
+    std::vector<std::string> renewed;
+    std::thread renewal([&] {
+      renewed = m_store->renewLeases({{request("b").scope, b.leaseToken, 30s}, {request("a").scope, a.leaseToken, 30s}});
+    });
+    const bool waiting = waitFor([&] { return statementsWaitingOnLocks() == 1; });
+    std::string probe;
+    try {
+      auto other = m_db->connect();
+      other.exec("SELECT 1 FROM idem.keys WHERE idem_key = 'a' FOR UPDATE NOWAIT");
+      probe = "a was free";
+    } catch (const pg::QueryError& e) {
+      probe = e.sqlstate();
+    }
+    blocker.exec("ROLLBACK");
+    renewal.join();
+    QVERIFY2(waiting, "the renewal never waited on the locked key");
+    QCOMPARE(probe, std::string("55P03"));  // lock_not_available: the renewal took "a" before "b"
+    QCOMPARE(renewed.size(), std::size_t(2));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestWriteBatches)
