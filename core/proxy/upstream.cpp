@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -99,7 +100,10 @@ struct Upstream::Conn {
 
 // One request's exchange, as a chain of asynchronous steps on the caller's executor: connect
 // (or take a pooled connection), write, read; a timer bounds each step. When the answer's
-// deadline passes the caller gets NoAnswer and the read goes on (awaitLate).
+// deadline passes the caller gets NoAnswer and the read goes on (awaitLate). Every socket step
+// is bound to the caller's executor: a kept-alive connection belongs to the strand of the request
+// that opened it, and its completions would otherwise run there, beside this request's timer on
+// its own strand (two strands of one exchange, at once on two loop threads).
 class Upstream::Call : public Exchange, public std::enable_shared_from_this<Upstream::Call> {
  public:
   Call(Upstream& up, UpstreamRequest r, bool idempotent, net::any_io_executor ex, OnSent done,
@@ -164,7 +168,7 @@ class Upstream::Call : public Exchange, public std::enable_shared_from_this<Upst
     m_conn->live = &m_up.m_live;
     arm(m_up.m_options.connectTimeout);
     net::async_connect(m_conn->socket, m_up.m_resolved->endpoints,
-                       [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) { self->connected(ec); });
+                       net::bind_executor(m_ex, [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) { self->connected(ec); }));
   }
 
   void connected(beast::error_code ec) {
@@ -181,7 +185,7 @@ class Upstream::Call : public Exchange, public std::enable_shared_from_this<Upst
     m_phase = Phase::Writing;
     arm(m_up.m_options.connectTimeout);
     bhttp::async_write(m_conn->socket, m_req,
-                       [self = shared_from_this()](beast::error_code ec, std::size_t) { self->written(ec); });
+                       net::bind_executor(m_ex, [self = shared_from_this()](beast::error_code ec, std::size_t) { self->written(ec); }));
   }
 
   void written(beast::error_code ec) {
@@ -207,11 +211,12 @@ class Upstream::Call : public Exchange, public std::enable_shared_from_this<Upst
     p.header_limit(64 * 1024);
     p.body_limit(m_up.m_options.maxAnswerBytes);
     if (m_head) p.skip(true);
-    bhttp::async_read(m_conn->socket, m_conn->buffer, p, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      const int status = ec ? 0 : static_cast<int>(self->m_parser->get().result_int());
-      if (!ec && status / 100 == 1 && status != 101) return self->startRead();
-      self->answered(ec);
-    });
+    bhttp::async_read(m_conn->socket, m_conn->buffer, p,
+                      net::bind_executor(m_ex, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        const int status = ec ? 0 : static_cast<int>(self->m_parser->get().result_int());
+                        if (!ec && status / 100 == 1 && status != 101) return self->startRead();
+                        self->answered(ec);
+                      }));
   }
 
   void answered(beast::error_code ec) {
