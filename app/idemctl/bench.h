@@ -69,5 +69,12 @@ enum class Protocol { Default, Prepared };
 double pgbench(const Settings& s, Script script, int clients, Protocol protocol);
 /// The same, as the transactions pgbench processed and its run time.
 Run pgbenchRun(const Settings& s, Script script, int clients, Protocol protocol);
+/// pgbench running any script text.
+Run pgbenchScriptRun(const Settings& s, const std::string& script, int clients, Protocol protocol);
+/// New keys made by pgbench sending Idem's batch statements (-M prepared): `clients`
+/// connections, each claiming `keysPerStatement` keys in one statement and then completing them
+/// in another. No client-side work and perfect batches: the most any batching of Idem's writes
+/// on this schema can make with clients × keysPerStatement requests in flight.
+Run pgbenchIdemBatchRun(const Settings& s, int clients, int keysPerStatement);
 
 }  // namespace idemctl::bench

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -109,21 +110,32 @@ Snapshot snapshot(const std::string& conninfo) {
   return s;
 }
 
+/// Adds one measurement's totals to another's.
+void add(Costs& into, const Costs& more) {
+  into.run.operations += more.run.operations;
+  into.run.seconds += more.run.seconds;
+  into.commits += more.commits;
+  into.walBytes += more.walBytes;
+  into.walRecords += more.walRecords;
+  into.walFpi += more.walFpi;
+  if (more.serverCpuS >= 0) into.serverCpuS = (into.serverCpuS < 0 ? 0 : into.serverCpuS) + more.serverCpuS;
+  into.clientCpuS += more.clientCpuS;
+}
+
 /// Runs `measure` between two snapshots and adds what it cost to `into`.
 template <typename Measure>
 void accumulate(const Settings& s, Costs& into, Measure measure) {
   const Snapshot before = snapshot(s.conninfo);
-  const Run run = measure();
+  Costs cost;
+  cost.run = measure();
   const Snapshot after = snapshot(s.conninfo);
-  into.run.operations += run.operations;
-  into.run.seconds += run.seconds;
-  into.commits += after.commits - before.commits;
-  into.walBytes += after.walBytes - before.walBytes;
-  into.walRecords += after.walRecords - before.walRecords;
-  into.walFpi += after.walFpi - before.walFpi;
-  if (before.serverCpuS >= 0 && after.serverCpuS >= 0)
-    into.serverCpuS = (into.serverCpuS < 0 ? 0 : into.serverCpuS) + after.serverCpuS - before.serverCpuS;
-  into.clientCpuS += after.clientCpuS - before.clientCpuS;
+  cost.commits = after.commits - before.commits;
+  cost.walBytes = after.walBytes - before.walBytes;
+  cost.walRecords = after.walRecords - before.walRecords;
+  cost.walFpi = after.walFpi - before.walFpi;
+  if (before.serverCpuS >= 0 && after.serverCpuS >= 0) cost.serverCpuS = after.serverCpuS - before.serverCpuS;
+  cost.clientCpuS = after.clientCpuS - before.clientCpuS;
+  add(into, cost);
 }
 
 // ---- printing ----
@@ -162,13 +174,14 @@ std::string ratioCell(double library, double baseline) {
 std::vector<std::vector<std::string>> lines(const CostRow& r, const Contenders& names) {
   std::vector<std::vector<std::string>> out;
   const std::string n = std::to_string(r.clients);
-  for (const auto& [label, costs] : {std::pair<const char*, const Costs*>{names.first, &r.first},
+  const std::string first = r.shape.empty() ? names.first : std::string(names.first) + ", " + r.shape;
+  for (const auto& [label, costs] : {std::pair<std::string, const Costs*>{first, &r.first},
                                      {names.second, &r.second}}) {
     std::vector<std::string> line{n, label};
     for (const auto& col : kColumns) line.push_back(cell(col, col.value(*costs)));
     out.push_back(line);
   }
-  std::vector<std::string> ratio{n, std::string(names.first) + " / " + names.second};
+  std::vector<std::string> ratio{n, first + " / " + names.second};
   for (const auto& col : kColumns) ratio.push_back(ratioCell(col.value(r.first), col.value(r.second)));
   out.push_back(ratio);
   return out;
@@ -180,7 +193,7 @@ std::vector<CostRow> alternate(const Settings& s, const std::vector<int>& client
                                Second second) {
   std::vector<CostRow> rows;
   rows.reserve(clients.size());
-  for (int n : clients) rows.push_back(CostRow{n, {}, {}});
+  for (int n : clients) rows.push_back(CostRow{n, {}, {}, {}});
   for (int round = 0; round < rounds; ++round)
     for (auto& row : rows) {
       const auto a = [&] { accumulate(s, row.first, [&] { return first(row.clients); }); };
@@ -217,6 +230,42 @@ std::vector<CostRow> measureInFlightCosts(const Settings& s, const std::vector<i
         return run;
       },
       [&](int n) { return libraryNewKeysRun(s, n, {static_cast<std::size_t>(fixed)}); });
+}
+
+std::vector<CostRow> measureBatchBound(const Settings& s, const std::vector<int>& clients, int rounds) {
+  struct Shape {
+    std::size_t row;
+    int connections;
+  };
+  std::vector<CostRow> rows;
+  std::vector<std::vector<Shape>> groups;  // each client count's shapes
+  for (int n : clients) {
+    auto& shapes = groups.emplace_back();
+    for (int c = n; c >= 1; --c)
+      if (n % c == 0) {
+        shapes.push_back({rows.size(), c});
+        rows.push_back(CostRow{n, {}, {}, std::to_string(c) + " x " + std::to_string(n / c) + " keys"});
+      }
+  }
+  for (int round = 0; round < rounds; ++round)
+    for (const auto& shapes : groups) {
+      const int n = rows[shapes.front().row].clients;
+      Costs minimal;
+      std::vector<std::function<void()>> runs;
+      runs.emplace_back(
+          [&] { accumulate(s, minimal, [&] { return pgbenchRun(s, Script::MinimalNew, n, Protocol::Prepared); }); });
+      for (const Shape& shape : shapes)
+        runs.emplace_back([&s, &rows, shape, n] {
+          accumulate(s, rows[shape.row].first,
+                     [&] { return pgbenchIdemBatchRun(s, shape.connections, n / shape.connections); });
+        });
+      // Each round starts one step further along, so no run always follows the same one.
+      const std::size_t start = static_cast<std::size_t>(round) % runs.size();
+      for (std::size_t k = 0; k < runs.size(); ++k) runs[(start + k) % runs.size()]();
+      // Every shape of this client count is set beside the same minimal runs.
+      for (const Shape& shape : shapes) add(rows[shape.row].second, minimal);
+    }
+  return rows;
 }
 
 std::vector<CostRow> measureCrossKeyCosts(const Settings& s, const std::vector<int>& clients, int rounds) {
@@ -287,10 +336,12 @@ std::string costsJson(const std::vector<CostRow>& rows, const Contenders& names,
       const double a = col.value(r.first), b = col.value(r.second);
       if (a >= 0 && b > 0) ratios[col.header] = a / b;
     }
-    out["runs"].push_back({{"clients", r.clients},
-                           {names.firstJson, contender(r.first)},
-                           {names.secondJson, contender(r.second)},
-                           {"ratios", ratios}});
+    nlohmann::json run{{"clients", r.clients},
+                       {names.firstJson, contender(r.first)},
+                       {names.secondJson, contender(r.second)},
+                       {"ratios", ratios}};
+    if (!r.shape.empty()) run["shape"] = r.shape;
+    out["runs"].push_back(std::move(run));
   }
   return out.dump(2) + '\n';
 }

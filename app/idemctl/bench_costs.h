@@ -38,9 +38,13 @@ inline constexpr Contenders kAdaptingVsFixed{"in flight adapting", "in flight fi
 inline constexpr Contenders kCrossKeyHoldVsOff{"cross_key hold", "cross_key off", "cross_key_hold",
                                                "cross_key_off"};
 
+inline constexpr Contenders kBatchBoundVsPgbench{"Idem's batch SQL", "pgbench minimal, -M prepared",
+                                                 "idem_batch_sql", "pgbench_minimal_prepared"};
+
 struct CostRow {
   int clients = 0;
   Costs first, second;  // the ratio line is first / second
+  std::string shape;    // what the first ran as, when the row says more than its client count
 };
 
 /// Measures each client count `rounds` times, the library and pgbench alternating (which goes
@@ -55,6 +59,13 @@ struct CostRow {
 
 /// What a tier's cross_key costs a new key (each key with its own body, so none matches): the
 /// library with cross_key hold beside the library with it off, alternating the same way.
+/// The ceiling batching puts on new keys with `clients` requests in flight (each waits for its
+/// claim, then for its completion): pgbench sending Idem's batch statements in every shape
+/// c connections × b keys a statement with c × b = clients (pgbenchIdemBatchRun), beside
+/// pgbench's minimal INSERT + UPDATE at `clients` connections, every shape and the minimal in
+/// each round, the order turning. One row per shape.
+[[nodiscard]] std::vector<CostRow> measureBatchBound(const Settings& s, const std::vector<int>& clients, int rounds);
+
 [[nodiscard]] std::vector<CostRow> measureCrossKeyCosts(const Settings& s, const std::vector<int>& clients,
                                                         int rounds);
 

@@ -63,6 +63,33 @@ std::string idemNewScript() {
          ";\n";
 }
 
+/// `keys` new keys the way KeyBatches sends a batch of them: one fresh-claim statement for all
+/// (core/store/keysql.h kFreshClaimBatchSql), then one completion statement for all — each its
+/// own commit. The claim's returned rows are folded into two arrays so that pgbench can hand
+/// them to the completion (its \gset takes one row). One key: the single-key statements.
+std::string idemBatchScript(int keys) {
+  if (keys <= 1) return idemNewScript();
+  namespace sql = idem::store::sql;
+  const std::string n = std::to_string(keys);
+  const auto each = [&](const std::string& value) { return "array_fill(" + value + ", ARRAY[" + n + "])"; };
+  const std::string names = "ARRAY(SELECT 'srv-' || (:k::bigint + g) FROM generate_series(1, " + n + ") g)";
+  const std::string fp = "'\\x" + benchFingerprintHex() + "'::bytea";
+  return "\\set k random(1000000000, 9000000000000000000)\n"
+         "WITH claimed AS (" +
+         withArguments(sql::kFreshClaimBatchSql,
+                       {each("'bench'::text"), each("'POST /v1/payments'::text"), names, each(fp),
+                        each("'payments'::text"), each("NULL::integer"), each("'24 hours'::interval"),
+                        each("'30 seconds'::interval"), each("'req_bench'::text"), each("'default'::text"),
+                        each("NULL::boolean")}) +
+         ") SELECT array_agg(idem_key ORDER BY idem_key) AS keys, array_agg(lease_token ORDER BY idem_key) AS tokens "
+         "FROM claimed \\gset\n" +
+         withArguments(sql::kCompleteBatchSql,
+                       {each("'bench'::text"), each("'POST /v1/payments'::text"), ":keys::text[]", ":tokens::uuid[]",
+                        each("201"), each("'[[\"Content-Type\", \"application/json\"]]'::jsonb"),
+                        each("'\\x7b7d'::bytea"), each("NULL::text"), each("'default'::text")}) +
+         ";\n";
+}
+
 std::string idemReplayScript(int preloaded) {
   return "\\set k random(0, " + std::to_string(preloaded - 1) + ")\n" +
          withArguments(idem::store::sql::kReplaySql, {"'bench'", "'POST /v1/payments'", "('bench-replay-' || :k)",
@@ -138,13 +165,23 @@ double pgbench(const Settings& s, Script script, int clients, Protocol protocol)
 }
 
 Run pgbenchRun(const Settings& s, Script script, int clients, Protocol protocol) {
+  return pgbenchScriptRun(s, scriptText(script, s.preloaded), clients, protocol);
+}
+
+Run pgbenchIdemBatchRun(const Settings& s, int clients, int keysPerStatement) {
+  Run run = pgbenchScriptRun(s, idemBatchScript(keysPerStatement), clients, Protocol::Prepared);
+  run.operations *= keysPerStatement;  // a transaction of the script is that many new keys
+  return run;
+}
+
+Run pgbenchScriptRun(const Settings& s, const std::string& script, int clients, Protocol protocol) {
   char path[] = "/tmp/idem-pgbench-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) throw std::runtime_error("cannot create a pgbench script file");
   close(fd);
   {
     std::ofstream out(path);
-    out << scriptText(script, s.preloaded);
+    out << script;
   }
   std::string output;
   const std::string c = std::to_string(clients);

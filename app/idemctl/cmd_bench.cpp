@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kUsageText =
     "[--db CONNINFO] [--seconds N] [--format text|json|markdown] [--profile new|replay|replay-untraced|replay-unseen|replay-one-key "
-    "[--clients N]] [--new-key-costs [--clients N,N…] [--rounds N]] [--snapshot-cost [--clients N,N…] [--rounds N]] [--cross-key-cost [--clients N,N…] [--rounds N]] [--in-flight-cost N [--clients N,N…] [--rounds N]]";
+    "[--clients N]] [--new-key-costs [--clients N,N…] [--rounds N]] [--snapshot-cost [--clients N,N…] [--rounds N]] [--cross-key-cost [--clients N,N…] [--rounds N]] [--in-flight-cost N [--clients N,N…] [--rounds N]] [--batch-bound [--clients N,N…] [--rounds N]]";
 
 int usage(const std::string& message) { return idemctl::usageError("bench", kUsageText, message); }
 
@@ -37,15 +37,16 @@ int runBench(const idemctl::Args& args) {
   const bool crossKeyCost = args.has("cross-key-cost");
   const bool snapshot = args.has("snapshot-cost");
   const bool inFlightCost = args.has("in-flight-cost");
-  if (costs + crossKeyCost + snapshot + inFlightCost + args.has("profile") > 1)
-    return usage("--new-key-costs, --cross-key-cost, --in-flight-cost, --snapshot-cost and --profile are different runs: "
-                 "choose one");
+  const bool batchBound = args.has("batch-bound");
+  if (costs + crossKeyCost + snapshot + inFlightCost + batchBound + args.has("profile") > 1)
+    return usage("--new-key-costs, --cross-key-cost, --in-flight-cost, --batch-bound, --snapshot-cost and --profile are "
+                 "different runs: choose one");
   int fixedInFlight = 0;
   if (inFlightCost && !idemctl::parseInt(args.get("in-flight-cost"), 1, 64, fixedInFlight))
     return usage("--in-flight-cost must be the fixed count to compare with, a whole number from 1 to 64");
   int profileClients = 8;
   std::vector<int> costClients;
-  if (costs || crossKeyCost || snapshot || inFlightCost) {
+  if (costs || crossKeyCost || snapshot || inFlightCost || batchBound) {
     for (const std::string& each : idemctl::splitList(args.get("clients", crossKeyCost ? "1,8,64" : "8,64"))) {
       int n = 0;
       if (!idemctl::parseInt(each, 1, 256, n)) return usage("--clients must be whole numbers from 1 to 256, e.g. 8,64");
@@ -100,21 +101,25 @@ int runBench(const idemctl::Args& args) {
   }
   if (!quiet) std::cerr << "preloading " << s.preloaded << " keys (library and seed table)...\n";
   idemctl::bench::prepareSeedTable(s);
-  if (!costs && !crossKeyCost && !inFlightCost) idemctl::bench::prepareLibrary(s);  // replays' keys; new keys need none
+  if (!costs && !crossKeyCost && !inFlightCost && !batchBound) idemctl::bench::prepareLibrary(s);  // replays' keys; new keys need none
 
-  if (costs || crossKeyCost || inFlightCost) {
+  if (costs || crossKeyCost || inFlightCost || batchBound) {
     if (!quiet)
       std::cerr << (costs          ? "measuring what a new key costs"
                     : crossKeyCost ? "measuring what cross_key hold costs a new key"
+                    : batchBound   ? "measuring the most batching can make: pgbench sending Idem's batch statements "
+                                     "in every shape, beside its minimal INSERT + UPDATE"
                                    : "measuring new keys with the write lanes adapting beside " +
                                          std::to_string(fixedInFlight) + " in flight")
                 << ", " << rounds << " alternating round(s) of " << s.seconds << " s per figure...\n";
     std::vector<std::string> settled;
     const auto rows = costs          ? idemctl::bench::measureNewKeyCosts(s, costClients, rounds)
                       : crossKeyCost ? idemctl::bench::measureCrossKeyCosts(s, costClients, rounds)
+                      : batchBound   ? idemctl::bench::measureBatchBound(s, costClients, rounds)
                                      : idemctl::bench::measureInFlightCosts(s, costClients, rounds, fixedInFlight, &settled);
     const auto& names = costs          ? idemctl::bench::kLibraryVsPgbench
                         : crossKeyCost ? idemctl::bench::kCrossKeyHoldVsOff
+                        : batchBound   ? idemctl::bench::kBatchBoundVsPgbench
                                        : idemctl::bench::kAdaptingVsFixed;
     if (!quiet)
       for (const auto& line : settled) std::cerr << "adapting lanes ended at (claims/completions in flight) " << line << '\n';
@@ -185,8 +190,10 @@ IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", 
                  idemctl::Flag::option("profile", "new|replay|replay-untraced|replay-unseen|replay-one-key",
                                        "Run this one measurement alone, long enough to attach a profiler.",
                                        "every measurement"),
-                 idemctl::Flag::option("clients", "N", "Clients for --profile (1 to 256); for --new-key-costs and --snapshot-cost a list.",
-                                       "8; 8,64 with --new-key-costs and --snapshot-cost"),
+                 idemctl::Flag::option("clients", "N",
+                                       "Clients for --profile (1 to 256); for the comparison runs (--new-key-costs, "
+                                       "--cross-key-cost, --in-flight-cost, --batch-bound, --snapshot-cost) a list.",
+                                       "8; 8,64 for the comparison runs, 1,8,64 with --cross-key-cost"),
                  idemctl::Flag::toggle("new-key-costs",
                                        "Per new key: commits, WAL bytes and records, PostgreSQL's CPU and the "
                                        "client's, the library beside pgbench's minimal INSERT + UPDATE (-M prepared), "
@@ -202,11 +209,16 @@ IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", 
                                        "commits, WAL, PostgreSQL's and this process's CPU per key, and adapting / "
                                        "fixed. Clients from --clients.",
                                        "not run"),
+                 idemctl::Flag::toggle("batch-bound",
+                                       "The most batching can make with --clients requests in flight: pgbench "
+                                       "sending Idem's batch statements in every shape of c connections x b keys a "
+                                       "statement (c x b = clients), beside pgbench's minimal INSERT + UPDATE at "
+                                       "that many clients, in alternating rounds — per-key costs and ratios."),
                  idemctl::Flag::toggle("snapshot-cost",
                                        "Replays from memory with the policy taken per request (reloadable on "
                                        "SIGHUP) beside one snapshot held, in alternating rounds, with the ratio."),
                  idemctl::Flag::option("rounds", "N",
-                                       "Alternating rounds for --new-key-costs, --cross-key-cost, --in-flight-cost and --snapshot-cost "
+                                       "Alternating rounds for --new-key-costs, --cross-key-cost, --in-flight-cost, --batch-bound and --snapshot-cost "
                                        "(1 to 100).",
                                        "2")},
                 runBench);

@@ -2,6 +2,7 @@
 // figure the issue names, and each printed ratio is the quotient of the printed figures.
 #include <cmath>
 #include <map>
+#include <string_view>
 
 #include <QtTest>
 #include <nlohmann/json.hpp>
@@ -166,6 +167,34 @@ class TestBenchCli : public QObject {
 
   // --in-flight-cost N: the write path finding its count beside N fixed, the same table; a count
   // outside 1..64 is refused naming the flag.
+  // --batch-bound: pgbench sending Idem's batch statements in every shape of 4 requests in
+  // flight (4 connections x 1 key, 2 x 2, 1 x 4), each beside the same minimal runs. The keys it
+  // counts are the keys it made, and every one of them was completed by the batch completion.
+  void batchBoundRunsEveryShapeAndCompletesWhatItClaims() {
+    test::TestDatabase db("bench_cli_batch_bound");
+    const auto report = costReport(db, "--batch-bound", nullptr, "4", "1");
+    const auto& runs = report.at("runs");
+    QCOMPARE(runs.size(), std::size_t{3});
+    double made = 0;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const auto& run = runs[i];
+      QCOMPARE(run.at("clients").get<int>(), 4);
+      const std::string shape = run.at("shape").get<std::string>();
+      const int keysPerStatement = 1 << i;  // 4 x 1, 2 x 2, 1 x 4
+      QCOMPARE(shape, std::to_string(4 / keysPerStatement) + " x " + std::to_string(keysPerStatement) + " keys");
+      checkCostRun(run, "idem_batch_sql", "pgbench_minimal_prepared", keysPerStatement);
+      const double keys = run.at("idem_batch_sql").at("keys").get<double>();
+      QCOMPARE(std::fmod(keys, keysPerStatement), 0.0);
+      made += keys;
+      QCOMPARE(run.at("pgbench_minimal_prepared"), runs[0].at("pgbench_minimal_prepared"));
+    }
+    auto c = db.connect();
+    const auto r = c.exec("SELECT count(*) FILTER (WHERE state = 'done') AS done, count(*) FILTER (WHERE state <> "
+                          "'done') AS open FROM idem.keys WHERE idem_key LIKE 'srv-%'");
+    QCOMPARE(static_cast<double>(r.integer(0, "done")), made);
+    QCOMPARE(r.integer(0, "open"), 0LL);
+  }
+
   void inFlightCostComparesAdaptingWithAFixedCount() {
     test::TestDatabase db("bench_cli_in_flight");
     const auto runs = costRuns(db, "--in-flight-cost", "in_flight_adapting", "in_flight_fixed", "2");
@@ -178,17 +207,47 @@ class TestBenchCli : public QObject {
   }
 
  private:
+  /// Runs `idemctl bench <mode> [value]` with `clients`, `rounds` rounds of 1 s, in JSON.
+  static nlohmann::json costReport(test::TestDatabase& db, const char* mode, const char* value, const char* clients,
+                                   const char* rounds) {
+    std::string out;
+    std::vector<std::string> args{"bench", "--db", db.conninfo(), mode};
+    if (value != nullptr) args.emplace_back(value);
+    for (const char* a : {"--seconds", "1", "--rounds", rounds, "--clients", clients, "--format", "json"})
+      args.emplace_back(a);
+    const int rc = test::runIdemctl(args, &out);
+    if (rc != 0) QTest::qFail(out.c_str(), __FILE__, __LINE__);
+    return nlohmann::json::parse(out.substr(out.find('{')));
+  }
+
+  /// Every figure of both contenders of one run against their totals, and every ratio.
+  /// `keysPerCommit`: the most keys one commit of `first` can make (a claim or a completion each).
+  static void checkCostRun(const nlohmann::json& run, const char* first, const char* second, double keysPerCommit = 1) {
+    for (const char* contender : {first, second}) {
+      const auto& c = run.at(contender);
+      const double keys = c.at("keys").get<double>();
+      QVERIFY2(keys > 0, contender);
+      // Every new key commits at least once (its claim, alone or in a batch) and writes WAL.
+      QVERIFY2(c.at("commits").get<double>() * (std::string_view(contender) == first ? keysPerCommit : 1) >= keys, contender);
+      QVERIFY2(c.at("wal_bytes").get<double>() > 0 && c.at("wal_records").get<double>() > 0, contender);
+      QVERIFY2(c.at("server_cpu_s").get<double>() > 0, contender);
+      const auto& per = c.at("figures");
+      checkRatio(per, "keys/s", keys / c.at("seconds").get<double>());
+      checkRatio(per, "commits/key", c.at("commits").get<double>() / keys);
+      checkRatio(per, "WAL B/key", c.at("wal_bytes").get<double>() / keys);
+      checkRatio(per, "PG CPU ms/key", 1000 * c.at("server_cpu_s").get<double>() / keys);
+    }
+    for (const char* figure : {"keys/s", "commits/key", "WAL B/key", "WAL rec/key", "PG CPU ms/key"})
+      checkRatio(run.at("ratios"), figure,
+                 run.at(first).at("figures").at(figure).get<double>() /
+                     run.at(second).at("figures").at(figure).get<double>());
+  }
+
   /// Runs `idemctl bench <mode> [value]` at 2 and 3 clients, 2 rounds, and checks every figure
   /// and ratio of both contenders against their totals.
   static nlohmann::json costRuns(test::TestDatabase& db, const char* mode, const char* first, const char* second,
                                  const char* value = nullptr) {
-    std::string out;
-    std::vector<std::string> args{"bench", "--db", db.conninfo(), mode};
-    if (value != nullptr) args.emplace_back(value);
-    for (const char* a : {"--seconds", "1", "--rounds", "2", "--clients", "2,3", "--format", "json"}) args.emplace_back(a);
-    const int rc = test::runIdemctl(args, &out);
-    if (rc != 0) QTest::qFail(out.c_str(), __FILE__, __LINE__);
-    const auto report = nlohmann::json::parse(out.substr(out.find('{')));
+    const auto report = costReport(db, mode, value, "2,3", "2");
     [&] {
       QCOMPARE(report.at("rounds").get<int>(), 2);
       const auto& runs = report.at("runs");
@@ -196,24 +255,8 @@ class TestBenchCli : public QObject {
       QCOMPARE(runs[0].at("clients").get<int>(), 2);
       QCOMPARE(runs[1].at("clients").get<int>(), 3);
       for (const auto& run : runs) {
-        for (const char* contender : {first, second}) {
-          const auto& c = run.at(contender);
-          const double keys = c.at("keys").get<double>();
-          QVERIFY2(keys > 0, contender);
-          // Every new key commits at least once (its claim) and writes WAL; the server worked.
-          QVERIFY2(c.at("commits").get<double>() >= keys, contender);
-          QVERIFY2(c.at("wal_bytes").get<double>() > 0 && c.at("wal_records").get<double>() > 0, contender);
-          QVERIFY2(c.at("server_cpu_s").get<double>() > 0, contender);
-          const auto& per = c.at("figures");
-          checkRatio(per, "keys/s", keys / c.at("seconds").get<double>());
-          checkRatio(per, "commits/key", c.at("commits").get<double>() / keys);
-          checkRatio(per, "WAL B/key", c.at("wal_bytes").get<double>() / keys);
-          checkRatio(per, "PG CPU ms/key", 1000 * c.at("server_cpu_s").get<double>() / keys);
-        }
-        for (const char* figure : {"keys/s", "commits/key", "WAL B/key", "WAL rec/key", "PG CPU ms/key"})
-          checkRatio(run.at("ratios"), figure,
-                     run.at(first).at("figures").at(figure).get<double>() /
-                         run.at(second).at("figures").at(figure).get<double>());
+        checkCostRun(run, first, second);
+        if (QTest::currentTestFailed()) return;
       }
     }();
     return report.at("runs");
