@@ -89,10 +89,10 @@ class TestUpstreamExecutor : public QObject {
     std::string error;
     auto url = proxy::parseUpstreamUrl("http://127.0.0.1:" + std::to_string(upstream.port()), error);
     QVERIFY2(url, error.c_str());
-    proxy::Upstream client(*url, proxy::UpstreamOptions{});
-
-    // Two loop threads, as the server runs them; each client connection is a strand.
+    // Two loop threads, as the server runs them; each client connection is a strand. The loop
+    // outlives the client: the client's idle connection is a socket of the loop.
     net::io_context io;
+    proxy::Upstream client(*url, proxy::UpstreamOptions{});
     auto work = net::make_work_guard(io);
     std::thread loopA([&] { io.run(); });
     std::thread loopB([&] { io.run(); });
