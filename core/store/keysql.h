@@ -146,24 +146,12 @@ inline constexpr const char* kLeaseLostSql =
     "INSERT INTO idem.events (tenant, endpoint, idem_key, outcome, status, latency_ms, request_id, detail, service) "
     "VALUES ($1, $2, $3, 'lease_lost', $4, $5, $6, $7, $8)";
 
-// Every lease a process holds renewed in one statement (arrays of the same length). The rows are
-// locked first, in key order (byte order: COLLATE "C"), the order every completion batch locks
-// them in (locksBefore, keystore.h) — a plain UPDATE … FROM unnest, as migration 0025's
-// idem.renew_leases is, locks them in whatever order its plan walks (the in-flight index:
-// lease_until order), so a renewal and a completion batch could each hold a key the other
-// waits for; PostgreSQL breaks that only after deadlock_timeout (1 s), failing one of them.
+// Every lease a process holds renewed in one statement (arrays of the same length). It locks
+// the keys in key order, the order of the completion batches (migration 0028: 0025's version
+// locked them in lease order, and a renewal and a completion batch could deadlock).
 inline constexpr const char* kRenewLeasesSql =
-    "WITH h AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::interval[], $6::text[]) "
-    "AS h(tenant, endpoint, idem_key, token, lease, service)), "
-    "locked AS (SELECT k.tenant, k.endpoint, k.idem_key, k.service, h.lease FROM idem.keys k JOIN h "
-    "ON k.tenant = h.tenant AND k.endpoint = h.endpoint AND k.idem_key = h.idem_key AND k.service = h.service "
-    "WHERE k.state = 'processing' AND k.lease_token = h.token "
-    "ORDER BY k.tenant COLLATE \"C\", k.endpoint COLLATE \"C\", k.idem_key COLLATE \"C\", k.service COLLATE \"C\" "
-    "FOR UPDATE OF k) "
-    "UPDATE idem.keys k SET lease_until = now() + l.lease, "
-    "expires_at = greatest(k.expires_at, now() + l.lease + interval '1 second') FROM locked l "
-    "WHERE k.tenant = l.tenant AND k.endpoint = l.endpoint AND k.idem_key = l.idem_key AND k.service = l.service "
-    "RETURNING k.lease_token::text AS lease_token";
+    "SELECT r.lease_token::text AS lease_token FROM idem.renew_leases($1::text[], $2::text[], $3::text[], "
+    "$4::uuid[], $5::interval[], $6::text[]) r";
 
 inline constexpr const char* kReleaseSql = "SELECT idem.release($1, $2, $3, $4::uuid, $5, $6, $7, $8) AS released";
 

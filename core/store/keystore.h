@@ -36,8 +36,8 @@ struct Scope {
 
 /// The one order in which a statement that writes several keys locks them (byte order, SQL's
 /// COLLATE "C"): claim and completion batches send their keys sorted by it, lease renewals lock
-/// in it (kRenewLeasesSql), so two of them never wait on each other's rows in a cycle (a deadlock
-/// PostgreSQL would break only after deadlock_timeout, failing one of them).
+/// in it (migration 0028's idem.renew_leases), so two of them never wait on each other's rows
+/// in a cycle (a deadlock PostgreSQL would break only after deadlock_timeout, failing one).
 inline bool locksBefore(const Scope& a, const Scope& b) {
   return std::tie(a.tenant, a.endpoint, a.key, a.service) < std::tie(b.tenant, b.endpoint, b.key, b.service);
 }

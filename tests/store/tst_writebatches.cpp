@@ -377,8 +377,8 @@ class TestWriteBatches : public QObject {
   // the order of their leases or the order the keeper hands them over in: the two never wait on
   // each other's rows in a cycle (a deadlock PostgreSQL breaks only after deadlock_timeout, failing
   // one of them). "b" is claimed first, so its lease ends first; seen from outside, while the
-  // renewal waits on "b" it already holds "a". (Migration 0025's idem.renew_leases walks the
-  // in-flight index, lease order: it waits on "b" holding nothing.)
+  // renewal waits on "b" it already holds "a". (Migration 0025's idem.renew_leases walked the
+  // in-flight index, lease order: it waited on "b" holding nothing.)
   void aLeaseRenewalLocksKeysInTheBatchesOrder() {
     const auto b = m_store->claim(request("b"));
     std::this_thread::sleep_for(5ms);  // "a"'s lease ends later
