@@ -2,8 +2,10 @@
 // server, and their ratios. A benchmark, not a test: the machine may be shared and noisy.
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "app/idemctl/bench.h"
 #include "app/idemctl/bench_costs.h"
@@ -101,26 +103,40 @@ int runBench(const idemctl::Args& args) {
   }
   if (!quiet) std::cerr << "preloading " << s.preloaded << " keys (library and seed table)...\n";
   idemctl::bench::prepareSeedTable(s);
-  if (!costs && !crossKeyCost && !inFlightCost && !batchBound) idemctl::bench::prepareLibrary(s);  // replays' keys; new keys need none
+  // The comparison runs: which one, what it says it measures, how, and what its table names.
+  struct Comparison {
+    std::string what;
+    std::function<std::vector<idemctl::bench::CostRow>()> measure;
+    const idemctl::bench::Contenders* names;
+  };
+  std::vector<std::string> settled;
+  std::optional<Comparison> comparison;
+  if (costs)
+    comparison = Comparison{"measuring what a new key costs",
+                            [&] { return idemctl::bench::measureNewKeyCosts(s, costClients, rounds); },
+                            &idemctl::bench::kLibraryVsPgbench};
+  else if (crossKeyCost)
+    comparison = Comparison{"measuring what cross_key hold costs a new key",
+                            [&] { return idemctl::bench::measureCrossKeyCosts(s, costClients, rounds); },
+                            &idemctl::bench::kCrossKeyHoldVsOff};
+  else if (batchBound)
+    comparison = Comparison{"measuring the most batching can make: pgbench sending Idem's batch statements in every "
+                            "shape, beside its minimal INSERT + UPDATE",
+                            [&] { return idemctl::bench::measureBatchBound(s, costClients, rounds); },
+                            &idemctl::bench::kBatchBoundVsPgbench};
+  else if (inFlightCost)
+    comparison = Comparison{
+        "measuring new keys with the write lanes adapting beside " + std::to_string(fixedInFlight) + " in flight",
+        [&] { return idemctl::bench::measureInFlightCosts(s, costClients, rounds, fixedInFlight, &settled); },
+        &idemctl::bench::kAdaptingVsFixed};
+  if (!comparison) idemctl::bench::prepareLibrary(s);  // the replay runs' keys; new keys need none
 
-  if (costs || crossKeyCost || inFlightCost || batchBound) {
+  if (comparison) {
     if (!quiet)
-      std::cerr << (costs          ? "measuring what a new key costs"
-                    : crossKeyCost ? "measuring what cross_key hold costs a new key"
-                    : batchBound   ? "measuring the most batching can make: pgbench sending Idem's batch statements "
-                                     "in every shape, beside its minimal INSERT + UPDATE"
-                                   : "measuring new keys with the write lanes adapting beside " +
-                                         std::to_string(fixedInFlight) + " in flight")
-                << ", " << rounds << " alternating round(s) of " << s.seconds << " s per figure...\n";
-    std::vector<std::string> settled;
-    const auto rows = costs          ? idemctl::bench::measureNewKeyCosts(s, costClients, rounds)
-                      : crossKeyCost ? idemctl::bench::measureCrossKeyCosts(s, costClients, rounds)
-                      : batchBound   ? idemctl::bench::measureBatchBound(s, costClients, rounds)
-                                     : idemctl::bench::measureInFlightCosts(s, costClients, rounds, fixedInFlight, &settled);
-    const auto& names = costs          ? idemctl::bench::kLibraryVsPgbench
-                        : crossKeyCost ? idemctl::bench::kCrossKeyHoldVsOff
-                        : batchBound   ? idemctl::bench::kBatchBoundVsPgbench
-                                       : idemctl::bench::kAdaptingVsFixed;
+      std::cerr << comparison->what << ", " << rounds << " alternating round(s) of " << s.seconds
+                << " s per figure...\n";
+    const auto rows = comparison->measure();
+    const auto& names = *comparison->names;
     if (!quiet)
       for (const auto& line : settled) std::cerr << "adapting lanes ended at (claims/completions in flight) " << line << '\n';
     std::cout << (format == "json"       ? idemctl::bench::costsJson(rows, names, s.seconds, rounds)

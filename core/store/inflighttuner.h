@@ -87,7 +87,6 @@ class InFlightLimit {
  public:
   explicit InFlightLimit(const InFlightTuner& tuner) : m_tuner(tuner), m_limit(tuner.limit()) {}
   [[nodiscard]] std::size_t limit() const { return m_limit.load(std::memory_order_relaxed); }
-  [[nodiscard]] bool adapts() const { return m_tuner.adapts(); }
   void batchEnded(std::size_t keys) {
     if (!m_tuner.adapts()) return;
     std::lock_guard lock(m_mutex);
