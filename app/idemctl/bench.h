@@ -26,9 +26,19 @@ double libraryNewKeys(const Settings& s, int clients);
 /// write path is told, and how it batched in `batched` (its lanes' limits at the end).
 Run libraryNewKeysRun(const Settings& s, int clients, idem::store::WriteBatching batching = {},
                       idem::store::WriteBatchStats* batched = nullptr);
+/// New keys through the library as a server on an event loop drives it (the proxy): every
+/// request on one loop thread, begun and completed without waiting (Enforcer::beginWithoutWaiting,
+/// completeWithoutWaiting), `clients` in flight.
+Run libraryNewKeysEventLoopRun(const Settings& s, int clients);
 /// New keys, each with its own body (a new payment per key), on a tier with cross_key off or
 /// in `hold` (every claim also looks for the same request under another key): the cost of the look.
 Run libraryDistinctNewKeysRun(const Settings& s, int clients, bool crossKey);
+/// The store's write path alone (a fresh claim, then its completion, per key: no enforcer, no
+/// trace) with `clients` requests in flight: a thread per request blocking on each statement
+/// (KeyStore) …
+Run storeWritesThreadsRun(const Settings& s, int clients);
+/// … or every request on one event loop waiting on no statement (AsyncKeyBatches).
+Run storeWritesEventLoopRun(const Settings& s, int clients, idem::store::WriteBatching batching = {});
 /// traced=false discards the trace: a diagnostic showing what the trace costs, not the product.
 double libraryReplays(const Settings& s, int clients, bool traced = true);
 /// Replays of keys this process never decided (another instance did): the claim's order

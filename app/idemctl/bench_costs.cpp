@@ -232,40 +232,67 @@ std::vector<CostRow> measureInFlightCosts(const Settings& s, const std::vector<i
       [&](int n) { return libraryNewKeysRun(s, n, {static_cast<std::size_t>(fixed)}); });
 }
 
-std::vector<CostRow> measureBatchBound(const Settings& s, const std::vector<int>& clients, int rounds) {
-  struct Shape {
-    std::size_t row;
-    int connections;
-  };
+namespace {
+
+/// One way of making new keys beside pgbench's minimal INSERT + UPDATE: its row's label, and
+/// the run at a client count.
+struct Contender {
+  std::string shape;
+  std::function<Run()> run;
+};
+
+/// Every contender a client count has (`contendersAt`), and pgbench's minimal INSERT + UPDATE at
+/// that count, each once a round, the order turning from round to round so no run always follows
+/// the same one; every contender's row is set beside the same minimal runs.
+template <typename ContendersAt>
+std::vector<CostRow> besideMinimal(const Settings& s, const std::vector<int>& clients, int rounds,
+                                   ContendersAt contendersAt) {
   std::vector<CostRow> rows;
-  std::vector<std::vector<Shape>> groups;  // each client count's shapes
+  std::vector<std::vector<std::pair<std::size_t, Contender>>> groups;  // each client count's
   for (int n : clients) {
-    auto& shapes = groups.emplace_back();
-    for (int c = n; c >= 1; --c)
-      if (n % c == 0) {
-        shapes.push_back({rows.size(), c});
-        rows.push_back(CostRow{n, {}, {}, std::to_string(c) + " x " + std::to_string(n / c) + " keys"});
-      }
+    auto& group = groups.emplace_back();
+    for (Contender& c : contendersAt(n)) {
+      rows.push_back(CostRow{n, {}, {}, c.shape});
+      group.emplace_back(rows.size() - 1, std::move(c));
+    }
   }
   for (int round = 0; round < rounds; ++round)
-    for (const auto& shapes : groups) {
-      const int n = rows[shapes.front().row].clients;
+    for (const auto& group : groups) {
+      const int n = rows[group.front().first].clients;
       Costs minimal;
       std::vector<std::function<void()>> runs;
       runs.emplace_back(
           [&] { accumulate(s, minimal, [&] { return pgbenchRun(s, Script::MinimalNew, n, Protocol::Prepared); }); });
-      for (const Shape& shape : shapes)
-        runs.emplace_back([&s, &rows, shape, n] {
-          accumulate(s, rows[shape.row].first,
-                     [&] { return pgbenchIdemBatchRun(s, shape.connections, n / shape.connections); });
-        });
-      // Each round starts one step further along, so no run always follows the same one.
+      for (const auto& [row, contender] : group)
+        runs.emplace_back([&s, &rows, row = row, &contender = contender] { accumulate(s, rows[row].first, contender.run); });
       const std::size_t start = static_cast<std::size_t>(round) % runs.size();
       for (std::size_t k = 0; k < runs.size(); ++k) runs[(start + k) % runs.size()]();
-      // Every shape of this client count is set beside the same minimal runs.
-      for (const Shape& shape : shapes) add(rows[shape.row].second, minimal);
+      for (const auto& entry : group) add(rows[entry.first].second, minimal);
     }
   return rows;
+}
+
+}  // namespace
+
+std::vector<CostRow> measureBatchBound(const Settings& s, const std::vector<int>& clients, int rounds) {
+  return besideMinimal(s, clients, rounds, [&s](int n) {
+    std::vector<Contender> shapes;
+    for (int c = n; c >= 1; --c)
+      if (n % c == 0)
+        shapes.push_back({std::to_string(c) + " x " + std::to_string(n / c) + " keys",
+                          [&s, c, n] { return pgbenchIdemBatchRun(s, c, n / c); }});
+    return shapes;
+  });
+}
+
+std::vector<CostRow> measureWritePaths(const Settings& s, const std::vector<int>& clients, int rounds) {
+  return besideMinimal(s, clients, rounds, [&s](int n) {
+    return std::vector<Contender>{
+        {"store alone, thread per request", [&s, n] { return storeWritesThreadsRun(s, n); }},
+        {"store alone, event loop", [&s, n] { return storeWritesEventLoopRun(s, n); }},
+        {"library, thread per request", [&s, n] { return libraryNewKeysRun(s, n); }},
+        {"library, event loop", [&s, n] { return libraryNewKeysEventLoopRun(s, n); }}};
+  });
 }
 
 std::vector<CostRow> measureCrossKeyCosts(const Settings& s, const std::vector<int>& clients, int rounds) {

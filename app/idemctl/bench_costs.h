@@ -38,6 +38,8 @@ inline constexpr Contenders kAdaptingVsFixed{"in flight adapting", "in flight fi
 inline constexpr Contenders kCrossKeyHoldVsOff{"cross_key hold", "cross_key off", "cross_key_hold",
                                                "cross_key_off"};
 
+inline constexpr Contenders kWritePathVsPgbench{"new keys", "pgbench minimal, -M prepared", "idem",
+                                                "pgbench_minimal_prepared"};
 inline constexpr Contenders kBatchBoundVsPgbench{"Idem's batch SQL", "pgbench minimal, -M prepared",
                                                  "idem_batch_sql", "pgbench_minimal_prepared"};
 
@@ -65,6 +67,12 @@ struct CostRow {
 /// pgbench's minimal INSERT + UPDATE at `clients` connections, every shape and the minimal in
 /// each round, the order turning. One row per shape.
 [[nodiscard]] std::vector<CostRow> measureBatchBound(const Settings& s, const std::vector<int>& clients, int rounds);
+
+/// New keys two ways deep — the store's write path alone (storeWritesThreadsRun,
+/// storeWritesEventLoopRun) and the whole library (libraryNewKeysRun, libraryNewKeysEventLoopRun)
+/// — each driven by a thread per request and by one event loop, beside pgbench's minimal INSERT +
+/// UPDATE at `clients` connections, all in each round, the order turning. Four rows per count.
+[[nodiscard]] std::vector<CostRow> measureWritePaths(const Settings& s, const std::vector<int>& clients, int rounds);
 
 [[nodiscard]] std::vector<CostRow> measureCrossKeyCosts(const Settings& s, const std::vector<int>& clients,
                                                         int rounds);

@@ -1,12 +1,17 @@
 // The library's hot paths, driven the way an HTTP server would drive them: one Enforcer
-// shared by `clients` threads over one pool.
+// shared by `clients` threads over one pool, or (new keys) by one event loop.
 #include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <functional>
 #include <random>
 #include <thread>
 
 #include "app/idemctl/bench.h"
+#include "app/idemctl/bench_loop.h"
 #include "core/enforce/enforcer.h"
 #include "core/fingerprint/fingerprint.h"
+#include "core/store/asynckeybatches.h"
 #include "core/store/policystore.h"
 
 namespace idemctl::bench {
@@ -76,6 +81,7 @@ Run measure(int clients, int seconds, Op op) {
   std::atomic<bool> stop{false};
   std::atomic<long long> done{0};
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(clients));
   for (int t = 0; t < clients; ++t)
     threads.emplace_back([&, t] {
       std::mt19937_64 rng(static_cast<unsigned long long>(t) * 7919 + 17);
@@ -103,6 +109,7 @@ std::string benchFingerprintHex() {
 void prepareLibrary(const Settings& s) {
   Stack stack(s.conninfo, 8);
   std::vector<std::thread> threads;
+  threads.reserve(8);
   for (int t = 0; t < 8; ++t)
     threads.emplace_back([&, t] {
       for (long long i = t; i < s.preloaded; i += 8) executeOnce(stack.enforcer, replayKey(i));
@@ -120,6 +127,64 @@ Run libraryNewKeysRun(const Settings& s, int clients, idem::store::WriteBatching
     return executeOnce(stack.enforcer, "bench-new-" + run + "-" + std::to_string(t) + "-" + std::to_string(n));
   });
   if (batched != nullptr) *batched = stack.store.writeBatches();
+  return made;
+}
+
+Run libraryNewKeysEventLoopRun(const Settings& s, int clients) {
+  Stack stack(s.conninfo, clients);
+  boost::asio::io_context loop;
+  idem::store::AsyncKeyBatches writes(loop.get_executor(), s.conninfo);
+  stack.store.setWritesWithoutWaiting(&writes);
+  const std::string run = std::to_string(std::random_device{}());
+  bool stop = false;
+  long long done = 0;
+  std::string failure;
+  // Each client as a server on an event loop drives one request: begin, run (nothing here),
+  // complete — from the callbacks, on the loop; the blocking calls only where those decline.
+  struct Client {
+    idem::enforce::ConflictWait wait;
+    std::optional<idem::enforce::Ticket> ticket;
+  };
+  std::vector<Client> state(static_cast<std::size_t>(clients));
+  std::function<void(int, long long)> next;
+  auto fail = [&](const std::string& why) {
+    if (failure.empty()) failure = why;
+  };
+  auto completed = [&](int c, long long n, const idem::enforce::Response& r) {
+    if (r.status != 201) return fail("a new key's completion answered " + std::to_string(r.status));
+    if (stop) return;
+    ++done;
+    next(c, n + 1);
+  };
+  auto decided = [&](int c, long long n, idem::enforce::Decision d) {
+    if (d.kind != idem::enforce::Decision::Kind::Execute) return fail("a new key was not executed: " + d.outcome);
+    Client& me = state[static_cast<std::size_t>(c)];
+    me.ticket.emplace(std::move(*d.ticket));
+    auto answer = [] { return idem::enforce::Response{201, {{"Content-Type", "application/json"}}, kResponse}; };
+    const bool sent = stack.enforcer.completeWithoutWaiting(
+        *me.ticket, answer(), {}, [&, c, n](bool stored, idem::enforce::Response r) {
+          Client& self = state[static_cast<std::size_t>(c)];
+          if (!stored) r = stack.enforcer.complete(*self.ticket, std::move(r));
+          completed(c, n, r);
+        });
+    if (!sent) completed(c, n, stack.enforcer.complete(*me.ticket, answer()));
+  };
+  next = [&](int c, long long n) {
+    Client& me = state[static_cast<std::size_t>(c)];
+    me = Client{};
+    const auto req = std::make_shared<idem::enforce::Request>(
+        request("bench-loop-" + run + "-" + std::to_string(c) + "-" + std::to_string(n)));
+    const auto policy = stack.enforcer.policy();
+    const bool sent = stack.enforcer.beginWithoutWaiting(*req, policy, me.wait, [&, c, n, req, policy](auto d) {
+      if (!d) d = stack.enforcer.begin(*req, policy, state[static_cast<std::size_t>(c)].wait);
+      decided(c, n, std::move(*d));
+    });
+    if (!sent) decided(c, n, stack.enforcer.begin(*req, policy, me.wait));
+  };
+  for (int c = 0; c < clients; ++c) boost::asio::post(loop, [&, c] { next(c, 0); });
+  const Run made = runLoopFor(loop, s.seconds, stop, done);
+  stack.store.setWritesWithoutWaiting(nullptr);
+  if (!failure.empty()) throw std::runtime_error(failure);
   return made;
 }
 
@@ -194,7 +259,7 @@ SnapshotCost snapshotCost(const Settings& s, int clients, int rounds) {
 
 double libraryReplaysOneKey(const Settings& s, int clients) {
   const std::string hot = replayKey(0);
-  return replays(s, clients, true, [&](std::mt19937_64&) { return hot; });
+  return replays(s, clients, true, [&](std::mt19937_64&) -> const std::string& { return hot; });
 }
 
 }  // namespace idemctl::bench

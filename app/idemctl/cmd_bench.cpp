@@ -18,7 +18,7 @@ namespace {
 
 constexpr const char* kUsageText =
     "[--db CONNINFO] [--seconds N] [--format text|json|markdown] [--profile new|replay|replay-untraced|replay-unseen|replay-one-key "
-    "[--clients N]] [--new-key-costs [--clients N,N…] [--rounds N]] [--snapshot-cost [--clients N,N…] [--rounds N]] [--cross-key-cost [--clients N,N…] [--rounds N]] [--in-flight-cost N [--clients N,N…] [--rounds N]] [--batch-bound [--clients N,N…] [--rounds N]]";
+    "[--clients N]] [--new-key-costs [--clients N,N…] [--rounds N]] [--snapshot-cost [--clients N,N…] [--rounds N]] [--cross-key-cost [--clients N,N…] [--rounds N]] [--in-flight-cost N [--clients N,N…] [--rounds N]] [--batch-bound [--clients N,N…] [--rounds N]] [--write-paths [--clients N,N…] [--rounds N]]";
 
 int usage(const std::string& message) { return idemctl::usageError("bench", kUsageText, message); }
 
@@ -40,15 +40,16 @@ int runBench(const idemctl::Args& args) {
   const bool snapshot = args.has("snapshot-cost");
   const bool inFlightCost = args.has("in-flight-cost");
   const bool batchBound = args.has("batch-bound");
-  if (costs + crossKeyCost + snapshot + inFlightCost + batchBound + args.has("profile") > 1)
-    return usage("--new-key-costs, --cross-key-cost, --in-flight-cost, --batch-bound, --snapshot-cost and --profile are "
-                 "different runs: choose one");
+  const bool writePaths = args.has("write-paths");
+  if (costs + crossKeyCost + snapshot + inFlightCost + batchBound + writePaths + args.has("profile") > 1)
+    return usage("--new-key-costs, --cross-key-cost, --in-flight-cost, --batch-bound, --write-paths, --snapshot-cost "
+                 "and --profile are different runs: choose one");
   int fixedInFlight = 0;
   if (inFlightCost && !idemctl::parseInt(args.get("in-flight-cost"), 1, 64, fixedInFlight))
     return usage("--in-flight-cost must be the fixed count to compare with, a whole number from 1 to 64");
   int profileClients = 8;
   std::vector<int> costClients;
-  if (costs || crossKeyCost || snapshot || inFlightCost || batchBound) {
+  if (costs || crossKeyCost || snapshot || inFlightCost || batchBound || writePaths) {
     for (const std::string& each : idemctl::splitList(args.get("clients", crossKeyCost ? "1,8,64" : "8,64"))) {
       int n = 0;
       if (!idemctl::parseInt(each, 1, 256, n)) return usage("--clients must be whole numbers from 1 to 256, e.g. 8,64");
@@ -124,6 +125,11 @@ int runBench(const idemctl::Args& args) {
                             "shape, beside its minimal INSERT + UPDATE",
                             [&] { return idemctl::bench::measureBatchBound(s, costClients, rounds); },
                             &idemctl::bench::kBatchBoundVsPgbench};
+  else if (writePaths)
+    comparison = Comparison{"measuring the store's write path alone, a thread per request and one event loop, beside "
+                            "pgbench's minimal INSERT + UPDATE",
+                            [&] { return idemctl::bench::measureWritePaths(s, costClients, rounds); },
+                            &idemctl::bench::kWritePathVsPgbench};
   else if (inFlightCost)
     comparison = Comparison{
         "measuring new keys with the write lanes adapting beside " + std::to_string(fixedInFlight) + " in flight",
@@ -208,7 +214,7 @@ IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", 
                                        "every measurement"),
                  idemctl::Flag::option("clients", "N",
                                        "Clients for --profile (1 to 256); for the comparison runs (--new-key-costs, "
-                                       "--cross-key-cost, --in-flight-cost, --batch-bound, --snapshot-cost) a list.",
+                                       "--cross-key-cost, --in-flight-cost, --batch-bound, --write-paths, --snapshot-cost) a list.",
                                        "8; 8,64 for the comparison runs, 1,8,64 with --cross-key-cost"),
                  idemctl::Flag::toggle("new-key-costs",
                                        "Per new key: commits, WAL bytes and records, PostgreSQL's CPU and the "
@@ -230,11 +236,18 @@ IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", 
                                        "sending Idem's batch statements in every shape of c connections x b keys a "
                                        "statement (c x b = clients), beside pgbench's minimal INSERT + UPDATE at "
                                        "that many clients, in alternating rounds — per-key costs and ratios."),
+                 idemctl::Flag::toggle("write-paths",
+                                       "The store's write path alone (a fresh claim, then its completion, per key) "
+                                       "driven two ways — a thread per request blocking on each statement, and one "
+                                       "event loop that waits on none — each beside pgbench's minimal INSERT + "
+                                       "UPDATE at --clients connections, in alternating rounds — per-key costs and "
+                                       "ratios."),
                  idemctl::Flag::toggle("snapshot-cost",
                                        "Replays from memory with the policy taken per request (reloadable on "
                                        "SIGHUP) beside one snapshot held, in alternating rounds, with the ratio."),
                  idemctl::Flag::option("rounds", "N",
-                                       "Alternating rounds for --new-key-costs, --cross-key-cost, --in-flight-cost, --batch-bound and --snapshot-cost "
+                                       "Alternating rounds for --new-key-costs, --cross-key-cost, --in-flight-cost, --batch-bound, --write-paths "
+                                       "and --snapshot-cost "
                                        "(1 to 100).",
                                        "2")},
                 runBench);

@@ -9,6 +9,7 @@
 #include "app/idemctl/start_flags.h"
 #include "core/client/client.h"
 #include "core/endpoint/server.h"
+#include "core/gate/host.h"
 #include "core/policy/duration.h"
 #include "core/proxy/descriptorbudget.h"
 #include "core/proxy/forwarder.h"
@@ -125,7 +126,9 @@ std::string readProxy(const idemctl::Args& args, idem::endpoint::ServerOptions& 
   proxy.client.maxIdleConnections = std::min(proxy.client.maxIdleConnections, proxy.client.maxConnections);
   // Late-answer waiters hold an upstream connection each: they can never be more.
   proxy.maxLateAnswers = std::min(proxy.maxLateAnswers, proxy.client.maxConnections);
-  const auto budget = idem::proxy::planDescriptors({static_cast<std::size_t>(options.poolSize),
+  // The store's connections: the pool's, and those new keys' writes go on without waiting.
+  const auto budget = idem::proxy::planDescriptors({static_cast<std::size_t>(options.poolSize +
+                                                                             idem::gate::Host::kStoreConnectionsWithoutWaiting),
                                                     proxy.client.maxConnections, 64});
   if (!budget.refusal.empty()) return budget.refusal;
   if (budget.limit > 0)

@@ -88,7 +88,9 @@ Flags withServerFlags(Flags own) {
              F::option("write-batches-in-flight", "auto|N",
                        "Statements writing new keys' claims (and as many writing completions) in flight at once; "
                        "requests that arrive meanwhile go together in the next. auto follows the keys/s it makes "
-                       "between 1 and 8 (more on a slow disk, fewer when the CPU is the limit); N (1 to 64) fixes it.",
+                       "between 1 and 8 (more on a slow disk, fewer when the CPU is the limit); N (1 to 64) fixes it. "
+                       "The proxy, which waits on no statement, counts both kinds together: 2 to 16 auto, 2N (at most "
+                       "16) fixed.",
                        "auto"),
              F::option("header-timeout", "SECONDS", "For the whole header block, 1 to 3600.", seconds(d.headerTimeout)),
              F::option("body-timeout", "SECONDS", "For the whole body after the headers, 1 to 3600.",

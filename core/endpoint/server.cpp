@@ -49,6 +49,10 @@ Server::Server(ServerOptions options)
                         m_options.replayBodies, m_options.conflictWaits, m_options.writeBatching});
   m_execution = m_options.execution ? m_options.execution(*m_host)
                                     : std::make_unique<Service>(*m_host, m_options.allowFaultInjection);
+  // An execution on the event loop parks no thread on the store either: new keys' writes go
+  // without waiting (the proxy). Serve's demo API blocks on its own statements anyway.
+  const bool onLoop = m_execution->thread() == gate::Execution::Thread::Loop;
+  if (onLoop) m_host->writeWithoutWaiting();
   m_host->metrics().attachTransport(&m_transport->stats());
   gate::GateOptions gateOptions;
   gateOptions.pagesOnMain = !m_options.execution;
@@ -63,7 +67,8 @@ Server::Server(ServerOptions options)
   if (m_options.rawRoute) m_rawRoute = m_options.rawRoute(m_host->pool(), docsUrl);
   if (m_options.adminPort >= 0) m_admin = std::make_unique<gate::AdminHandler>(*m_host, m_gate.get());
   m_transport->attach(
-      server::Handlers{*m_gate, m_admin.get(), m_rawRoute.get(), docsUrl, m_options.poolSize});
+      server::Handlers{*m_gate, m_admin.get(), m_rawRoute.get(), docsUrl,
+                       m_options.poolSize + (onLoop ? gate::Host::kStoreConnectionsWithoutWaiting : 0)});
 }
 
 Server::~Server() {

@@ -70,6 +70,9 @@ struct ConflictWait {
   std::optional<ConflictWaits::Slot> slot;
   /// Ask once more and do not wait again (the server is stopping): a conflict is a 409 now.
   bool lastLook = false;
+  /// The key's fresh claim was made without waiting (Enforcer::beginWithoutWaiting) and claimed
+  /// nothing: the store's read decides it, without a second try.
+  bool freshTried = false;
 };
 
 }  // namespace idem::enforce

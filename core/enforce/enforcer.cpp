@@ -211,50 +211,25 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
   // A tier that needs synchronous durability runs only on a store that gives it (or warns).
   if (auto refused = m_durability.check(*tier, docs)) return respond(std::move(*refused), "durability_refused", tier->name);
 
-  Scoped scoped = scopeOf(req, policy, *tier, match.route);
-  if (scoped.decided) return std::move(*scoped.decided);
-  const std::string& key = scoped.scope.key;
-  Fingerprinted fingerprinted = fingerprintOf(req, match, docs, key);
-  if (fingerprinted.refused) return std::move(*fingerprinted.refused);
-  const std::string& fingerprint = fingerprinted.fingerprint;
-
-  store::ClaimRequest claim;
-  claim.scope = scoped.scope;
-  claim.fingerprint = fingerprint;
-  claim.tier = tier->name;
-  claim.policyVersion = snapshot->version;  // the version that decided this key (explain names it)
-  claim.ttl = tier->ttl;
-  claim.lease = tier->lease;
-  claim.rejectExpired = tier->onExpired == policy::OnExpired::Reject;
-  claim.archiveRetention = tier->archiveRetention;
-  claim.requestId = req.requestId.empty() ? http::newRequestId() : req.requestId;
-  claim.crossKey = crossKeyCheck(*tier, req.headers);
-
+  Claim c;
+  if (auto decided = prepare(req, snapshot, match, wait, c)) return std::move(*decided);
   const auto waitUntil = started + tier->onConflict.waitFor;
   store::ClaimResult result;
   std::string notWaited;  // why a retry the tier would let wait was answered 409 at once
   int conflictsRetried = 0;
-  // The work of this key ran here and its record waits for the store: answer from it (the store
-  // would say 409, or 503 while it is away, and after the lease a takeover would run it again).
-  const std::optional<PendingCompletion> pending = m_backlog.find(claim.scope);
-  if (pending) result = fromBacklog(*pending, fingerprint);
-  // A done key this process replayed moments ago: its answer cannot have changed (ReplayCache
-  // says within which bounds), so it is replayed without the store and traced all the same.
-  if (!pending)
-    if (auto hit = m_replays->find(claim.scope, fingerprint))
-      return replayHit(claim.scope, *tier, *hit, fingerprint, started, claim.requestId, docs);
+  if (c.pending) result = fromBacklog(*c.pending, c.request.fingerprint);
   auto sentAt = Clock::now();
-  for (; !pending;) {
+  for (; !c.pending;) {
     try {
       sentAt = Clock::now();
-      result = m_store.claim(claim);
+      result = m_store.claim(c.request);
     } catch (const pg::Error& e) {
       // The claim's own serialization failure or deadlock: nothing committed, resending is safe.
       const auto* q = dynamic_cast<const pg::QueryError*>(&e);
       if (q && q->sqlstate().starts_with("40") && ++conflictsRetried <= 3) continue;
       // Whatever the store said (unreachable, read-only, timeout, out of resources, a bug),
       // nothing ran: 503 with Retry-After. Its words go to the operator's log, not the client.
-      Decision d = respond(storeTrouble(docs, key,
+      Decision d = respond(storeTrouble(docs, c.request.scope.key,
                                         "The idempotency store could not decide this request, so it was not "
                                         "executed. Retry with the same key later."),
                            "unavailable", tier->name);
@@ -267,7 +242,7 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
     if (result.decision != store::Decision::Conflict || !tier->onConflict.wait || tier->observed() ||
         now >= waitUntil || wait.lastLook)
       break;
-    if (!wait.slot) wait.slot = m_waits.enter(ReplayCache::idOf(claim.scope));
+    if (!wait.slot) wait.slot = m_waits.enter(ReplayCache::idOf(c.request.scope));
     if (!wait.slot) {
       notWaited = "not waited: as many requests as allowed wait already (for this key or in all)";
       break;
@@ -281,6 +256,54 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
                                                 waitUntil - now);
     return d;
   }
+  return conclude(c, snapshot, match, std::move(result), notWaited, sentAt);
+}
+
+std::optional<Decision> Enforcer::prepare(const Request& req, const PolicyPtr& snapshot,
+                                          const policy::Policy::Match& match, const ConflictWait& wait, Claim& c) {
+  const policy::Policy& policy = snapshot->policy;
+  const std::string& docs = policy.docsUrl;
+  const policy::Tier* tier = match.tier;
+  Scoped scoped = scopeOf(req, policy, *tier, match.route);
+  if (scoped.decided) return std::move(*scoped.decided);
+  const std::string& key = scoped.scope.key;
+  Fingerprinted fingerprinted = fingerprintOf(req, match, docs, key);
+  if (fingerprinted.refused) return std::move(*fingerprinted.refused);
+
+  store::ClaimRequest& claim = c.request;
+  claim.scope = scoped.scope;
+  claim.fingerprint = std::move(fingerprinted.fingerprint);
+  claim.tier = tier->name;
+  claim.policyVersion = snapshot->version;  // the version that decided this key (explain names it)
+  claim.ttl = tier->ttl;
+  claim.lease = tier->lease;
+  claim.rejectExpired = tier->onExpired == policy::OnExpired::Reject;
+  claim.archiveRetention = tier->archiveRetention;
+  claim.requestId = req.requestId.empty() ? http::newRequestId() : req.requestId;
+  claim.crossKey = crossKeyCheck(*tier, req.headers);
+  claim.freshTried = wait.freshTried;
+  c.started = wait.started;
+
+  // The work of this key ran here and its record waits for the store: answer from it (the store
+  // would say 409, or 503 while it is away, and after the lease a takeover would run it again).
+  c.pending = m_backlog.find(claim.scope);
+  // A done key this process replayed moments ago: its answer cannot have changed (ReplayCache
+  // says within which bounds), so it is replayed without the store and traced all the same.
+  if (!c.pending)
+    if (auto hit = m_replays->find(claim.scope, claim.fingerprint))
+      return replayHit(claim.scope, *tier, *hit, claim.fingerprint, c.started, claim.requestId, docs);
+  return std::nullopt;
+}
+
+Decision Enforcer::conclude(const Claim& c, const PolicyPtr& snapshot, const policy::Policy::Match& match,
+                            store::ClaimResult result, const std::string& notWaited, Clock::time_point sentAt) {
+  const std::string& docs = snapshot->policy.docsUrl;
+  const policy::Tier* tier = match.tier;
+  const store::ClaimRequest& claim = c.request;
+  const std::string& key = claim.scope.key;
+  const std::string& fingerprint = claim.fingerprint;
+  const Clock::time_point started = c.started;
+  const bool pending = c.pending.has_value();
 
   // A refusal that the store decided (409/422): problem+json with the key headers, traced.
   auto refuse = [&](Problem problem, trace::Outcome outcome, std::string_view detail,
@@ -291,7 +314,6 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
     trace(claim.scope, *tier, result, outcome, fingerprint, r.status, msSince(started), claim.requestId, traced);
     return respond(std::move(r), std::string(trace::sqlName(outcome)), tier->name);
   };
-
   using D = store::Decision;
   // Another key ran this very request inside the tier's window: recorded with both keys, and
   // answered instead of executed when the tier holds or rejects it.

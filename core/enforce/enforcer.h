@@ -179,6 +179,26 @@ class Enforcer {
   /// not a thread). The wait's place among the bounded waiters is kept in `wait` meanwhile.
   [[nodiscard]] Decision begin(const Request& request, const PolicyPtr& policy, ConflictWait& wait);
 
+  /// begin() for a caller that parks no thread on the store (a server on an event loop), where a
+  /// statement sent without waiting can decide: a key on an enforcing tier that this process
+  /// takes for new, with the store's write path for such callers set
+  /// (KeyStore::setWritesWithoutWaiting). false: nothing was done; call begin(). true: `done` runs
+  /// once — at once for what is decided without the store, else on the write path's strand —
+  /// with the decision, or nullopt: call begin() with the same `wait`, which then decides the key
+  /// (its fresh claim claimed nothing, or failed).
+  using DecidedWithoutWaiting = std::function<void(std::optional<Decision>)>;
+  [[nodiscard]] bool beginWithoutWaiting(const Request& request, const PolicyPtr& policy, ConflictWait& wait,
+                                         const DecidedWithoutWaiting& done);
+  /// complete() for a caller that parks no thread, where one statement sent without waiting can
+  /// store the response: no side statements, an answer the tier stores, the write path set.
+  /// false: nothing was done (`response` untouched); call complete(). true: `response` was taken,
+  /// and `done` runs once on the write path's strand: `stored` with what to send (the ticket
+  /// ended Stored), or not, with the response handed back: call complete() with it and the same
+  /// ticket and options (a lost lease, a store failure: its retries and backlog decide).
+  using CompletedWithoutWaiting = std::function<void(bool stored, Response response)>;
+  [[nodiscard]] bool completeWithoutWaiting(Ticket& ticket, Response&& response, const CompleteOptions& options,
+                                            const CompletedWithoutWaiting& done);
+
   /// A done key's answer the replay cache holds for this request (same scope and payload, within
   /// the cache's bounds), found without the store and without blocking, so an event loop may
   /// look. Nothing is recorded until replayFromMemory() answers it.
@@ -235,6 +255,7 @@ class Enforcer {
 
  private:
   friend class Ticket;
+  using Clock = std::chrono::steady_clock;
   void abandon(Ticket& ticket) noexcept;
   /// The store's completion, retried with backoff while the lease is kept alive. Empty when
   /// every attempt failed; `failure` then says why. Rethrows what retrying cannot help.
@@ -244,6 +265,30 @@ class Enforcer {
   /// begin() without the rollout: what enforcement decides for the request.
   Decision decide(const Request& request, const PolicyPtr& policy, const policy::Policy::Match& match,
                   ConflictWait& wait);
+  /// A keyed request ready for the store: its claim, when it began, and the completion of it
+  /// waiting in the backlog, if any.
+  struct Claim {
+    store::ClaimRequest request;
+    Clock::time_point started;
+    std::optional<PendingCompletion> pending;
+  };
+  /// decide()'s first part, for a request on a tier: what is decided without the store (a
+  /// refusal, a replay from memory), or nullopt and `claim` to send.
+  std::optional<Decision> prepare(const Request& request, const PolicyPtr& policy, const policy::Policy::Match& match,
+                                  const ConflictWait& wait, Claim& claim);
+  /// decide()'s last part: the store's answer to the claim as the decision, traced.
+  Decision conclude(const Claim& claim, const PolicyPtr& policy, const policy::Policy::Match& match,
+                    store::ClaimResult result, const std::string& notWaited, Clock::time_point sentAt);
+  /// What complete() does once the store took the response: the ticket ends Stored, the lease
+  /// goes, the execution is traced; returns what to send.
+  Response stored(Ticket& ticket, Response response, const PendingCompletion& execution,
+                  const store::CompleteResult& done, int attempts, const std::string& failure);
+  /// The execution a completion records (its trace row, or the backlog's entry).
+  static PendingCompletion executionOf(const Ticket& ticket, store::CompleteRequest request,
+                                       const CompleteOptions& options);
+  /// The completion request for a ticket's response (the headers a replay may carry).
+  store::CompleteRequest completionOf(const Ticket& ticket, const Response& response,
+                                      const CompleteOptions& options) const;
   /// A keyed request on a tier: its key's scope, or what was decided before it has one (a
   /// refusal for its key or tenant; a bypass under rollout when-present).
   struct Scoped {

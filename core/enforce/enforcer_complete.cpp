@@ -21,8 +21,9 @@ std::optional<store::CompleteResult> Enforcer::completeWithRetry(const store::Co
   const auto giveUpAt = Clock::now() + m_retry.total;
   auto backoff = m_retry.firstBackoff;
   for (attempts = 1;; ++attempts) {
+    std::optional<store::CompleteResult> done;
     try {
-      return m_store.complete(q, options.sameTransaction);
+      done = m_store.complete(q, options.sameTransaction);
     } catch (const pg::QueryError& e) {
       // A side statement's own error (a constraint) repeats on every attempt: the caller's.
       if (sideStatements && !e.transient()) throw;
@@ -30,6 +31,7 @@ std::optional<store::CompleteResult> Enforcer::completeWithRetry(const store::Co
     } catch (const pg::Unavailable& e) {
       failure = e.what();
     }
+    if (done) return done;
     const auto now = Clock::now();
     if (now + backoff > giveUpAt) return std::nullopt;
     // The lease keeper goes on renewing the lease meanwhile (the ticket is held until this
@@ -39,13 +41,8 @@ std::optional<store::CompleteResult> Enforcer::completeWithRetry(const store::Co
   }
 }
 
-Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOptions& options) {
-  if (!ticket.m_open) throw std::logic_error("Enforcer::complete: the ticket has already ended");
-  const bool success = response.status >= 200 && response.status < 300;
-  if (ticket.tier().cache == policy::CacheRule::SuccessOnly && !success && !options.outcomeUnknown) {
-    ticket.m_open = true;
-    return release(ticket, std::move(response), "not stored: the tier caches 2xx responses only");
-  }
+store::CompleteRequest Enforcer::completionOf(const Ticket& ticket, const Response& response,
+                                              const CompleteOptions& options) const {
   store::CompleteRequest q;
   q.scope = ticket.m_scope;
   q.leaseToken = ticket.m_leaseToken;
@@ -56,6 +53,40 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
   q.resourceRef = options.resourceRef;
   q.latencyMs = msSince(ticket.m_started);
   q.requestId = ticket.m_requestId;
+  return q;
+}
+
+PendingCompletion Enforcer::executionOf(const Ticket& ticket, store::CompleteRequest request,
+                                       const CompleteOptions& options) {
+  return {std::move(request), ticket.m_fingerprint, ticket.m_generation, ticket.m_expiresAt,
+          ticket.m_started,   ticket.tier().name,   ticket.m_afterExpiry, ticket.m_abandoned,
+          options.outcomeUnknown};
+}
+
+Response Enforcer::stored(Ticket& ticket, Response response, const PendingCompletion& execution,
+                          const store::CompleteResult& done, int attempts, const std::string& failure) {
+  ticket.m_open = false;
+  m_leases.drop(ticket.m_leaseToken);
+  std::string note;
+  if (attempts > 1) {
+    note = "stored after " + std::to_string(attempts) + " attempts (" + failure + ")";
+    m_log("completion of " + ticket.m_scope.endpoint + " key " + ticket.m_scope.key + " (tenant \"" +
+          ticket.m_scope.tenant + "\") " + note);
+  }
+  traceExecution(execution, done, note);
+  ticket.m_end = Ticket::End::Stored;
+  addKeyHeaders(response, ticket.m_scope.key, done.expiresAt);
+  return response;
+}
+
+Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOptions& options) {
+  if (!ticket.m_open) throw std::logic_error("Enforcer::complete: the ticket has already ended");
+  const bool success = response.status >= 200 && response.status < 300;
+  if (ticket.tier().cache == policy::CacheRule::SuccessOnly && !success && !options.outcomeUnknown) {
+    ticket.m_open = true;
+    return release(ticket, std::move(response), "not stored: the tier caches 2xx responses only");
+  }
+  store::CompleteRequest q = completionOf(ticket, response, options);
   int attempts = 0;
   std::string failure;
   // Empty: the store failed on every attempt.
@@ -64,9 +95,7 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
   ticket.m_open = false;
   const std::string& key = ticket.m_scope.key;
   const std::string where = ticket.m_scope.endpoint + " key " + key + " (tenant \"" + ticket.m_scope.tenant + "\")";
-  PendingCompletion execution{std::move(q),         ticket.m_fingerprint, ticket.m_generation,
-                              ticket.m_expiresAt,   ticket.m_started,     ticket.tier().name,
-                              ticket.m_afterExpiry, ticket.m_abandoned,   options.outcomeUnknown};
+  PendingCompletion execution = executionOf(ticket, std::move(q), options);
   if (!done && options.sameTransaction.empty()) {
     // The work ran and its record could not be written yet: the backlog keeps it (and the
     // lease) until the store takes it. Only a full backlog loses it, and says so loudly.
@@ -78,18 +107,8 @@ Response Enforcer::complete(Ticket& ticket, Response response, const CompleteOpt
       return response;
     }
   }
+  if (done && done->stored) return stored(ticket, std::move(response), execution, *done, attempts, failure);
   m_leases.drop(ticket.m_leaseToken);
-  if (done && done->stored) {
-    std::string note;
-    if (attempts > 1) {
-      note = "stored after " + std::to_string(attempts) + " attempts (" + failure + ")";
-      m_log("completion of " + where + " " + note);
-    }
-    traceExecution(execution, *done, note);
-    ticket.m_end = Ticket::End::Stored;
-    addKeyHeaders(response, key, done->expiresAt);
-    return response;
-  }
   if (options.sameTransaction.empty()) {
     if (!done) {
       // The backlog is full: the work ran and its record is lost. The key stays processing

@@ -79,6 +79,9 @@ class Call : public std::enable_shared_from_this<Call> {
  private:
   friend class Gate;
   void settle(Result result);
+  /// settle() for a response one statement can store without a thread waiting; false: nothing
+  /// was done (settle() it).
+  bool settledWithoutWaiting(Result& result);
   void respond();
   /// The request as the enforcer takes it (built once; on one thread at a time).
   const enforce::Request& enforceRequest();

@@ -63,9 +63,33 @@ void Call::finish(Result result) {
     return respond();
   }
   if (m_gate.m_execution.thread() == Execution::Thread::Handlers) return settle(std::move(result));
+  if (result.then == Result::Then::Complete && settledWithoutWaiting(result)) return;
   // Settling writes to the store: never on the loop.
   auto self = shared_from_this();
   boost::asio::post(m_handlers, [self, result = std::move(result)]() mutable { self->settle(std::move(result)); });
+}
+
+bool Call::settledWithoutWaiting(Result& result) {
+  // The response stored by a statement no thread waits on (enforcer.h, completeWithoutWaiting);
+  // the client's answer is given from the store's loop (Done may be called from any thread).
+  auto self = shared_from_this();
+  return m_gate.m_host.enforcer().completeWithoutWaiting(
+      *m_ticket, std::move(result.response), result.options,
+      [self, options = result.options, resource = result.resource](bool stored, http::Response response) mutable {
+        if (!stored) {  // complete() decides: a lost lease, a store failure (its retries, the backlog)
+          Result again;
+          again.response = std::move(response);
+          again.options = std::move(options);
+          again.resource = std::move(resource);
+          boost::asio::post(self->m_handlers,
+                            [self, again = std::move(again)]() mutable { self->settle(std::move(again)); });
+          return;
+        }
+        if (self->m_answered) return;  // the client had its answer (answerEarly); the key is settled now
+        self->m_handled.response = std::move(response);
+        self->m_handled.resource = std::move(resource);
+        self->respond();
+      });
 }
 
 void Call::answerEarly(http::Response response) {
@@ -247,6 +271,7 @@ void Gate::front(const CallPtr& call) {
     if (auto refused = m_execution.vet(req)) return refuse(call, std::move(*refused));
     if (bypass) return m_execution.run(call);  // never leaves the loop
     if (replayedFromMemory(call, false)) return;  // nor does a done key's replay from memory
+    if (decidedWithoutWaiting(call)) return;      // nor a new key's claim: its statement is waited on by no thread
     boost::asio::post(call->m_handlers, [this, call] { decide(call); });
     return;
   }
@@ -283,11 +308,30 @@ bool Gate::replayedFromMemory(const CallPtr& call, bool vetFirst) {
   return true;
 }
 
+bool Gate::decidedWithoutWaiting(const CallPtr& call) {
+  return m_host.enforcer().beginWithoutWaiting(
+      call->enforceRequest(), call->m_policy, call->m_wait, [this, call](std::optional<enforce::Decision> d) {
+        // Not decided by the fresh claim: the blocking begin() decides, on a handler thread.
+        if (!d) return boost::asio::post(call->m_handlers, [this, call] { decide(call); });
+        decided(call, std::move(*d));
+      });
+}
+
 void Gate::decide(const CallPtr& call) {
+  std::optional<enforce::Decision> d;
+  try {
+    d = m_host.enforcer().begin(call->enforceRequest(), call->m_policy, call->m_wait);
+  } catch (const std::exception& e) {
+    failed(call, e);
+    return call->respond();
+  }
+  decided(call, std::move(*d));
+}
+
+void Gate::decided(const CallPtr& call, enforce::Decision d) {
   const Request& req = call->m_request;
   Handled& h = call->m_handled;
   try {
-    enforce::Decision d = m_host.enforcer().begin(call->enforceRequest(), call->m_policy, call->m_wait);
     if (d.kind == enforce::Decision::Kind::Wait) return waitThenDecide(call, d.retryAt);
     if (!d.tier.empty()) h.tier = d.tier;
     if (!d.crossKeyMode.empty()) m_host.metrics().suspectedDuplicate(d.route, d.crossKeyMode);

@@ -43,6 +43,11 @@ class Gate : public server::Handler {
   friend class Call;
   void front(const CallPtr& call);   // loop: peers, pages, tenant, header checks
   void decide(const CallPtr& call);  // handler thread: the enforcer's begin
+  /// loop: the enforcer's begin where a statement no thread waits on decides (a new key's
+  /// claim); false when only decide() can.
+  bool decidedWithoutWaiting(const CallPtr& call);
+  /// What the enforcer decided, carried out: respond, wait, or run the execution.
+  void decided(const CallPtr& call, enforce::Decision d);
   /// loop: a done key's replay the cache holds, answered without a handler thread; false when
   /// only decide() can answer. `vetFirst`: the execution's refusals were not checked yet.
   bool replayedFromMemory(const CallPtr& call, bool vetFirst);

@@ -1,6 +1,7 @@
 #include "core/gate/host.h"
 
 #include <algorithm>
+#include <boost/asio/executor_work_guard.hpp>
 
 #include "core/gate/durabilityreport.h"
 #include "core/gate/jsonresponse.h"
@@ -31,7 +32,7 @@ store::ReplayBodyOptions withLargeReads(store::ReplayBodyOptions o, int poolSize
 
 Host::Host(std::string conninfo, policy::Policy policy, int policyVersion, HostOptions options)
     : m_options(std::move(options)),
-      m_pool(std::move(conninfo), m_options.poolSize),
+      m_pool(conninfo, m_options.poolSize),
       m_replayBodies(withLargeReads(m_options.replayBodies, m_options.poolSize)),
       m_store(m_pool, store::RecentKeys::shared(), m_options.writeBatching),
       m_trace(m_pool,
@@ -42,11 +43,32 @@ Host::Host(std::string conninfo, policy::Policy policy, int policyVersion, HostO
   m_enforcer.setReplayCache(m_options.replayCache);
   m_enforcer.setConflictWaitBounds(m_options.conflictWaits);
   m_store.setReplayBodies(&m_replayBodies);
+  m_conninfo = std::move(conninfo);
   // In the background: a start must not wait for the store (it may be down; requests then get 503).
   m_poolWarmer = std::jthread([this](const std::stop_token& stop) { m_pool.warmUp(m_options.poolSize, stop); });
 }
 
-Host::~Host() = default;
+Host::~Host() {
+  if (!m_storeLoop) return;
+  // Before the store and the enforcer its callbacks reach go: what still waits is answered
+  // (Unavailable; a stopped server has nothing in flight), then the loop ends.
+  m_writesWithoutWaiting->stop();
+  m_storeLoop->stop();
+  if (m_storeLoopThread.joinable()) m_storeLoopThread.join();
+  m_store.setWritesWithoutWaiting(nullptr);
+}
+
+void Host::writeWithoutWaiting() {
+  if (m_storeLoop) return;
+  m_storeLoop = std::make_unique<boost::asio::io_context>(1);
+  m_writesWithoutWaiting =
+      std::make_unique<store::AsyncKeyBatches>(m_storeLoop->get_executor(), m_conninfo, m_options.writeBatching);
+  m_store.setWritesWithoutWaiting(m_writesWithoutWaiting.get());
+  m_storeLoopThread = std::jthread([loop = m_storeLoop.get()] {
+    auto busy = boost::asio::make_work_guard(*loop);  // idle between requests, until the host goes
+    loop->run();
+  });
+}
 
 Gauges Host::gauges() const {
   Gauges g;

@@ -13,6 +13,9 @@
 #include "core/enforce/enforcer.h"
 #include "core/policy/policy.h"
 #include "core/server/handler.h"
+#include <boost/asio/io_context.hpp>
+
+#include "core/store/asynckeybatches.h"
 #include "core/store/keystore.h"
 #include "core/store/pool.h"
 #include "core/store/replaybodies.h"
@@ -54,6 +57,12 @@ class Host {
   /// Writes the queued trace events (shutdown, tests, the demo's backdating).
   bool flushTrace() { return m_trace.flush(); }
   [[nodiscard]] enforce::Enforcer& enforcer() { return m_enforcer; }
+  /// New keys' claims and completions go to the store without a thread waiting on them, on a
+  /// loop of the host's own (store/asynckeybatches.h), for an execution that runs on the event
+  /// loop (the proxy): the gate then decides and settles such keys without a handler thread.
+  /// Call it before the first request. Its connections: up to storeConnectionsWithoutWaiting().
+  void writeWithoutWaiting();
+  static constexpr int kStoreConnectionsWithoutWaiting = 2 * static_cast<int>(store::kWriteBatchesInFlight);
   [[nodiscard]] const enforce::Enforcer& enforcer() const { return m_enforcer; }
 
   [[nodiscard]] server::Handled publishedPolicy(const server::Request& request) const;
@@ -92,6 +101,11 @@ class Host {
   enforce::Enforcer m_enforcer;
   Metrics m_metrics;
   std::atomic<int> m_inFlight{0};
+  std::string m_conninfo;
+  // writeWithoutWaiting(): the loop the statements are sent and answered on, and its thread.
+  std::unique_ptr<boost::asio::io_context> m_storeLoop;
+  std::unique_ptr<store::AsyncKeyBatches> m_writesWithoutWaiting;
+  std::jthread m_storeLoopThread;
   std::jthread m_poolWarmer;  // last: stopped and joined before the pool goes
 };
 

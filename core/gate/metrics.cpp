@@ -114,8 +114,9 @@ std::string Metrics::render(const Gauges& g) const {
   byKind("idem_write_batch_keys_total", "counter",
          "Keys those statements carried: keys / statements is the mean batch.", b.claimedKeys, b.completedKeys);
   gauge("idem_write_batches_in_flight_limit",
-        "Write batches of each kind that may be in flight at once now: it follows the write path's own "
-        "keys/s between 1 and 8, unless --write-batches-in-flight fixes it.",
+        "Write statements that may be in flight at once now: of each kind where a thread waits on each "
+        "request's statement (serve: 1 to 8), of both kinds together where none does (proxy: 2 to 16). It "
+        "follows the write path's own keys/s, unless --write-batches-in-flight N fixes it (N of each kind).",
         "", static_cast<double>(b.claimSlots));
   byKind("idem_write_queued", "gauge", "Requests queued for the next write statement, by kind.", b.claimsWaiting,
          b.completionsWaiting);

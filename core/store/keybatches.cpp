@@ -62,11 +62,7 @@ void splitOnError(std::span<Job*> jobs, Statement& statement) {
   try {
     statement(jobs);
   } catch (const pg::QueryError& e) {
-    // A server that refuses everything for now (read-only after a failover, out of resources,
-    // shutting down) refuses every half as well: no point in splitting. A deadlock or
-    // serialization failure (class 40) may be between two rows of the batch: split.
-    const bool storeWide = e.transient() && !e.sqlstate().starts_with("40");
-    if (jobs.size() == 1 || storeWide) {
+    if (jobs.size() == 1 || !worthSplitting(e)) {
       for (auto* j : jobs) j->error = std::current_exception();
       return;
     }
@@ -141,15 +137,65 @@ CompleteResult completedRow(const pg::Result& r, int row) {
   return out;
 }
 
+std::vector<pg::Param> freshClaimParams(const ClaimRequest& q) {
+  return {q.scope.tenant, q.scope.endpoint, q.scope.key, pg::Param::bytes(q.fingerprint),
+          q.tier, policyVersionParam(q), policy::toInterval(q.ttl),
+          policy::toInterval(q.lease), q.requestId, q.scope.service,
+          q.crossKey ? pg::Param("true") : pg::Param::null()};
+}
+
+std::vector<pg::Param> completionBatchParams(std::span<const CompleteRequest* const> batch) {
+  pg::ArrayParam tenants(Type::Text), endpoints(Type::Text), keys(Type::Text), tokens(Type::Uuid),
+      statuses(Type::Int4), headers(Type::Jsonb), bodies(Type::Bytea), resources(Type::Text), services(Type::Text);
+  for (const CompleteRequest* q : batch) {
+    tenants.addText(q->scope.tenant);
+    endpoints.addText(q->scope.endpoint);
+    keys.addText(q->scope.key);
+    tokens.addUuid(q->leaseToken);
+    statuses.addInt4(q->response.status);
+    headers.addJsonb(headersToJson(q->response.headers));
+    bodies.addBytes(q->response.body);
+    if (q->resourceRef) resources.addText(*q->resourceRef);
+    else resources.addNull();
+    services.addText(q->scope.service);
+  }
+  return {tenants.take(),  endpoints.take(), keys.take(),      tokens.take(),  statuses.take(),
+          headers.take(),  bodies.take(),    resources.take(), services.take()};
+}
+
+std::vector<std::optional<ClaimResult>> claimedRows(const pg::Result& r, std::span<const ClaimRequest* const> sent) {
+  std::vector<std::optional<ClaimResult>> out(sent.size());
+  const FreshClaimColumns col(r);
+  const ScopeColumns scope{r.column("tenant", Type::Text), r.column("endpoint", Type::Text),
+                           r.column("idem_key", Type::Text), r.column("service", Type::Text)};
+  for (int row = 0; row < r.rows(); ++row) {
+    const auto mine = std::find_if(sent.begin(), sent.end(),
+                                   [&](const ClaimRequest* q) { return rowIsScope(r, row, scope, q->scope); });
+    if (mine != sent.end()) out[static_cast<std::size_t>(mine - sent.begin())] = freshClaim(r, col, row);
+  }
+  return out;
+}
+
+std::vector<std::optional<CompleteResult>> completedRows(const pg::Result& r,
+                                                         std::span<const CompleteRequest* const> sent) {
+  std::vector<std::optional<CompleteResult>> out(sent.size());
+  const ScopeColumns scope{r.column("tenant"), r.column("endpoint"), r.column("idem_key"), r.column("service")};
+  const int token = r.column("lease_token");
+  for (int row = 0; row < r.rows(); ++row) {
+    const auto mine = std::find_if(sent.begin(), sent.end(), [&](const CompleteRequest* q) {
+      return rowIsScope(r, row, scope, q->scope) && sameUuid(r.text(row, token), q->leaseToken);
+    });
+    if (mine != sent.end()) out[static_cast<std::size_t>(mine - sent.begin())] = completedRow(r, row);
+  }
+  return out;
+}
+
+bool worthSplitting(const pg::QueryError& e) { return !(e.transient() && !e.sqlstate().starts_with("40")); }
+
 std::optional<ClaimResult> claimFreshOne(pg::Connection& c, const ClaimRequest& q) {
   std::optional<pg::Result> inserted;
   try {
-    inserted.emplace(c.execPrepared("idem_claim_fresh", kFreshClaimSql,
-                                    {q.scope.tenant, q.scope.endpoint, q.scope.key, pg::Param::bytes(q.fingerprint),
-                                     q.tier, policyVersionParam(q), policy::toInterval(q.ttl),
-                                     policy::toInterval(q.lease), q.requestId, q.scope.service,
-                                     q.crossKey ? pg::Param("true") : pg::Param::null()},
-                                    /*binaryResults=*/true));
+    inserted.emplace(c.execPrepared("idem_claim_fresh", kFreshClaimSql, freshClaimParams(q), /*binaryResults=*/true));
   } catch (const pg::QueryError& e) {
     // A sweeper archived this key while we inserted (0014's trigger): the key has history.
     if (e.sqlstate() != kArchivedMeanwhile) throw;
@@ -185,22 +231,11 @@ std::optional<CompleteResult> KeyBatches::complete(const CompleteRequest& q) {
 void KeyBatches::runClaims(std::vector<ClaimJob*>& jobs) {
   ++m_claimBatches;
   m_claimedKeys += static_cast<long long>(jobs.size());
-  // Each key once, in one order for every process (two batches then never wait on each other
-  // in a cycle). A second request for a key in the batch is not claimed here: it decides alone,
-  // against the row the first one left.
-  std::sort(jobs.begin(), jobs.end(),
-            [](const ClaimJob* a, const ClaimJob* b) { return locksBefore(a->request->scope, b->request->scope); });
   // Keys of tiers with cross_key ride the same statement, marked as their request's latest
   // execution (migration 0027): a key whose request another key holds returns no row here and
   // decides alone (claimSameRequest).
-  std::vector<ClaimJob*> distinct;
-  const ClaimJob* previous = nullptr;
-  for (auto* j : jobs) {
-    if (previous != nullptr && sameScope(previous->request->scope, j->request->scope)) continue;
-    previous = j;
-    distinct.push_back(j);
-  }
-
+  std::vector<ClaimJob*> distinct =
+      inLockOrder(jobs, [](const ClaimJob& j) -> const Scope& { return j.request->scope; }, /*eachKeyOnce=*/true);
   auto statement = [this](std::span<ClaimJob*> part) {
     // Safe to resend (withRetry): a claim whose commit was acknowledged to nobody returns no row
     // the second time, and its key then decides against its own processing row (409).
@@ -210,16 +245,14 @@ void KeyBatches::runClaims(std::vector<ClaimJob*>& jobs) {
         return;
       }
       ClaimArrays arrays;
-      for (const auto* j : part) arrays.add(*j->request);
-      auto r = c.execPrepared("idem_claim_fresh_batch", kFreshClaimBatchSql, arrays.take(), /*binaryResults=*/true);
-      const FreshClaimColumns col(r);
-      const ScopeColumns scope{r.column("tenant", Type::Text), r.column("endpoint", Type::Text),
-                               r.column("idem_key", Type::Text), r.column("service", Type::Text)};
-      for (int row = 0; row < r.rows(); ++row) {
-        const auto mine = std::find_if(part.begin(), part.end(),
-                                       [&](const ClaimJob* j) { return rowIsScope(r, row, scope, j->request->scope); });
-        if (mine != part.end()) (*mine)->claimed = freshClaim(r, col, row);
+      std::vector<const ClaimRequest*> sent;
+      for (const auto* j : part) {
+        arrays.add(*j->request);
+        sent.push_back(j->request);
       }
+      auto r = c.execPrepared("idem_claim_fresh_batch", kFreshClaimBatchSql, arrays.take(), /*binaryResults=*/true);
+      auto rows = claimedRows(r, sent);
+      for (std::size_t i = 0; i < part.size(); ++i) part[i]->claimed = std::move(rows[i]);
     });
   };
   if (!distinct.empty()) splitOnError(std::span<ClaimJob*>(distinct), statement);
@@ -228,9 +261,8 @@ void KeyBatches::runClaims(std::vector<ClaimJob*>& jobs) {
 void KeyBatches::runCompletions(std::vector<CompletionJob*>& jobs) {
   ++m_completionBatches;
   m_completedKeys += static_cast<long long>(jobs.size());
-  std::sort(jobs.begin(), jobs.end(), [](const CompletionJob* a, const CompletionJob* b) {
-    return locksBefore(a->request->scope, b->request->scope);
-  });
+  std::vector<CompletionJob*> sorted = inLockOrder(
+      jobs, [](const CompletionJob& j) -> const Scope& { return j.request->scope; }, /*eachKeyOnce=*/false);
   auto statement = [this](std::span<CompletionJob*> part) {
     // Not resent on a dead connection (the caller's backlog retries a completion): the error goes
     // to every key of the statement.
@@ -242,40 +274,18 @@ void KeyBatches::runCompletions(std::vector<CompletionJob*>& jobs) {
         if (r.rows() == 1) part[0]->stored = completedRow(r, 0);
         return;
       }
-      pg::ArrayParam tenants(Type::Text), endpoints(Type::Text), keys(Type::Text), tokens(Type::Uuid),
-          statuses(Type::Int4), headers(Type::Jsonb), bodies(Type::Bytea), resources(Type::Text),
-          services(Type::Text);
-      for (const auto* j : part) {
-        const CompleteRequest& q = *j->request;
-        tenants.addText(q.scope.tenant);
-        endpoints.addText(q.scope.endpoint);
-        keys.addText(q.scope.key);
-        tokens.addUuid(q.leaseToken);
-        statuses.addInt4(q.response.status);
-        headers.addJsonb(headersToJson(q.response.headers));
-        bodies.addBytes(q.response.body);
-        if (q.resourceRef) resources.addText(*q.resourceRef);
-        else resources.addNull();
-        services.addText(q.scope.service);
-      }
-      auto r = c.execPrepared("idem_complete_batch", kCompleteBatchSql,
-                              {tenants.take(), endpoints.take(), keys.take(), tokens.take(), statuses.take(),
-                               headers.take(), bodies.take(), resources.take(), services.take()});
-      const ScopeColumns scope{r.column("tenant"), r.column("endpoint"), r.column("idem_key"), r.column("service")};
-      const int token = r.column("lease_token");
-      for (int row = 0; row < r.rows(); ++row) {
-        const auto mine = std::find_if(part.begin(), part.end(), [&](const CompletionJob* j) {
-          return rowIsScope(r, row, scope, j->request->scope) && sameUuid(r.text(row, token), j->request->leaseToken);
-        });
-        if (mine != part.end()) (*mine)->stored = completedRow(r, row);
-      }
+      std::vector<const CompleteRequest*> sent;
+      for (const auto* j : part) sent.push_back(j->request);
+      auto r = c.execPrepared("idem_complete_batch", kCompleteBatchSql, completionBatchParams(sent));
+      auto rows = completedRows(r, sent);
+      for (std::size_t i = 0; i < part.size(); ++i) part[i]->stored = rows[i];
     } catch (const pg::Unavailable&) {
       lease.discard();
       m_pool.dropIdle();
       throw;
     }
   };
-  splitOnError(std::span<CompletionJob*>(jobs), statement);
+  splitOnError(std::span<CompletionJob*>(sorted), statement);
 }
 
 WriteBatchStats KeyBatches::stats() const {

@@ -7,9 +7,11 @@
 // history, a lost lease) returns nullopt and its caller decides it alone; a statement that fails
 // is split in halves and retried, so an error reaches only the keys that cause it. Every answer
 // is given after its batch committed: a claim is durable before its execution starts.
+#include <algorithm>
 #include <atomic>
 #include <exception>
 #include <optional>
+#include <span>
 
 #include "core/store/batchlane.h"
 #include "core/store/keystore.h"
@@ -44,6 +46,37 @@ class ClaimArrays {
       m_ttls{pg::Type::Interval}, m_leases{pg::Type::Interval}, m_requestIds{pg::Type::Text},
       m_services{pg::Type::Text}, m_sameRequestLatest{pg::Type::Bool};
 };
+
+/// The parameters of kFreshClaimSql (one key).
+[[nodiscard]] std::vector<pg::Param> freshClaimParams(const ClaimRequest& q);
+/// The parameters of kCompleteBatchSql for these completions, in their order.
+[[nodiscard]] std::vector<pg::Param> completionBatchParams(std::span<const CompleteRequest* const> batch);
+/// A claim batch's rows given to the requests they answer: result i for sent[i], nullopt for a
+/// key it did not claim. Rows come back by key, not in the order they were sent.
+[[nodiscard]] std::vector<std::optional<ClaimResult>> claimedRows(const pg::Result& r,
+                                                                  std::span<const ClaimRequest* const> sent);
+/// The same for a completion batch: nullopt for a key not processing under the sent token.
+[[nodiscard]] std::vector<std::optional<CompleteResult>> completedRows(const pg::Result& r,
+                                                                       std::span<const CompleteRequest* const> sent);
+/// A failed batch statement is worth splitting to find the key that fails it: a store that
+/// refuses everything for now (read-only after a failover, out of resources, shutting down)
+/// refuses every half as well; a deadlock or serialization failure (class 40) may be between two
+/// rows of the batch.
+[[nodiscard]] bool worthSplitting(const pg::QueryError& e);
+
+/// Sorts a batch into the one order statements lock keys in (locksBefore), so two processes'
+/// batches never wait on each other in a cycle; returns the jobs that go to the statement. With
+/// `eachKeyOnce`, a second request for a key in the batch is left out: it decides alone,
+/// against the row the first one left.
+template <typename Job, typename ScopeOf>
+std::vector<Job*> inLockOrder(std::vector<Job*>& jobs, ScopeOf scopeOf, bool eachKeyOnce) {
+  std::sort(jobs.begin(), jobs.end(), [&](const Job* a, const Job* b) { return locksBefore(scopeOf(*a), scopeOf(*b)); });
+  std::vector<Job*> sent;
+  sent.reserve(jobs.size());
+  for (auto* j : jobs)
+    if (!eachKeyOnce || sent.empty() || !sameScope(scopeOf(*sent.back()), scopeOf(*j))) sent.push_back(j);
+  return sent;
+}
 
 /// One key's fresh claim by a single-row statement on `c`: nullopt when the key has a live row
 /// or history (or a sweeper archived it meanwhile), or, with cross_key, when another key holds its

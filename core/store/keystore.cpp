@@ -1,5 +1,7 @@
 #include "core/store/keystore.h"
 
+#include "core/store/asynckeybatches.h"
+
 #include "core/policy/duration.h"
 #include "core/store/crosskeyclaim.h"
 #include "core/store/headercodec.h"
@@ -64,7 +66,47 @@ KeyStore::KeyStore(Pool& pool, RecentKeys& recent, WriteBatching batching)
 
 KeyStore::~KeyStore() = default;
 
-WriteBatchStats KeyStore::writeBatches() const { return m_batches->stats(); }
+WriteBatchStats KeyStore::writeBatches() const {
+  WriteBatchStats s = m_batches->stats();
+  if (m_async == nullptr) return s;
+  const WriteBatchStats a = m_async->stats();
+  s.claimBatches += a.claimBatches;
+  s.claimedKeys += a.claimedKeys;
+  s.completionBatches += a.completionBatches;
+  s.completedKeys += a.completedKeys;
+  s.claimsWaiting += a.claimsWaiting;
+  s.completionsWaiting += a.completionsWaiting;
+  // Where the keys go, the limit that says how they batch.
+  if (a.claimedKeys + a.completedKeys > 0) {
+    s.claimSlots = a.claimSlots;
+    s.completionSlots = a.completionSlots;
+  }
+  return s;
+}
+
+bool KeyStore::claimWithoutWaiting(const ClaimRequest& q, ClaimedWithoutWaiting done) {
+  if (m_async == nullptr || q.freshTried) return false;
+  const std::uint64_t tag = RecentKeys::tag(q.scope.tenant, q.scope.endpoint, q.scope.key, q.scope.service);
+  // The same guess as claimOnce(): a key seen here, or a process whose unseen keys were mostly
+  // retries lately, reads first — on claim()'s path.
+  if (m_recent.contains(tag) || m_recent.readUnseenFirst()) return false;
+  ++m_roundTrips;
+  m_async->claimFresh(q, [this, tag, done = std::move(done)](std::optional<ClaimResult> claimed, std::exception_ptr error) {
+    if (claimed) {
+      ++m_claims;
+      m_recent.learnUnseen(false);  // a new key indeed
+      m_recent.remember(tag);
+    }
+    done(std::move(claimed), std::move(error));
+  });
+  return true;
+}
+
+bool KeyStore::completeWithoutWaiting(const CompleteRequest& q, CompletedWithoutWaiting done) {
+  if (m_async == nullptr) return false;
+  m_async->complete(q, std::move(done));
+  return true;
+}
 
 const char* decisionName(Decision d) {
   switch (d) {
@@ -136,7 +178,7 @@ ClaimResult KeyStore::claimOnce(const ClaimRequest& q, std::size_t& largeBody) {
   // A key this process takes for new is claimed in the next batch of fresh claims: one
   // multi-row INSERT and one commit for every claim that queued meanwhile (KeyBatches).
   std::optional<ClaimResult> fresh;
-  if (!likelyRetry) {
+  if (!likelyRetry && !q.freshTried) {
     ++m_roundTrips;
     fresh = m_batches->claimFresh(q);
   }

@@ -5,6 +5,8 @@
 // core/store/keysql.h, which says where each rule lives. The database's now() is the only clock.
 #include <atomic>
 #include <chrono>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,6 +77,8 @@ struct ClaimRequest {
   Millis archiveRetention{0};
   std::string requestId;
   std::optional<CrossKeyCheck> crossKey;  // set on tiers with cross_key on
+  /// Its fresh claim was tried already and claimed nothing (claimWithoutWaiting): go to the read.
+  bool freshTried = false;
 };
 
 /// Duplicate: the request matches another key's execution and the tier answers instead of
@@ -166,6 +170,7 @@ struct WriteBatching {
 };
 
 class KeyBatches;
+class AsyncKeyBatches;
 
 class KeyStore {
  public:
@@ -185,6 +190,23 @@ class KeyStore {
   /// Renews the leases this process holds, in one statement; returns the tokens still held
   /// (a lease taken over, completed or released is not renewed). Throws pg::Unavailable.
   [[nodiscard]] std::vector<std::string> renewLeases(const std::vector<LeaseHold>& holds);
+  /// The write path an event loop drives (asynckeybatches.h), for the calls below; null: none.
+  /// Set it before the first request; it must outlive the store's use of it.
+  void setWritesWithoutWaiting(AsyncKeyBatches* writes) { m_async = writes; }
+  [[nodiscard]] bool writesWithoutWaiting() const { return m_async != nullptr; }
+  /// claim() for a caller that parks no thread, when a statement can decide it: a key this
+  /// process takes for new (the guess claim() makes too), with the write path set. false: only
+  /// claim() decides this key (nothing was sent). true: `done` runs once, on the write path's
+  /// strand, with the key claimed as new, or nullopt and the error if any — then claim() decides
+  /// it, told with ClaimRequest::freshTried when the claim made nothing.
+  using ClaimedWithoutWaiting = std::function<void(std::optional<ClaimResult> claimed, std::exception_ptr error)>;
+  [[nodiscard]] bool claimWithoutWaiting(const ClaimRequest& request, ClaimedWithoutWaiting done);
+  /// complete() without side statements for a caller that parks no thread. false: no write path
+  /// set. true: `done` runs once, on the write path's strand, with the response stored, or
+  /// nullopt and the error if any — then complete() decides it (a lost lease, a retry).
+  using CompletedWithoutWaiting = std::function<void(std::optional<CompleteResult> stored, std::exception_ptr error)>;
+  [[nodiscard]] bool completeWithoutWaiting(const CompleteRequest& request, CompletedWithoutWaiting done);
+
   /// Gives the claim back (failure before execution): nothing is stored.
   bool release(const Scope& scope, const std::string& leaseToken, int status, const std::string& requestId,
                const std::string& reason);
@@ -206,6 +228,7 @@ class KeyStore {
   Pool& m_pool;
   RecentKeys& m_recent;
   std::unique_ptr<KeyBatches> m_batches;  // fresh claims and completions, batched across requests
+  AsyncKeyBatches* m_async = nullptr;     // the same for callers that wait on no thread
   ReplayBodies* m_bodies = nullptr;
   [[nodiscard]] ClaimResult claimOnce(const ClaimRequest& request, std::size_t& largeBody);
   /// Reads a large stored body under the replay budget; false when the generation is gone.

@@ -1,5 +1,7 @@
 #include "core/store/pg.h"
 
+#include "core/store/pgwire.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -8,7 +10,7 @@
 #include <iterator>
 
 namespace idem::pg {
-namespace {
+namespace wire {
 
 bool isConnectionLoss(PGconn* conn, const PGresult* r) {
   if (PQstatus(conn) != CONNECTION_OK) return true;
@@ -17,21 +19,15 @@ bool isConnectionLoss(PGconn* conn, const PGresult* r) {
   return state && (std::string_view(state).starts_with("08") || std::string_view(state).starts_with("57P"));
 }
 
-struct ParamArrays {
-  std::vector<const char*> values;
-  std::vector<int> lengths;
-  std::vector<int> formats;
-  std::size_t bytes = 0;
-  explicit ParamArrays(const std::vector<Param>& params) {
-    values.reserve(params.size());
-    for (const auto& p : params) {
-      values.push_back(p.value ? p.value->data() : nullptr);
-      lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
-      bytes += p.value ? p.value->size() : 0;
-      formats.push_back(p.binary ? 1 : 0);
-    }
+ParamArrays::ParamArrays(const std::vector<Param>& params) {
+  values.reserve(params.size());
+  for (const auto& p : params) {
+    values.push_back(p.value ? p.value->data() : nullptr);
+    lengths.push_back(p.value ? static_cast<int>(p.value->size()) : 0);
+    bytes += p.value ? p.value->size() : 0;
+    formats.push_back(p.binary ? 1 : 0);
   }
-};
+}
 
 std::string trimmed(const char* message) {
   std::string s = message ? message : "";
@@ -39,6 +35,11 @@ std::string trimmed(const char* message) {
   return s;
 }
 
+}  // namespace wire
+
+using namespace wire;
+
+namespace {
 
 // Reads every result still pending after a sent script or COPY, so the connection is free
 // again; returns the first error (not cleared: check() reports and frees it), or nullptr.
@@ -202,6 +203,10 @@ Connection::Connection(const std::string& conninfo) : m_conn(PQconnectdb(conninf
   PQsetNoticeProcessor(m_conn.get(), [](void*, const char*) {}, nullptr);
 }
 
+Connection::Connection(PGconn* connected, Adopt) : m_conn(connected, &PQfinish) {
+  PQsetNoticeProcessor(m_conn.get(), [](void*, const char*) {}, nullptr);
+}
+
 void Connection::noteTransfer(std::size_t bytes) {
   if (bytes > kRetireAfterBytes) m_retire = true;
 }
@@ -232,7 +237,7 @@ Result Connection::execUnnamed(std::string_view sql, const std::vector<Param>& p
                             a.lengths.data(), a.formats.data(), binaryResults ? 1 : 0));
 }
 
-namespace {
+namespace wire {
 
 // 26000: the statement is not prepared on this server connection; 42P05: one of that name is.
 bool poolerMovedSession(const PGresult* r) {
@@ -248,7 +253,7 @@ std::string serverStatementName(const std::string& name, std::string_view sql) {
   return name + "_" + hex;
 }
 
-}  // namespace
+}  // namespace wire
 
 void Connection::setPreparedStatements(bool on) {
   m_usePrepared = on;

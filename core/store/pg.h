@@ -129,6 +129,8 @@ enum class TxState { Idle, InTransaction, Failed, Unknown };
 
 /// One connection. Not thread-safe: a connection belongs to one thread at a time (the pool
 /// hands it out exclusively).
+class AsyncConnection;
+
 class Connection {
  public:
   /// Connects; throws Unavailable when the server cannot be reached.
@@ -178,6 +180,10 @@ class Connection {
   [[nodiscard]] TxState transactionState() const;
 
  private:
+  friend class AsyncConnection;  // the same handle and statements, driven by an event loop
+  struct Adopt {};
+  /// Owns a handle libpq connected elsewhere (PQconnectStart … PQconnectPoll).
+  Connection(PGconn* connected, Adopt);
   Result check(PGresult* r);
   void noteTransfer(std::size_t bytes);
   std::vector<Result> pipelineOnce(const std::vector<std::pair<std::string, std::vector<Param>>>& statements);

@@ -245,6 +245,13 @@ struct GatePair {
   std::unique_ptr<GateServer> handlers;
 };
 
+/// Statements of this database waiting on a lock (a test's lock held over the store).
+inline long long waitingOnLocks(pg::Connection& c) {
+  return c.exec("SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock'")
+      .integer(0, "n");
+}
+
 inline http::Headers keyed(const std::string& key, const std::string& tenant = "acct_1") {
   http::Headers h{{"Content-Type", "application/json"}};
   if (!key.empty()) h.emplace_back("Idempotency-Key", key);

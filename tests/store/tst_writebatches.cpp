@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/store/keystore.h"
+#include "tests/store/keyrequests.h"
 #include "tests/support/testdb.h"
 
 using namespace idem;
@@ -17,30 +18,14 @@ using store::Decision;
 
 namespace {
 
-const std::string kEndpoint = "POST /v1/payments";
+const std::string& kEndpoint = test::kPaymentsEndpoint;
 
 store::ClaimRequest request(const std::string& key, const std::string& fingerprint = "fp-1") {
-  store::ClaimRequest q;
-  q.scope = {"acct_1", kEndpoint, key};
-  q.fingerprint = fingerprint;
-  q.tier = "payments";
-  q.ttl = 24h;
-  q.lease = 30s;
-  q.archiveRetention = 24h * 400;
-  q.requestId = "req_" + key + "_" + fingerprint;
-  return q;
+  return test::paymentClaim(key, fingerprint);
 }
 
 store::CompleteRequest completion(const std::string& key, const std::string& token) {
-  store::CompleteRequest c;
-  c.scope = {"acct_1", kEndpoint, key};
-  c.leaseToken = token;
-  c.response.status = 201;
-  c.response.headers = {{"Content-Type", "application/json"}};
-  c.response.body = R"({"id":"pay_)" + key + R"("})";
-  c.resourceRef = "pay_" + key;
-  c.requestId = "req_" + key;
-  return c;
+  return test::paymentCompletion(key, token);
 }
 
 /// Waits (up to 10 s) until `done` holds; false if it never did.
