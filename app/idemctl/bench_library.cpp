@@ -76,26 +76,6 @@ bool executeOnce(idem::enforce::Enforcer& e, const std::string& key, const std::
   return r.status == 201;
 }
 
-template <typename Op>
-Run measure(int clients, int seconds, Op op) {
-  std::atomic<bool> stop{false};
-  std::atomic<long long> done{0};
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(clients));
-  for (int t = 0; t < clients; ++t)
-    threads.emplace_back([&, t] {
-      std::mt19937_64 rng(static_cast<unsigned long long>(t) * 7919 + 17);
-      long long n = 0;
-      while (!stop.load(std::memory_order_relaxed))
-        if (op(t, rng, n)) ++n;
-      done += n;
-    });
-  const auto start = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  stop = true;
-  for (auto& th : threads) th.join();
-  return {done.load(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
-}
 
 }  // namespace
 

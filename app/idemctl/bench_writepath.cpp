@@ -2,7 +2,6 @@
 // trace), driven the two ways a server can drive it: a thread per request blocking on each
 // statement (KeyStore), or every request on one event loop that waits on no statement
 // (AsyncKeyBatches). Side by side they show what parking a thread per request costs the batches.
-#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <functional>
@@ -48,26 +47,12 @@ Run storeWritesThreadsRun(const Settings& s, int clients) {
   idem::store::Pool pool(s.conninfo, clients + 1);
   idem::store::KeyStore store(pool);
   const std::string tag = runTag();
-  std::atomic<bool> stop{false};
-  std::atomic<long long> done{0};
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(clients));
-  for (int t = 0; t < clients; ++t)
-    threads.emplace_back([&, t] {
-      long long n = 0;
-      while (!stop.load(std::memory_order_relaxed)) {
-        const std::string key = "bench-wt-" + tag + "-" + std::to_string(t) + "-" + std::to_string(n);
-        const auto claimed = store.claim(claimOf(key));
-        if (claimed.decision == idem::store::Decision::Execute && store.complete(completionOf(key, claimed.leaseToken)).stored)
-          ++n;
-      }
-      done += n;
-    });
-  const auto start = std::chrono::steady_clock::now();
-  std::this_thread::sleep_for(std::chrono::seconds(s.seconds));
-  stop = true;
-  for (auto& th : threads) th.join();
-  return {done.load(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()};
+  return measure(clients, s.seconds, [&](int t, std::mt19937_64&, long long n) {
+    const std::string key = "bench-wt-" + tag + "-" + std::to_string(t) + "-" + std::to_string(n);
+    const auto claimed = store.claim(claimOf(key));
+    return claimed.decision == idem::store::Decision::Execute &&
+           store.complete(completionOf(key, claimed.leaseToken)).stored;
+  });
 }
 
 Run storeWritesEventLoopRun(const Settings& s, int clients, idem::store::WriteBatching batching) {

@@ -20,7 +20,7 @@ const std::string kUsageText =
     std::string(
         "--policy FILE --upstream http://HOST:PORT [--db CONNINFO] [--admin-listen HOST:PORT] "
         "[--upstream-timeout DURATION] [--late-answer-wait DURATION] [--upstream-connections N] "
-        "[--upstream-connections-per-route N] [--tier-timeout TIER=DURATION[,TIER=DURATION...]] ") +
+        "[--upstream-connections-per-route N] [--tier-timeout TIER=DURATION[,TIER=DURATION...]] [--store-writes loop|threads] ") +
     idemctl::kServerFlagsUsage + " " + idemctl::kStartFlagsUsage + " [--config FILE]";
 
 int usage(const std::string& message) { return idemctl::usageError("proxy", kUsageText, message); }
@@ -79,6 +79,11 @@ idemctl::Flags proxyFlags() {
                 "In-flight requests per route at most, so one slow route cannot take every connection.",
                 "3/4 of --upstream-connections"),
       F::option("tier-timeout", "TIER=DURATION[,...]", "A tier's own --upstream-timeout.", "--upstream-timeout"),
+      F::option("store-writes", "loop|threads",
+                "How new keys' claims and completions reach the store: from the event loop, waited on by no "
+                "thread (batched across requests), or from handler threads that each wait on their request's "
+                "statement (as serve does; for comparison, or should the loop's path misbehave).",
+                "loop"),
   };
 }
 
@@ -89,6 +94,9 @@ std::string readProxy(const idemctl::Args& args, idem::endpoint::ServerOptions& 
   if (!args.has("policy")) return "--policy is required: the proxy enforces the routes its tiers list";
   if (!args.has("upstream")) return "--upstream is required: the URL of the service behind the proxy";
   options.conninfo = idemctl::conninfo(args);
+  const std::string storeWrites = args.get("store-writes", "loop");
+  if (storeWrites != "loop" && storeWrites != "threads") return "--store-writes must be loop or threads";
+  options.writesWithoutWaiting = storeWrites == "loop";
   try {
     options.policy = idem::policy::loadPolicyFile(args.get("policy"));
   } catch (const idem::policy::PolicyError& e) {

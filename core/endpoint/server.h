@@ -51,6 +51,9 @@ struct ServerOptions : server::TransportOptions {
   enforce::ConflictWaitBounds conflictWaits{};
   /// Write statements for new keys in flight at once (store/keystore.h): adapting by default.
   store::WriteBatching writeBatching{};
+  /// An execution on the event loop (the proxy) writes new keys on statements no thread waits on
+  /// (gate::Host::writeWithoutWaiting); false: on handler threads, as `serve` does.
+  bool writesWithoutWaiting = true;
   /// Makes a raw route tried before the service on the main listener (serve's fault rig,
   /// core/faultrig), from the host's store pool and the published policy's URL; empty: none.
   std::function<std::unique_ptr<server::RawRoute>(store::Pool& pool, const std::string& docsUrl)> rawRoute;
