@@ -150,9 +150,13 @@ class FakeExecution : public gate::Execution {
 struct GateServer {
   /// `setup` sees the host before the first request (e.g. the enforcer's bounds).
   GateServer(const TestDatabase& db, gate::Execution::Thread where, int threads = 8,
+             const std::function<void(gate::Host&)>& setup = {})
+      : GateServer(db.conninfo(), where, threads, setup) {}
+  /// The same on any migrated store (a private cluster a test stops and starts).
+  GateServer(const std::string& conninfo, gate::Execution::Thread where, int threads = 8,
              const std::function<void(gate::Host&)>& setup = {}) {
     endpoint::ServerOptions o;
-    o.conninfo = db.conninfo();
+    o.conninfo = conninfo;
     o.policy = policy::parsePolicy(kGatePolicy, "gate-test-policy.json");
     o.threads = threads;
     o.poolSize = 4;

@@ -7,6 +7,7 @@
 #include <QtTest>
 #include <future>
 
+#include "core/store/migrations.h"
 #include "tests/gate/gate_support.h"
 
 using namespace idem;
@@ -95,6 +96,48 @@ class TstWritesWithoutWaiting : public QObject {
       QCOMPARE(again.header("Idempotent-Replayed"), std::string("true"));
     }
     QCOMPARE(s.execution->calls(), 1 + kStuck);  // replays ran nothing
+  }
+
+  // The store goes away and comes back. A new key is answered 503 while it is away (nothing
+  // runs); a key claimed before, whose work ends while the store is away, has its answer passed on
+  // and its record kept (the completion's statement failed on the loop, the blocking complete()
+  // retried, then the backlog) and stored when the store returns: its retry replays, nothing runs
+  // twice. After the restart the loop's dead connections are replaced.
+  void theStoreGoingAwayLosesNothing() {
+    test::PrivateCluster pc;
+    {
+      pg::Connection admin(pc.conninfo());
+      store::migrate(admin);
+    }
+    test::GateServer s(pc.conninfo(), gate::Execution::Thread::Loop, kThreads, [](gate::Host& host) {
+      host.enforcer().setCompletionRetry({std::chrono::milliseconds(300), std::chrono::milliseconds(25),
+                                          std::chrono::milliseconds(100)});
+    });
+    QCOMPARE(s.post("/v1/charges", test::keyed("away-before")).status, 201);
+    http::Headers held = test::keyed("away-held");
+    held.emplace_back("X-Hold", "1");
+    auto original = std::async(std::launch::async, [&] { return s.post("/v1/charges", held); });
+    QTRY_COMPARE(s.execution->held(), std::size_t(1));  // claimed: the work runs
+
+    pc.cluster().stop();
+    s.execution->release();
+    const auto answered = original.get();
+    QCOMPARE(answered.status, 201);  // the work's own answer, passed on
+    const auto during = s.post("/v1/charges", test::keyed("away-during"));
+    QCOMPARE(during.status, 503);
+    QVERIFY(!during.header("Retry-After").empty());
+    QCOMPARE(s.execution->calls(), 2);  // nothing ran while the store was away
+
+    pc.cluster().start();
+    QTRY_VERIFY_WITH_TIMEOUT(s.server->host().enforcer().backlog().size() == 0, 20000);  // stored now
+    const auto retry = s.post("/v1/charges", test::keyed("away-held"));
+    QCOMPARE(retry.status, 201);
+    QCOMPARE(retry.header("Idempotent-Replayed"), std::string("true"));
+    QCOMPARE(retry.body, answered.body);
+    const auto fresh = s.post("/v1/charges", test::keyed("away-during"));
+    QCOMPARE(fresh.status, 201);
+    QVERIFY(fresh.header("Idempotent-Replayed").empty());
+    QCOMPARE(s.execution->calls(), 3);
   }
 
   // The write path without waiting batches: keys arriving together share statements, visible
