@@ -44,7 +44,18 @@ bool Enforcer::beginWithoutWaiting(const Request& req, const PolicyPtr& snapshot
           wait.freshTried = !error;
           return done(std::nullopt);
         }
-        decided(conclude(*claim, snapshot, match, std::move(*claimed), {}, sentAt));
+        std::optional<Decision> d;
+        try {
+          d = conclude(*claim, snapshot, match, std::move(*claimed), {}, sentAt);
+        } catch (const std::exception& e) {
+          // The key is claimed and nobody holds its ticket: begin() reads it (its own processing
+          // row: 409 until the lease ends, then a retry takes it over). Never an execution twice.
+          m_log("deciding " + claim->request.scope.endpoint + " key " + claim->request.scope.key +
+                " after its claim failed: " + e.what());
+          wait.freshTried = true;
+          return done(std::nullopt);
+        }
+        decided(std::move(*d));
       });
 }
 

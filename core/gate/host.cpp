@@ -1,6 +1,7 @@
 #include "core/gate/host.h"
 
 #include <algorithm>
+#include <iostream>
 #include <boost/asio/executor_work_guard.hpp>
 
 #include "core/gate/durabilityreport.h"
@@ -66,7 +67,14 @@ void Host::writeWithoutWaiting() {
   m_store.setWritesWithoutWaiting(m_writesWithoutWaiting.get());
   m_storeLoopThread = std::jthread([loop = m_storeLoop.get()] {
     auto busy = boost::asio::make_work_guard(*loop);  // idle between requests, until the host goes
-    loop->run();
+    // A callback that throws is a bug, but it must not end the process with every request that
+    // waits on this loop: said on stderr, and the loop goes on.
+    for (;;) try {
+        loop->run();
+        return;
+      } catch (const std::exception& e) {
+        std::cerr << "idem: the store's loop caught an exception from a callback: " << e.what() << std::endl;
+      }
   });
 }
 
