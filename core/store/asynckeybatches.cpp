@@ -65,7 +65,7 @@ struct CompletionJob {
   bool resent = false;  // never: a completion is not resent on a broken connection
   [[nodiscard]] const Scope& scope() const { return request.scope; }
   [[nodiscard]] static std::size_t weight(const CompletionJob& j) { return j.request.response.body.size() + 256; }
-  void answer() { done(stored, error); }
+  void answer() const { done(stored, error); }
 };
 
 template <typename Job>
@@ -179,8 +179,8 @@ struct AsyncKeyBatches::State : std::enable_shared_from_this<AsyncKeyBatches::St
     ++opening;
     ++open;
     all.push_back(pg::AsyncConnection::open(
-        strand, conninfo, [self = shared_from_this()](std::shared_ptr<pg::AsyncConnection> c, const std::exception_ptr& e) {
-          self->opened(std::move(c), e);
+        strand, conninfo, [self = shared_from_this()](const std::shared_ptr<pg::AsyncConnection>& c, const std::exception_ptr& e) {
+          self->opened(c, e);
         }));
   }
 
