@@ -134,10 +134,10 @@ std::string readProxy(const idemctl::Args& args, idem::endpoint::ServerOptions& 
   proxy.client.maxIdleConnections = std::min(proxy.client.maxIdleConnections, proxy.client.maxConnections);
   // Late-answer waiters hold an upstream connection each: they can never be more.
   proxy.maxLateAnswers = std::min(proxy.maxLateAnswers, proxy.client.maxConnections);
-  // The store's connections: the pool's, and those new keys' writes go on without waiting.
-  const auto budget = idem::proxy::planDescriptors({static_cast<std::size_t>(options.poolSize +
-                                                                             idem::gate::Host::kStoreConnectionsWithoutWaiting),
-                                                    proxy.client.maxConnections, 64});
+  // The store's connections: the pool's, and those new keys' writes go on from the loop.
+  const auto budget = idem::proxy::planDescriptors(
+      {static_cast<std::size_t>(options.poolSize), proxy.client.maxConnections, 64,
+       options.writesWithoutWaiting ? static_cast<std::size_t>(idem::gate::Host::kStoreConnectionsWithoutWaiting) : 0});
   if (!budget.refusal.empty()) return budget.refusal;
   if (budget.limit > 0)
     options.maxConnections = static_cast<int>(std::min<std::size_t>(options.maxConnections, budget.clientConnections));

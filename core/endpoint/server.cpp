@@ -34,7 +34,7 @@ Server::Server(ServerOptions options)
   } catch (const store::LockWaitTimeout& e) {
     throw StartError(std::string("cannot record the policy: ") + e.what(), 3);
   } catch (const pg::Unavailable& e) {
-    throw StartError(std::string("cannot reach the store: ") + e.what() + "Check --db or the PG* variables.", 3);
+    throw StartError(std::string("cannot reach the store: ") + e.what() + " Check --db or the PG* variables.", 3);
   }
 
   // 2. The sockets: bound now so the ports (0 = any) are known before the first request.

@@ -18,12 +18,16 @@ DescriptorBudget planDescriptors(const DescriptorNeeds& needs, std::optional<std
   }
   b.limit = *limit;
   const std::size_t upstream = needs.upstreamConnections * kDescriptorsPerUpstreamConnection;
-  const std::size_t fixed = kReserve + needs.storeConnections + upstream;
+  const std::size_t fixed = kReserve + needs.storeConnections + needs.loopStoreConnections + upstream;
   if (b.limit < fixed + needs.minClientConnections) {
     b.refusal = "the process may open " + std::to_string(b.limit) + " descriptors (ulimit -n, systemd LimitNOFILE=), " +
                 "but --upstream-connections " + std::to_string(needs.upstreamConnections) + " needs " +
                 std::to_string(upstream) + ", --pool " + std::to_string(needs.storeConnections) + " needs " +
-                std::to_string(needs.storeConnections) + ", " + std::to_string(kReserve) + " are reserved and at least " +
+                std::to_string(needs.storeConnections) + ", " +
+                (needs.loopStoreConnections > 0 ? "the store writes from the event loop (--store-writes loop) need up to " +
+                                                      std::to_string(needs.loopStoreConnections) + ", "
+                                                : std::string()) +
+                std::to_string(kReserve) + " are reserved and at least " +
                 std::to_string(needs.minClientConnections) + " client connections need one each (" +
                 std::to_string(fixed + needs.minClientConnections) +
                 " in all): raise the limit or lower --upstream-connections or --pool";

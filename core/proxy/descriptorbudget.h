@@ -15,6 +15,9 @@ struct DescriptorNeeds {
   std::size_t storeConnections = 16;     // --pool
   std::size_t upstreamConnections = 256; // --upstream-connections
   std::size_t minClientConnections = 64; // fewer would not serve anyone usefully
+  /// The store connections new keys' writes go on from the event loop (--store-writes loop):
+  /// gate::Host::kStoreConnectionsWithoutWaiting at most; 0 with --store-writes threads.
+  std::size_t loopStoreConnections = 0;
 };
 
 struct DescriptorBudget {

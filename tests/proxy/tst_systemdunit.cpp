@@ -128,7 +128,7 @@ class TestSystemdUnit : public QObject {
         {static_cast<std::size_t>(intSetting("pool", endpoint::ServerOptions{}.poolSize)),
          static_cast<std::size_t>(
              intSetting("upstream-connections", static_cast<int>(proxy::UpstreamOptions{}.maxConnections))),
-         64},
+         64, static_cast<std::size_t>(gate::Host::kStoreConnectionsWithoutWaiting)},
         std::stoul(limit));
     QVERIFY2(budget.refusal.empty(), budget.refusal.c_str());
     // Not merely accepted: the default client budget is not cut down to fit.
