@@ -126,8 +126,8 @@ int runBench(const idemctl::Args& args) {
                             [&] { return idemctl::bench::measureBatchBound(s, costClients, rounds); },
                             &idemctl::bench::kBatchBoundVsPgbench};
   else if (writePaths)
-    comparison = Comparison{"measuring the store's write path alone, a thread per request and one event loop, beside "
-                            "pgbench's minimal INSERT + UPDATE",
+    comparison = Comparison{"measuring new keys through the store alone and through the library, each driven by a "
+                            "thread per request and by one event loop, beside pgbench's minimal INSERT + UPDATE",
                             [&] { return idemctl::bench::measureWritePaths(s, costClients, rounds); },
                             &idemctl::bench::kWritePathVsPgbench};
   else if (inFlightCost)
