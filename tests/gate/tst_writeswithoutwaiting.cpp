@@ -44,12 +44,14 @@ class TstWritesWithoutWaiting : public QObject {
     const auto first = s.post("/v1/charges", test::keyed(done));
     QCOMPARE(first.status, 201);
 
-    // Writes to the keys wait; reads pass (SHARE blocks INSERT and UPDATE, not SELECT).
+    // Writes to the keys wait; reads pass (SHARE blocks INSERT and UPDATE, not SELECT). The futures
+    // first: a failed check returns, and the lock must go before they are waited for.
+    std::vector<std::future<client::ClientResponse>> stuck;
+    std::future<client::ClientResponse> replay;
     auto locker = m_db->connect();
     locker.exec("BEGIN");
     locker.exec("LOCK TABLE idem.keys IN SHARE MODE");
     auto unlock = qScopeGuard([&] { locker.exec("ROLLBACK"); });
-    std::vector<std::future<client::ClientResponse>> stuck;
     for (int i = 0; i < kStuck; ++i)
       stuck.push_back(std::async(std::launch::async, [&s, &tag, i] {
         return client::Client("127.0.0.1", s.server->port(), 40s)
@@ -60,7 +62,7 @@ class TstWritesWithoutWaiting : public QObject {
     QTest::qWait(200);  // every stuck request has reached the store (or a handler thread's queue)
 
     // A key this process decided is read first, on a handler thread: its replay needs one.
-    auto replay = std::async(std::launch::async, [&s, &done] {
+    replay = std::async(std::launch::async, [&s, &done] {
       return client::Client("127.0.0.1", s.server->port(), 40s).post("/v1/charges", test::keyed(done), R"({"amount":1})");
     });
     const bool answered = replay.wait_for(10s) == std::future_status::ready;
@@ -144,11 +146,11 @@ class TstWritesWithoutWaiting : public QObject {
   // in the process's own counters (keys per statement above one).
   void keysArrivingTogetherShareStatements() {
     test::GateServer s(*m_db, gate::Execution::Thread::Loop, kThreads);
+    std::vector<std::future<client::ClientResponse>> made;
     auto locker = m_db->connect();
     locker.exec("BEGIN");
     locker.exec("LOCK TABLE idem.keys IN SHARE MODE");
     auto unlock = qScopeGuard([&] { locker.exec("ROLLBACK"); });
-    std::vector<std::future<client::ClientResponse>> made;
     for (int i = 0; i < 12; ++i)
       made.push_back(std::async(std::launch::async, [&s, i] {
         return client::Client("127.0.0.1", s.server->port(), 40s)
