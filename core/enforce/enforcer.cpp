@@ -260,12 +260,14 @@ Decision Enforcer::decide(const Request& req, const PolicyPtr& snapshot, const p
 }
 
 std::optional<Decision> Enforcer::prepare(const Request& req, const PolicyPtr& snapshot,
-                                          const policy::Policy::Match& match, const ConflictWait& wait, Claim& c) {
+                                          const policy::Policy::Match& match, const ConflictWait& wait, Claim& c,
+                                          bool withoutWaiting) {
   const policy::Policy& policy = snapshot->policy;
   const std::string& docs = policy.docsUrl;
   const policy::Tier* tier = match.tier;
   Scoped scoped = scopeOf(req, policy, *tier, match.route);
   if (scoped.decided) return std::move(*scoped.decided);
+  if (withoutWaiting && !m_store.claimsWithoutWaiting(scoped.scope)) return std::nullopt;
   const std::string& key = scoped.scope.key;
   Fingerprinted fingerprinted = fingerprintOf(req, match, docs, key);
   if (fingerprinted.refused) return std::move(*fingerprinted.refused);
@@ -283,6 +285,7 @@ std::optional<Decision> Enforcer::prepare(const Request& req, const PolicyPtr& s
   claim.crossKey = crossKeyCheck(*tier, req.headers);
   claim.freshTried = wait.freshTried;
   c.started = wait.started;
+  c.ready = true;
 
   // The work of this key ran here and its record waits for the store: answer from it (the store
   // would say 409, or 503 while it is away, and after the lease a takeover would run it again).

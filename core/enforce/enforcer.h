@@ -271,11 +271,14 @@ class Enforcer {
     store::ClaimRequest request;
     Clock::time_point started;
     std::optional<PendingCompletion> pending;
+    bool ready = false;  // prepared to the end (not left at its scope: see prepare())
   };
   /// decide()'s first part, for a request on a tier: what is decided without the store (a
-  /// refusal, a replay from memory), or nullopt and `claim` to send.
+  /// refusal, a replay from memory), or nullopt and `claim` to send. `withoutWaiting`: stop once
+  /// the key's scope says the store would not take its claim without waiting (claim.ready stays
+  /// false), before its fingerprint is computed — begin() then computes it once.
   std::optional<Decision> prepare(const Request& request, const PolicyPtr& policy, const policy::Policy::Match& match,
-                                  const ConflictWait& wait, Claim& claim);
+                                  const ConflictWait& wait, Claim& claim, bool withoutWaiting = false);
   /// decide()'s last part: the store's answer to the claim as the decision, traced.
   Decision conclude(const Claim& claim, const PolicyPtr& policy, const policy::Policy::Match& match,
                     store::ClaimResult result, const std::string& notWaited, Clock::time_point sentAt);

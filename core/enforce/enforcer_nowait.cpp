@@ -25,10 +25,11 @@ bool Enforcer::beginWithoutWaiting(const Request& req, const PolicyPtr& snapshot
     wait.slot.reset();
     done(std::move(d));
   };
-  if (auto refusedOrReplayed = prepare(req, snapshot, match, wait, *claim)) {
+  if (auto refusedOrReplayed = prepare(req, snapshot, match, wait, *claim, /*withoutWaiting=*/true)) {
     decided(std::move(*refusedOrReplayed));
     return true;
   }
+  if (!claim->ready) return false;  // a key the store reads first: begin()'s
   if (claim->pending) {  // its record waits in the backlog, here in memory
     decided(conclude(*claim, snapshot, match, fromBacklog(*claim->pending, claim->request.fingerprint), {},
                      Clock::now()));

@@ -18,11 +18,6 @@ using namespace sql;
 
 namespace {
 
-// As KeyBatches' (keybatches.cpp): a batch stays near a single row's latency, and a batch of
-// large responses does not become one huge message.
-constexpr std::size_t kMaxClaimsPerBatch = 128;
-constexpr std::size_t kMaxCompletionsPerBatch = 128;
-constexpr std::size_t kMaxCompletionBytesPerBatch = 1 << 20;
 
 // One count of statements in flight for both kinds (claims and completions), where KeyBatches
 // keeps one per kind: `inFlight` fixed means that many of each, so twice that in all (at most
@@ -62,7 +57,6 @@ struct CompletionJob {
   AsyncKeyBatches::Completed done;
   std::optional<CompleteResult> stored;
   std::exception_ptr error;
-  bool resent = false;  // never: a completion is not resent on a broken connection
   [[nodiscard]] const Scope& scope() const { return request.scope; }
   [[nodiscard]] static std::size_t weight(const CompletionJob& j) { return j.request.response.body.size() + 256; }
   void answer() const { done(stored, error); }
@@ -282,12 +276,14 @@ struct AsyncKeyBatches::State : std::enable_shared_from_this<AsyncKeyBatches::St
       lane.again.emplace_front(sent.begin(), sent.begin() + half);
       return true;
     } catch (const pg::Unavailable&) {
-      if (!reused || stopped || std::is_same_v<Job, CompletionJob> ||
-          std::any_of(sent.begin(), sent.end(), [](const auto& j) { return j->resent; }))
-        return false;
-      for (auto& j : sent) j->resent = true;
-      lane.again.push_front(sent);
-      return true;
+      if constexpr (std::is_same_v<Job, ClaimJob>) {
+        if (!reused || stopped || std::any_of(sent.begin(), sent.end(), [](const auto& j) { return j->resent; }))
+          return false;
+        for (auto& j : sent) j->resent = true;
+        lane.again.push_front(sent);
+        return true;
+      }
+      return false;
     } catch (...) {
       return false;
     }
@@ -309,14 +305,9 @@ void AsyncKeyBatches::State::send(Link link, Batch<ClaimJob> batch) {
   claims.keysInFlight += batch.size();
   claims.batches += 1;
   claims.keys += static_cast<long long>(batch.size());
-  std::vector<ClaimJob*> raw;
-  for (auto& j : batch) raw.push_back(j.get());
   // Keys of tiers with cross_key ride the same statement (as KeyBatches::runClaims).
-  const std::vector<ClaimJob*> order = inLockOrder(raw, [](const ClaimJob& j) -> const Scope& { return j.scope(); },
-                                                   /*eachKeyOnce=*/true);
-  Batch<ClaimJob> sent;
-  for (auto* j : order)
-    sent.push_back(*std::find_if(batch.begin(), batch.end(), [&](const auto& p) { return p.get() == j; }));
+  Batch<ClaimJob> sent =
+      inLockOrder(batch, [](const ClaimJob& j) -> const Scope& { return j.scope(); }, /*eachKeyOnce=*/true);
   auto conn = link.conn;
   auto done = [self = shared_from_this(), link = std::move(link), batch = std::move(batch),
                sent](pg::AsyncConnection::Outcome out) mutable {
@@ -353,16 +344,10 @@ void AsyncKeyBatches::State::send(Link link, Batch<CompletionJob> batch) {
   completions.keysInFlight += batch.size();
   completions.batches += 1;
   completions.keys += static_cast<long long>(batch.size());
-  std::vector<CompletionJob*> raw;
-  for (auto& j : batch) raw.push_back(j.get());
-  const std::vector<CompletionJob*> order =
-      inLockOrder(raw, [](const CompletionJob& j) -> const Scope& { return j.scope(); }, /*eachKeyOnce=*/false);
-  Batch<CompletionJob> sent;
+  Batch<CompletionJob> sent =
+      inLockOrder(batch, [](const CompletionJob& j) -> const Scope& { return j.scope(); }, /*eachKeyOnce=*/false);
   std::vector<const CompleteRequest*> requests;
-  for (auto* j : order) {
-    sent.push_back(*std::find_if(batch.begin(), batch.end(), [&](const auto& p) { return p.get() == j; }));
-    requests.push_back(&j->request);
-  }
+  for (const auto& j : sent) requests.push_back(&j->request);
   auto conn = link.conn;
   auto done = [self = shared_from_this(), link = std::move(link), batch = std::move(batch),
                sent](pg::AsyncConnection::Outcome out) mutable {

@@ -28,11 +28,6 @@ InFlightTuner tunerFor(const WriteBatching& b) {
   return InFlightTuner(s);
 }
 
-// Batches stay small enough that one statement's latency stays close to a single row's, and a
-// batch of large responses does not become one huge message.
-constexpr std::size_t kMaxClaimsPerBatch = 128;
-constexpr std::size_t kMaxCompletionsPerBatch = 128;
-constexpr std::size_t kMaxCompletionBytesPerBatch = 1 << 20;
 
 pg::Param policyVersionParam(const ClaimRequest& q) {
   return q.policyVersion > 0 ? pg::Param(q.policyVersion) : pg::Param::null();

@@ -19,6 +19,13 @@
 
 namespace idem::store {
 
+// A batch stays small enough that one statement's latency stays close to a single row's, and a
+// batch of large responses does not become one huge message (both write paths: KeyBatches and
+// AsyncKeyBatches).
+inline constexpr std::size_t kMaxClaimsPerBatch = 128;
+inline constexpr std::size_t kMaxCompletionsPerBatch = 128;
+inline constexpr std::size_t kMaxCompletionBytesPerBatch = 1 << 20;
+
 /// The parameters of kCompleteSql and kCompleteOrAbortSql for one key.
 [[nodiscard]] std::vector<pg::Param> completeParams(const CompleteRequest& r);
 /// A stored completion as a RETURNING row of those statements (or kCompletedBySql) reports it.
@@ -67,13 +74,14 @@ class ClaimArrays {
 /// Sorts a batch into the one order statements lock keys in (locksBefore), so two processes'
 /// batches never wait on each other in a cycle; returns the jobs that go to the statement. With
 /// `eachKeyOnce`, a second request for a key in the batch is left out: it decides alone,
-/// against the row the first one left.
-template <typename Job, typename ScopeOf>
-std::vector<Job*> inLockOrder(std::vector<Job*>& jobs, ScopeOf scopeOf, bool eachKeyOnce) {
-  std::sort(jobs.begin(), jobs.end(), [&](const Job* a, const Job* b) { return locksBefore(scopeOf(*a), scopeOf(*b)); });
-  std::vector<Job*> sent;
+/// against the row the first one left. `JobPtr`: a raw or shared pointer to a job.
+template <typename JobPtr, typename ScopeOf>
+std::vector<JobPtr> inLockOrder(std::vector<JobPtr>& jobs, ScopeOf scopeOf, bool eachKeyOnce) {
+  std::sort(jobs.begin(), jobs.end(),
+            [&](const JobPtr& a, const JobPtr& b) { return locksBefore(scopeOf(*a), scopeOf(*b)); });
+  std::vector<JobPtr> sent;
   sent.reserve(jobs.size());
-  for (auto* j : jobs)
+  for (const JobPtr& j : jobs)
     if (!eachKeyOnce || sent.empty() || !sameScope(scopeOf(*sent.back()), scopeOf(*j))) sent.push_back(j);
   return sent;
 }

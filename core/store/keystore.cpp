@@ -84,12 +84,16 @@ WriteBatchStats KeyStore::writeBatches() const {
   return s;
 }
 
-bool KeyStore::claimWithoutWaiting(const ClaimRequest& q, ClaimedWithoutWaiting done) {
-  if (m_async == nullptr || q.freshTried) return false;
-  const std::uint64_t tag = RecentKeys::tag(q.scope.tenant, q.scope.endpoint, q.scope.key, q.scope.service);
+bool KeyStore::claimsWithoutWaiting(const Scope& s) const {
   // The same guess as claimOnce(): a key seen here, or a process whose unseen keys were mostly
   // retries lately, reads first — on claim()'s path.
-  if (m_recent.contains(tag) || m_recent.readUnseenFirst()) return false;
+  return m_async != nullptr && !m_recent.contains(RecentKeys::tag(s.tenant, s.endpoint, s.key, s.service)) &&
+         !m_recent.readUnseenFirst();
+}
+
+bool KeyStore::claimWithoutWaiting(const ClaimRequest& q, ClaimedWithoutWaiting done) {
+  if (q.freshTried || !claimsWithoutWaiting(q.scope)) return false;
+  const std::uint64_t tag = RecentKeys::tag(q.scope.tenant, q.scope.endpoint, q.scope.key, q.scope.service);
   ++m_roundTrips;
   m_async->claimFresh(q, [this, tag, done = std::move(done)](std::optional<ClaimResult> claimed, std::exception_ptr error) {
     if (claimed) {

@@ -201,6 +201,9 @@ class KeyStore {
   /// it, told with ClaimRequest::freshTried when the claim made nothing.
   using ClaimedWithoutWaiting = std::function<void(std::optional<ClaimResult> claimed, std::exception_ptr error)>;
   [[nodiscard]] bool claimWithoutWaiting(const ClaimRequest& request, ClaimedWithoutWaiting done);
+  /// Whether claimWithoutWaiting() would take a claim of this key (asked before the request's
+  /// fingerprint is computed, so a key it would not take is not fingerprinted twice).
+  [[nodiscard]] bool claimsWithoutWaiting(const Scope& scope) const;
   /// complete() without side statements for a caller that parks no thread. false: no write path
   /// set. true: `done` runs once, on the write path's strand, with the response stored, or
   /// nullopt and the error if any — then complete() decides it (a lost lease, a retry).
