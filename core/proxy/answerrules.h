@@ -11,6 +11,7 @@ namespace idem::proxy {
 
 /// The response for the client (and the key): end-to-end headers only; on a HEAD answer the
 /// upstream's Content-Length stays (RFC 9110 §9.3.2), since the HTTP layer has no body to count.
+/// Takes the answer's body: read anything else from it (naming) first.
 enforce::Response fromUpstream(UpstreamAnswer& answer, bool head);
 
 /// Refused before any of its work, in a way a retry may change: not stored (the key is released

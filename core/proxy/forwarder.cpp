@@ -176,13 +176,13 @@ gate::Result Forwarder::keyedResult(const gate::Call& call, Sent sent) const {
   gate::Result result;
   switch (sent.failure) {
     case Failure::None:
-      result.response = fromUpstream(sent.answer, req.method == "HEAD");
       if (refusedBeforeWork(sent.answer)) {
         result.then = gate::Result::Then::Release;
         result.reason = "the upstream refused before any work: " + std::to_string(sent.answer.status);
       } else {
-        result.options = naming(sent.answer);
+        result.options = naming(sent.answer);  // before fromUpstream takes the body it reads the id from
       }
+      result.response = fromUpstream(sent.answer, req.method == "HEAD");
       return result;
     case Failure::NotSent:
       server::logInternalError(requestId, "forwarding to the upstream", sent.detail);
