@@ -51,6 +51,7 @@ Server::Server(ServerOptions options)
                                     : std::make_unique<Service>(*m_host, m_options.allowFaultInjection);
   // An execution on the event loop parks no thread on the store either: new keys' writes go
   // without waiting (the proxy). Serve's demo API blocks on its own statements anyway.
+  m_host->setTakeoverDefault(m_execution->takeoverDefault());
   const bool onLoop = m_options.writesWithoutWaiting && m_execution->thread() == gate::Execution::Thread::Loop;
   if (onLoop) m_host->writeWithoutWaiting();
   m_host->metrics().attachTransport(&m_transport->stats());

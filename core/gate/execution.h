@@ -125,6 +125,11 @@ class Execution {
     (void)request;
     return std::nullopt;
   }
+  /// What a retry that took over a stopped holder's key does when its tier does not say
+  /// (`on_takeover`). Execute where the work commits with the key (the holder that stopped ran
+  /// nothing); OutcomeUnknown where the stopped holder's request may have reached a service that
+  /// is not rolled back with it (the proxy).
+  [[nodiscard]] virtual policy::OnTakeover takeoverDefault() const { return policy::OnTakeover::Execute; }
   /// Runs the request; calls call->finish() exactly once, now or later.
   virtual void run(const CallPtr& call) = 0;
   /// The server began to stop (on the event loop): end waits that keep the loop busy.

@@ -356,6 +356,8 @@ void Gate::decided(const CallPtr& call, enforce::Decision d) {
       case enforce::Decision::Kind::Execute:
         h.generation = d.ticket->generation();
         call->m_ticket.emplace(std::move(*d.ticket));
+        if (call->m_ticket->takenOver() && m_host.onTakeover(call->m_ticket->tier()) == policy::OnTakeover::OutcomeUnknown)
+          return call->finish(unknownAfterTakeover(*call));
         break;
       case enforce::Decision::Kind::Wait:  // returned above
         break;
@@ -365,6 +367,20 @@ void Gate::decided(const CallPtr& call, enforce::Decision d) {
     return call->respond();
   }
   run(call);
+}
+
+// The key's holder stopped (or lost the store) for a whole lease; what it had sent may have run
+// in a service that does not roll back with it. Stored as unknown, so no retry ever runs it again.
+Result Gate::unknownAfterTakeover(const Call& call) const {
+  Result r;
+  r.then = Result::Then::Unknown;
+  r.response = server::problem(
+      http::Problem::UpstreamOutcomeUnknown,
+      "The process that was handling this key's request stopped (or lost its store) before it recorded the outcome, "
+      "and the request may already have been carried out, so it is not run again. This answer is stored: retries with "
+      "this key get it. Check the operation's outcome before using a new key.",
+      call.policy().docsUrl, call.request().requestId, 502);
+  return r;
 }
 
 void Gate::waitThenDecide(const CallPtr& call, std::chrono::steady_clock::time_point at) {

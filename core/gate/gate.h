@@ -52,6 +52,9 @@ class Gate : public server::Handler {
   /// only decide() can answer. `vetFirst`: the execution's refusals were not checked yet.
   bool replayedFromMemory(const CallPtr& call, bool vetFirst);
   void run(const CallPtr& call);     // where the execution runs
+  /// A taken-over key whose tier (or front) says `on_takeover: outcome_unknown`: not run, the
+  /// answer that says so is the key's.
+  [[nodiscard]] Result unknownAfterTakeover(const Call& call) const;
   /// on_conflict wait: a timer on the call's loop, then decide() again on a handler thread. No
   /// thread is held meanwhile.
   void waitThenDecide(const CallPtr& call, std::chrono::steady_clock::time_point at);

@@ -147,14 +147,14 @@ server::Handled Host::publishedPolicy(const server::Request& req) const {
       accept && accept->find("json") != std::string_view::npos && accept->find("text/html") == std::string_view::npos;
   const enforce::PolicyPtr inForce = policy();
   if (wantsJson) {
-    auto published = policy::publishedJson(inForce->policy);
+    auto published = policy::publishedJson(inForce->policy, m_takeoverDefault);
     published["policy_version"] = inForce->version;
     published["service"] = m_options.service;
     h.response = jsonResponse(200, published);
   } else {
     h.response.status = 200;
     h.response.headers.emplace_back("Content-Type", "text/html; charset=utf-8");
-    h.response.body = policy::publishedHtml(inForce->policy, m_options.service);
+    h.response.body = policy::publishedHtml(inForce->policy, m_options.service, m_takeoverDefault);
   }
   h.response.headers.emplace_back("Vary", "Accept");
   return h;

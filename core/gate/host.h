@@ -66,6 +66,12 @@ class Host {
   [[nodiscard]] const enforce::Enforcer& enforcer() const { return m_enforcer; }
 
   [[nodiscard]] server::Handled publishedPolicy(const server::Request& request) const;
+  /// The front's `on_takeover` where a tier names none (Execution::takeoverDefault); set once,
+  /// before the first request. The published policy and the gate both resolve tiers with it.
+  void setTakeoverDefault(policy::OnTakeover rule) { m_takeoverDefault = rule; }
+  [[nodiscard]] policy::OnTakeover onTakeover(const policy::Tier& tier) const {
+    return tier.onTakeover == policy::OnTakeover::FrontDecides ? m_takeoverDefault : tier.onTakeover;
+  }
   [[nodiscard]] server::Handled health(const std::string& requestId);
   [[nodiscard]] server::Handled metricsPage();
 
@@ -94,6 +100,7 @@ class Host {
 
  private:
   HostOptions m_options;
+  policy::OnTakeover m_takeoverDefault = policy::OnTakeover::Execute;
   store::Pool m_pool;
   store::ReplayBodies m_replayBodies;  // before the key store, which reads under it
   store::KeyStore m_store;

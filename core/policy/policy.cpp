@@ -24,6 +24,15 @@ const std::vector<std::string>& defaultReplayHeaders() {
 
 std::string_view onExpiredName(OnExpired e) { return e == OnExpired::Reject ? "reject" : "execute"; }
 
+std::string_view onTakeoverName(OnTakeover t) {
+  switch (t) {
+    case OnTakeover::Execute: return "execute";
+    case OnTakeover::OutcomeUnknown: return "outcome_unknown";
+    case OnTakeover::FrontDecides: return "";
+  }
+  return "";
+}
+
 std::string_view rolloutName(Rollout r) {
   switch (r) {
     case Rollout::Observe: return "observe";

@@ -16,6 +16,11 @@
 namespace idem::policy {
 
 enum class OnExpired { Execute, Reject };
+/// What a retry does once it took over the key of a holder that stopped (its lease ran out). A
+/// front whose work commits with the key (serve) ran nothing for the stopped holder and executes
+/// again; a proxy cannot know whether the stopped holder's request reached its service, so it
+/// answers "outcome unknown" and stores that. FrontDecides: the tier names neither.
+enum class OnTakeover { FrontDecides, Execute, OutcomeUnknown };
 /// How far a tier's routes are enforced (docs/policy.md, "Rollout"): a path from putting Idem in
 /// front of an existing API to enforcing it.
 enum class Rollout {
@@ -71,6 +76,7 @@ struct Tier {
   /// How long a key stays with an executor that stopped renewing it (it died); shorter than ttl.
   Millis lease{std::chrono::seconds(30)};
   OnExpired onExpired = OnExpired::Execute;
+  OnTakeover onTakeover = OnTakeover::FrontDecides;
   OnConflict onConflict;
   CacheRule cache = CacheRule::AfterStart;
   fp::Spec fingerprint;
@@ -93,6 +99,8 @@ struct Tier {
 
 /// The policy file's spelling of each behaviour: "execute" | "reject".
 [[nodiscard]] std::string_view onExpiredName(OnExpired e);
+/// "execute" | "outcome_unknown" | "" (FrontDecides).
+[[nodiscard]] std::string_view onTakeoverName(OnTakeover t);
 /// "observe" | "when-present" | "required".
 [[nodiscard]] std::string_view rolloutName(Rollout r);
 /// "after-start" | "2xx-only".
@@ -174,9 +182,11 @@ class PolicyError : public std::runtime_error {
 [[nodiscard]] Policy loadPolicyFile(const std::string& path);
 
 /// The published policy (draft §2.3) as JSON: per tier its routes, TTL, lease, behaviours.
-[[nodiscard]] nlohmann::json publishedJson(const Policy& policy);
+/// frontTakeover: what a tier without `on_takeover` does on this front (published resolved).
+[[nodiscard]] nlohmann::json publishedJson(const Policy& policy, OnTakeover frontTakeover = OnTakeover::Execute);
 /// The same as a small self-contained HTML page; `service`, when given, names whose policy it is
 /// (several services may share one store: docs/store.md, "Services").
-[[nodiscard]] std::string publishedHtml(const Policy& policy, std::string_view service = {});
+[[nodiscard]] std::string publishedHtml(const Policy& policy, std::string_view service = {},
+                                        OnTakeover frontTakeover = OnTakeover::Execute);
 
 }  // namespace idem::policy

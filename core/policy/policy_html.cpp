@@ -146,7 +146,15 @@ std::string crossKeyText(const Tier& t) {
 }
 
 // `ttl` is the TTL as the published JSON writes it, so the page and the JSON agree.
-std::string tierSection(const Tier& t, const std::string& ttl) {
+std::string takeoverText(const Tier& t, OnTakeover rule) {
+  const std::string after = "After " + escape(text::humanDuration(t.lease)) + " a retry with the same key ";
+  if (rule == OnTakeover::OutcomeUnknown)
+    return after + "gets <b>502</b> <code>upstream-outcome-unknown</code>, stored for the key: the request may have "
+                   "been carried out, so it is not run again. Check the operation's outcome before using a new key.";
+  return after + "runs the request again.";
+}
+
+std::string tierSection(const Tier& t, const std::string& ttl, OnTakeover frontTakeover) {
   std::string s = "<section class=\"tier\"><h3>" + escape(t.name) + "</h3><table>\n";
   auto row = [&s](std::string_view head, const std::string& html) {
     s += "<tr><th>" + std::string(head) + "</th><td>" + html + "</td></tr>\n";
@@ -157,7 +165,7 @@ std::string tierSection(const Tier& t, const std::string& ttl) {
                               "</code>) from the first request. " + expiryText(t));
   row("Retry while the first is running", conflictText(t));
   row("If the server stops mid-request",
-      "After " + escape(text::humanDuration(t.lease)) + " a retry with the same key runs the request again.");
+      takeoverText(t, t.onTakeover == OnTakeover::FrontDecides ? frontTakeover : t.onTakeover));
   row("Same request?", fingerprintText(t.fingerprint));
   if (t.crossKey.on()) row("Same request, new key", crossKeyText(t));
   row("Stored responses", cacheText(t));
@@ -207,16 +215,16 @@ std::string problemTypes() {
       "<code>type</code> is this page's address with one of these anchors.</p>\n<dl>\n";
   for (const http::ProblemInfo& p : http::kProblems) {
     const std::string slug(p.slug);
-    s += "<dt id=\"" + slug + "\"><code>" + slug + "</code> " +
-         (p.status ? std::to_string(p.status) + " " : std::string()) + escape(p.title) + "</dt>\n<dd>" +
-         escape(p.meaning) + "</dd>\n";
+    s.append("<dt id=\"").append(slug).append("\"><code>").append(slug).append("</code> ");
+    if (p.status) s.append(std::to_string(p.status)).append(" ");
+    s.append(escape(p.title)).append("</dt>\n<dd>").append(escape(p.meaning)).append("</dd>\n");
   }
   return s + "</dl>\n";
 }
 
 }  // namespace
 
-std::string publishedHtml(const Policy& policy, std::string_view service) {
+std::string publishedHtml(const Policy& policy, std::string_view service, OnTakeover frontTakeover) {
   std::string page =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -250,7 +258,7 @@ std::string publishedHtml(const Policy& policy, std::string_view service) {
   page += "<h2>Routes and tiers</h2>\n";
   const nlohmann::json published = publishedJson(policy);
   for (std::size_t i = 0; i < policy.tiers.size(); ++i)
-    page += tierSection(policy.tiers[i], published.at("tiers").at(i).at("ttl").get<std::string>());
+    page += tierSection(policy.tiers[i], published.at("tiers").at(i).at("ttl").get<std::string>(), frontTakeover);
   page += kAnswers;
   page += problemTypes();
   return page + "</body></html>\n";

@@ -211,7 +211,7 @@ class Reader : public internal::FieldReader {
     if (!v.is_object()) fail(path, "a tier must be an object, not " + std::string(typeName(v)) + " (" + shown(v) + ")");
     attempt([&] {
       internal::rejectUnknown(v, source(), path,
-                              {"name", "routes", "rollout", "key_required", "ttl", "lease", "on_expired", "on_conflict", "cache",
+                              {"name", "routes", "rollout", "key_required", "ttl", "lease", "on_expired", "on_takeover", "on_conflict", "cache",
                                "fingerprint", "archive_retention", "body_retention", "reference_windows",
                                "replay_headers", "durability", "on_weaker_store", "amount", "cross_key"});
     });
@@ -242,6 +242,9 @@ class Reader : public internal::FieldReader {
     });
     attempt([&] {
       if (const json* f = optional(v, "on_expired")) t.onExpired = onExpired(*f, member(path, "on_expired"));
+    });
+    attempt([&] {
+      if (const json* f = optional(v, "on_takeover")) t.onTakeover = onTakeover(*f, member(path, "on_takeover"));
     });
     attempt([&] {
       if (const json* f = optional(v, "on_conflict")) t.onConflict = onConflict(*f, member(path, "on_conflict"));
@@ -348,6 +351,16 @@ class Reader : public internal::FieldReader {
     fail(path, shown(v) +
                    " is not valid (use \"execute\" to run a retry after expiry as a new request, or "
                    "\"reject\" to answer it with 422)");
+  }
+
+  OnTakeover onTakeover(const json& v, const std::string& path) const {
+    const std::string s = str(v, path);
+    if (s == "execute") return OnTakeover::Execute;
+    if (s == "outcome_unknown") return OnTakeover::OutcomeUnknown;
+    fail(path, shown(v) +
+                   " is not valid (use \"execute\" to run a taken-over key again, or \"outcome_unknown\" to store "
+                   "and answer that its outcome is not known; without it serve executes and the proxy answers "
+                   "outcome unknown)");
   }
 
   // `key_required` is the older spelling of two rollouts (false: when-present, true: required);

@@ -30,7 +30,7 @@ const json* field(const json* object, std::string_view name) {
   return it == object->end() ? nullptr : &*it;
 }
 
-json tierJson(const Tier& t, const json* doc) {
+json tierJson(const Tier& t, const json* doc, OnTakeover frontTakeover) {
   json windows = json::object();
   for (const auto& [name, d] : t.referenceWindows)
     windows[name] = written(field(field(doc, "reference_windows"), name), d);
@@ -50,6 +50,8 @@ json tierJson(const Tier& t, const json* doc) {
       {"ttl_seconds", seconds(t.ttl)},
       {"lease", written(field(doc, "lease"), t.lease)},
       {"on_expired", onExpiredName(t.onExpired)},
+      // What this front does when the tier does not say (serve executes, the proxy does not).
+      {"on_takeover", onTakeoverName(t.onTakeover == OnTakeover::FrontDecides ? frontTakeover : t.onTakeover)},
       {"on_conflict", onConflict},
       {"cache", cacheRuleName(t.cache)},
       {"fingerprint",
@@ -75,7 +77,7 @@ json tierJson(const Tier& t, const json* doc) {
 
 }  // namespace
 
-json publishedJson(const Policy& policy) {
+json publishedJson(const Policy& policy, OnTakeover frontTakeover) {
   json tiers = json::array();
   const json* written = field(&policy.document, "tiers");
   for (std::size_t i = 0; i < policy.tiers.size(); ++i) {
@@ -83,7 +85,7 @@ json publishedJson(const Policy& policy) {
     // keeps a hand-built or edited Policy from borrowing another tier's spelling.
     const json* doc = written != nullptr && written->is_array() && i < written->size() ? &(*written)[i] : nullptr;
     if (const json* name = field(doc, "name"); name == nullptr || *name != policy.tiers[i].name) doc = nullptr;
-    tiers.push_back(tierJson(policy.tiers[i], doc));
+    tiers.push_back(tierJson(policy.tiers[i], doc, frontTakeover));
   }
   return {
       {"docs_url", policy.docsUrl},

@@ -46,6 +46,10 @@ class Forwarder : public gate::Execution {
   ~Forwarder() override;
 
   [[nodiscard]] Thread thread() const override { return Thread::Loop; }
+  /// A proxy that stopped holding a key cannot say whether its request reached the service, and
+  /// the service does not roll back with the key: a taken-over key is not sent again unless its
+  /// tier says `on_takeover: execute` (a service that honours the forwarded key itself).
+  [[nodiscard]] policy::OnTakeover takeoverDefault() const override { return policy::OnTakeover::OutcomeUnknown; }
   void run(const gate::CallPtr& call) override;
   void stopping() override { m_late.stop(); }
   [[nodiscard]] std::string metricsText() const override;

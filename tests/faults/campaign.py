@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""The fault campaign (issue 17): real `idemctl serve` processes on real PostgreSQL (a primary
-with a streaming hot standby), SDK-like clients paying through them, and the faults a payments
-store meets — endpoint kill -9, PostgreSQL stopped fast and immediately, a connection storm, the
-path to PostgreSQL cut, a failover — then the verdict from the database and from the clients.
+"""The fault campaign (issue 17): real `idemctl serve` processes — or `idemctl proxy` processes in
+front of a payments service that knows nothing of Idem (`--front proxy`) — on real PostgreSQL (a
+primary with a streaming hot standby), SDK-like clients paying through them, and the faults a
+payments store meets — endpoint kill -9, PostgreSQL stopped fast and immediately, a connection
+storm, the path to PostgreSQL cut, a failover — then the verdict from the database, from the
+service's own charges and from the clients.
 
     campaign.py --idemctl PATH [--seconds N] [--format text|json] [--replication sync|async]
+                [--front serve|proxy] [--store-writes loop|threads] [--lease DURATION]
+                [--on-takeover execute|outcome_unknown]
 
 Exit 0 when every check holds, every fault kind was injected and a payment succeeded after each
 fault (no endpoint restarted but the killed one), 1 otherwise. How and why:
@@ -21,8 +25,8 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 
-from checks import judge, proves_blind_spots
-from endpoints import Endpoint, RelayProcess
+from checks import StoreLedger, UpstreamLedger, judge, proves_blind_spots
+from endpoints import Endpoint, RelayProcess, UpstreamProcess
 from injectors import KINDS, Rig
 from pgnodes import Node
 from sdkclient import Fleet
@@ -34,7 +38,7 @@ POLICY = """{
   "tiers": [{
     "name": "payments", "routes": ["POST /v1/payments"], "key_required": true,
     // A short lease: a key held by a killed endpoint is taken over within seconds.
-    "ttl": "1h", "lease": "3s", "on_expired": "execute", "on_conflict": "409",
+    "ttl": "1h", "lease": "LEASE", ON_TAKEOVER"on_expired": "execute", "on_conflict": "409",
     "cache": "after-start", "fingerprint": { "mode": "json" }
   }]
 }
@@ -57,6 +61,16 @@ def parse_args():
                    help="the kinds to inject, comma-separated (default all; e.g. failover to measure replication)")
     p.add_argument("--random-kill-every", type=float, default=20.0,
                    help="mean seconds between endpoint kills at random moments, over the schedule (0: none)")
+    p.add_argument("--front", choices=("serve", "proxy"), default="serve",
+                   help="serve: the demo's payments, executed in the store's transactions; proxy: idemctl proxy in "
+                        "front of a payments service that knows nothing of Idem (tests/faults/upstream.py)")
+    p.add_argument("--store-writes", choices=("loop", "threads"), default="loop",
+                   help="with --front proxy: how new keys reach the store (idemctl proxy --store-writes)")
+    p.add_argument("--lease", default="3s",
+                   help="the tier's lease (default 3s): how soon a key held by a dead endpoint is taken over")
+    p.add_argument("--on-takeover", choices=("execute", "outcome_unknown"), default=None,
+                   help="the tier's on_takeover (default: the front's own: serve executes, the proxy answers "
+                        "outcome unknown)")
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--keep", action="store_true", help="keep the work folder (logs, clusters)")
     args = p.parse_args()
@@ -95,20 +109,27 @@ def main():
     args = parse_args()
     workdir = tempfile.mkdtemp(prefix="idem-faults-", dir="/tmp")
     os.chmod(workdir, 0o755)  # the postgres user (server runs as it under root) must reach a/ and b/
-    nodes, endpoints, ok = (), [], False
+    nodes, endpoints, upstream, ok = (), [], None, False
     try:
-        log(args, f"work folder {workdir}; {args.replication} replication, standby {args.standby_delay_ms:g} ms away")
+        log(args, f"work folder {workdir}; {args.replication} replication, standby {args.standby_delay_ms:g} ms away; "
+                  f"front: {args.front}" + (f" (store writes from the {args.store_writes})" if args.front == "proxy" else ""))
         nodes = build_store(args, workdir)
         a, b = nodes
         policy = f"{workdir}/policy.json"
         with open(policy, "w") as f:
-            f.write(POLICY)
+            f.write(POLICY.replace("LEASE", args.lease).replace(
+                "ON_TAKEOVER", f'"on_takeover": "{args.on_takeover}", ' if args.on_takeover else ""))
+        front, ledger = ("serve",), StoreLedger()
+        if args.front == "proxy":
+            upstream = UpstreamProcess(workdir)
+            front, ledger = ("proxy", upstream.url, args.store_writes), UpstreamLedger(
+                upstream.executions, resends_after_takeover=args.on_takeover == "execute")
         # The multi-host conninfo an operator gives a service in front of a primary and a standby:
         # libpq tries each in turn and keeps the one that takes writes.
-        endpoints = [Endpoint(args.idemctl, f"serve-{i + 1}",
+        endpoints = [Endpoint(args.idemctl, f"{args.front}-{i + 1}",
                               f"host=127.0.0.1,127.0.0.1 port={a.relays[i].port},{b.relays[i].port} user=idem "
                               "dbname=postgres target_session_attrs=read-write connect_timeout=2",
-                              policy, workdir, args.pool) for i in (0, 1)]
+                              policy, workdir, args.pool, front) for i in (0, 1)]
         for e in endpoints:
             e.start()
 
@@ -120,9 +141,9 @@ def main():
         seconds = time.time() - t0
         done = fleet.stop()
         log(args, "faults over; every client's last operation finished; checking the store")
-        result, stretches, findings = judge(done, rig.primary, TENANT, injected, counts, seconds)
+        result, stretches, findings = judge(done, rig.primary, TENANT, ledger, injected, counts, seconds)
         write_attempts(f"{workdir}/attempts.jsonl", done, t0)
-        blind = proves_blind_spots(done, rig.primary, TENANT, findings)
+        blind = proves_blind_spots(done, rig.primary, TENANT, ledger, findings)
         ok = result["duplicates"] == 0 and result["lost_acknowledged"] == 0 and result["unexpected_5xx"] == 0 \
             and all(counts[kind] > 0 for kind in args.faults) and not blind \
             and all(r["never_recovered"] == 0 for r in result["recovery_s"].values())
@@ -130,6 +151,8 @@ def main():
     finally:
         for e in endpoints:
             e.stop()
+        if upstream:
+            upstream.stop()
         for node in nodes:
             for relay in node.relays + [node.replication_relay]:
                 if relay:
@@ -224,8 +247,10 @@ def report(args, result, ops, injected, stretches, findings, ok, t0):
         for a in op.attempts:
             statuses[a.status or a.error] = statuses.get(a.status or a.error, 0) + 1
     print("answers: " + ", ".join(f"{k}: {v}" for k, v in sorted(statuses.items(), key=lambda kv: -kv[1])))
-    for name in ("duplicates", "lost_acknowledged", "unexpected_5xx", "max_unavailable_s"):
-        print(f"{name:>18}: {result[name]}")
+    for name in ("duplicates", "reexecuted_after_takeover", "outcome_unknown", "lost_acknowledged", "unexpected_5xx",
+                 "max_unavailable_s"):
+        if name in result:
+            print(f"{name:>25}: {result[name]}")
     for line in findings:
         print("  " + line)
     print("PASS" if ok else "FAIL")

@@ -1,5 +1,5 @@
-"""Real `idemctl serve` processes and the relays in front of PostgreSQL, as child processes of
-the campaign (killed only by their own ids)."""
+"""Real `idemctl serve` or `idemctl proxy` processes, the service behind the proxies and the
+relays in front of PostgreSQL, as child processes of the campaign (killed only by their own ids)."""
 import os
 import signal
 import socket
@@ -33,9 +33,13 @@ def wait_for_line(path, needle, proc, timeout):
 
 
 class Endpoint:
-    def __init__(self, idemctl, name, conninfo, policy, workdir, pool):
+    """One of the campaign's two front doors: `idemctl serve` (the demo's payments, executed in the
+    store's transactions), or `idemctl proxy` in front of upstream.py when `front` is
+    ("proxy", upstream URL, store-writes mode)."""
+
+    def __init__(self, idemctl, name, conninfo, policy, workdir, pool, front=("serve",)):
         self.idemctl, self.name, self.conninfo, self.policy = idemctl, name, conninfo, policy
-        self.workdir, self.pool = workdir, pool
+        self.workdir, self.pool, self.front = workdir, pool, front
         self.port = free_port()
         self.proc = None
         self.starts = 0
@@ -52,16 +56,21 @@ class Endpoint:
             self.starts += 1
             out = f"{self.workdir}/{self.name}.{self.starts}.out"
             with open(out, "w") as stdout, open(f"{self.workdir}/{self.name}.err", "a") as stderr:
-                self.proc = subprocess.Popen(
-                    [self.idemctl, "serve", "--db", self.conninfo, "--policy", self.policy,
-                     "--listen", f"127.0.0.1:{self.port}", "--pool", str(self.pool), "--access-log", "off"],
-                    stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL)
+                self.proc = subprocess.Popen(self.command(), stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL)
             if wait_for_line(out, "listening on", self.proc, max(1.0, deadline - time.time())):
                 return
             if self.proc.poll() is None:
                 self.kill9()
             time.sleep(0.5)
         raise RuntimeError(f"endpoint {self.name} did not start within {timeout} s (see {self.workdir})")
+
+    def command(self):
+        common = ["--db", self.conninfo, "--policy", self.policy, "--listen", f"127.0.0.1:{self.port}",
+                  "--pool", str(self.pool), "--access-log", "off"]
+        if self.front[0] == "serve":
+            return [self.idemctl, "serve"] + common
+        _, upstream, store_writes = self.front
+        return [self.idemctl, "proxy", "--upstream", upstream, "--store-writes", store_writes] + common
 
     def kill9(self):
         if self.proc and self.proc.poll() is None:
@@ -101,6 +110,25 @@ class RelayProcess:
 
     def reset(self):
         self.signal(signal.SIGHUP)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait()
+
+
+class UpstreamProcess:
+    """upstream.py: the payments service behind the proxies, recording each charge it makes."""
+
+    def __init__(self, workdir):
+        self.executions = f"{workdir}/upstream-executions.jsonl"
+        log = open(f"{workdir}/upstream.log", "w")
+        self.proc = subprocess.Popen([sys.executable, os.path.join(HERE, "upstream.py"), "0", self.executions],
+                                     stdout=subprocess.PIPE, stderr=log, stdin=subprocess.DEVNULL, text=True)
+        ready = self.proc.stdout.readline().split()
+        if ready[:2] != ["upstream", "ready"]:
+            raise RuntimeError("the upstream service did not start")
+        self.url = f"http://127.0.0.1:{ready[2]}"
 
     def stop(self):
         if self.proc.poll() is None:

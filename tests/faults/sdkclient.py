@@ -17,11 +17,12 @@ RETRYABLE = {409, 429, 502, 503, 504}
 
 
 class Attempt:
-    __slots__ = ("start", "end", "endpoint", "status", "error", "payment_id", "replayed")
+    __slots__ = ("start", "end", "endpoint", "status", "error", "payment_id", "replayed", "problem")
 
     def __init__(self, start, endpoint):
         self.start, self.end, self.endpoint = start, None, endpoint
         self.status, self.error, self.payment_id, self.replayed = None, None, None, False
+        self.problem = None  # a problem+json answer's type, the part after its "#"
 
 
 class Operation:
@@ -78,6 +79,8 @@ def attempt_once(op, endpoint, timeout):
         att.replayed = headers.get("Idempotent-Replayed") == "true"
         if 200 <= resp.status < 300:
             att.payment_id = json.loads(payload).get("id")
+        elif "problem+json" in headers.get("Content-Type", ""):
+            att.problem = json.loads(payload).get("type", "").rpartition("#")[2]
     except (OSError, http.client.HTTPException) as e:
         att.error = type(e).__name__
     finally:

@@ -5,6 +5,7 @@
 #include <QtTest>
 
 #include "core/policy/policy.h"
+#include "tests/unit/policytext.h"
 #include "resources/embedded_resources.h"
 
 using namespace idem;
@@ -13,11 +14,7 @@ using nlohmann::json;
 
 namespace {
 
-// ' for ": see tst_policy.cpp (moc and raw strings).
-std::string q(std::string text) {
-  std::replace(text.begin(), text.end(), '\'', '"');
-  return text;
-}
+using test::q;
 
 // A policy whose payments tier has `amount` (JSON text, ' for ").
 std::string withAmount(const std::string& amount) {
@@ -26,14 +23,7 @@ std::string withAmount(const std::string& amount) {
            amount + "}]}");
 }
 
-QString errorOf(const std::string& text) {
-  try {
-    (void)parsePolicy(text, "p.json");
-  } catch (const PolicyError& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
+QString errorOf(const std::string& text) { return test::policyErrorOf(text, "p.json"); }
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/policy/policy.h"
+#include "tests/unit/policytext.h"
 #include "core/policy/tenantsource.h"
 #include "resources/embedded_resources.h"
 
@@ -15,13 +16,7 @@ using nlohmann::json;
 
 namespace {
 
-// Policy texts are written with ' for " and swapped: moc, which scans this file, reads raw
-// strings as ordinary ones, so a multi-line raw string (or a // inside one) hides the test
-// class from it.
-std::string q(std::string text) {
-  std::replace(text.begin(), text.end(), '\'', '"');
-  return text;
-}
+using test::q;  // policy texts with ' for " (policytext.h says why)
 
 // Two tiers, so that errors are seen to name the right one (tiers[1]).
 const std::string kBase =
@@ -72,12 +67,7 @@ std::string changed(const QString& pointer, const QString& value) {
 
 // The PolicyError message for `text`, or an empty string when it parses.
 QString errorOf(const std::string& text, const std::string& source = kSource) {
-  try {
-    (void)parsePolicy(text, source);
-  } catch (const PolicyError& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
+  return test::policyErrorOf(text, source);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include "core/policy/policy.h"
+#include "tests/unit/policytext.h"
 
 using namespace idem;
 using namespace Qt::StringLiterals;
@@ -18,14 +19,7 @@ std::string policyWithRoutes(const std::vector<std::string>& tierRoutes) {
   return text + "]}\n";
 }
 
-QString errorOf(const std::string& text) {
-  try {
-    (void)policy::parsePolicy(text, "routes.json");
-  } catch (const policy::PolicyError& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
+QString errorOf(const std::string& text) { return test::policyErrorOf(text, "routes.json"); }
 
 // Not a raw string: moc reads raw strings as ordinary ones and would lose the test class.
 const char* const kTemplates =
