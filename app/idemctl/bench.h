@@ -33,6 +33,8 @@ Run libraryNewKeysEventLoopRun(const Settings& s, int clients);
 /// New keys, each with its own body (a new payment per key), on a tier with cross_key off or
 /// in `hold` (every claim also looks for the same request under another key): the cost of the look.
 Run libraryDistinctNewKeysRun(const Settings& s, int clients, bool crossKey);
+/// The same on one event loop (as the proxy writes new keys: Enforcer::beginWithoutWaiting).
+Run libraryDistinctNewKeysEventLoopRun(const Settings& s, int clients, bool crossKey);
 /// The store's write path alone (a fresh claim, then its completion, per key: no enforcer, no
 /// trace) with `clients` requests in flight: a thread per request blocking on each statement
 /// (KeyStore) …

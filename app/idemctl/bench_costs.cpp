@@ -295,10 +295,11 @@ std::vector<CostRow> measureWritePaths(const Settings& s, const std::vector<int>
   });
 }
 
-std::vector<CostRow> measureCrossKeyCosts(const Settings& s, const std::vector<int>& clients, int rounds) {
+std::vector<CostRow> measureCrossKeyCosts(const Settings& s, const std::vector<int>& clients, int rounds,
+                                          bool onEventLoop) {
+  const auto run = onEventLoop ? libraryDistinctNewKeysEventLoopRun : libraryDistinctNewKeysRun;
   return alternate(
-      s, clients, rounds, [&](int n) { return libraryDistinctNewKeysRun(s, n, true); },
-      [&](int n) { return libraryDistinctNewKeysRun(s, n, false); });
+      s, clients, rounds, [&](int n) { return run(s, n, true); }, [&](int n) { return run(s, n, false); });
 }
 
 std::string costsText(const std::vector<CostRow>& rows, const Contenders& names) {

@@ -74,8 +74,10 @@ struct CostRow {
 /// UPDATE at `clients` connections, all in each round, the order turning. Four rows per count.
 [[nodiscard]] std::vector<CostRow> measureWritePaths(const Settings& s, const std::vector<int>& clients, int rounds);
 
+/// New keys with cross_key hold beside off, alternating; `onEventLoop`: driven as the proxy drives
+/// them (one event loop, no thread waiting on the store), else a thread per request (serve).
 [[nodiscard]] std::vector<CostRow> measureCrossKeyCosts(const Settings& s, const std::vector<int>& clients,
-                                                        int rounds);
+                                                        int rounds, bool onEventLoop);
 
 [[nodiscard]] std::string costsText(const std::vector<CostRow>& rows, const Contenders& names);
 [[nodiscard]] std::string costsMarkdown(const std::vector<CostRow>& rows, const Contenders& names);

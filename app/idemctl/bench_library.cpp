@@ -69,6 +69,11 @@ idem::enforce::Request request(const std::string& key, const std::string& body =
   return r;
 }
 
+/// A payment of its own for each key: no two keys make the same request.
+std::string distinctBody(const std::string& key) {
+  return R"({"amount":1000,"currency":"usd","customer":"cus_1","order":")" + key + "\"}";
+}
+
 bool executeOnce(idem::enforce::Enforcer& e, const std::string& key, const std::string& body = kBody) {
   auto d = e.begin(request(key, body));
   if (d.kind != idem::enforce::Decision::Kind::Execute) return d.response.status == 201;
@@ -110,8 +115,11 @@ Run libraryNewKeysRun(const Settings& s, int clients, idem::store::WriteBatching
   return made;
 }
 
-Run libraryNewKeysEventLoopRun(const Settings& s, int clients) {
-  Stack stack(s.conninfo, clients);
+namespace {
+// New keys on one event loop; `distinctBodies`: each key its own payment (the body names its
+// key), as the cross-key comparison needs.
+Run newKeysOnEventLoop(const Settings& s, int clients, const char* policyText, bool distinctBodies) {
+  Stack stack(s.conninfo, clients, true, idem::store::RecentKeys::shared(), policyText);
   boost::asio::io_context loop;
   idem::store::AsyncKeyBatches writes(loop.get_executor(), s.conninfo);
   stack.store.setWritesWithoutWaiting(&writes);
@@ -152,8 +160,9 @@ Run libraryNewKeysEventLoopRun(const Settings& s, int clients) {
   next = [&](int c, long long n) {
     Client& me = state[static_cast<std::size_t>(c)];
     me = Client{};
-    const auto req = std::make_shared<idem::enforce::Request>(
-        request("bench-loop-" + run + "-" + std::to_string(c) + "-" + std::to_string(n)));
+    const std::string key =
+        (distinctBodies ? "bench-distinct-loop-" : "bench-loop-") + run + "-" + std::to_string(c) + "-" + std::to_string(n);
+    const auto req = std::make_shared<idem::enforce::Request>(request(key, distinctBodies ? distinctBody(key) : kBody));
     const auto policy = stack.enforcer.policy();
     const bool sent = stack.enforcer.beginWithoutWaiting(*req, policy, me.wait, [&, c, n, req, policy](auto d) {
       if (!d) d = stack.enforcer.begin(*req, policy, state[static_cast<std::size_t>(c)].wait);
@@ -167,14 +176,20 @@ Run libraryNewKeysEventLoopRun(const Settings& s, int clients) {
   if (!failure.empty()) throw std::runtime_error(failure);
   return made;
 }
+}  // namespace
+
+Run libraryNewKeysEventLoopRun(const Settings& s, int clients) { return newKeysOnEventLoop(s, clients, kPolicy, false); }
+
+Run libraryDistinctNewKeysEventLoopRun(const Settings& s, int clients, bool crossKey) {
+  return newKeysOnEventLoop(s, clients, crossKey ? kCrossKeyPolicy : kPolicy, true);
+}
 
 Run libraryDistinctNewKeysRun(const Settings& s, int clients, bool crossKey) {
   Stack stack(s.conninfo, clients, true, idem::store::RecentKeys::shared(), crossKey ? kCrossKeyPolicy : kPolicy);
   const std::string run = std::to_string(std::random_device{}());
   return measure(clients, s.seconds, [&](int t, std::mt19937_64&, long long n) {
     const std::string key = "bench-distinct-" + run + "-" + std::to_string(t) + "-" + std::to_string(n);
-    return executeOnce(stack.enforcer, key,
-                       R"({"amount":1000,"currency":"usd","customer":"cus_1","order":")" + key + "\"}");
+    return executeOnce(stack.enforcer, key, distinctBody(key));
   });
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 constexpr const char* kUsageText =
     "[--db CONNINFO] [--seconds N] [--format text|json|markdown] [--profile new|replay|replay-untraced|replay-unseen|replay-one-key "
-    "[--clients N]] [--new-key-costs [--clients N,N…] [--rounds N]] [--snapshot-cost [--clients N,N…] [--rounds N]] [--cross-key-cost [--clients N,N…] [--rounds N]] [--in-flight-cost N [--clients N,N…] [--rounds N]] [--batch-bound [--clients N,N…] [--rounds N]] [--write-paths [--clients N,N…] [--rounds N]]";
+    "[--clients N]] [--new-key-costs [--clients N,N…] [--rounds N]] [--snapshot-cost [--clients N,N…] [--rounds N]] [--cross-key-cost [--store-writes loop|threads] [--clients N,N…] [--rounds N]] [--in-flight-cost N [--clients N,N…] [--rounds N]] [--batch-bound [--clients N,N…] [--rounds N]] [--write-paths [--clients N,N…] [--rounds N]]";
 
 int usage(const std::string& message) { return idemctl::usageError("bench", kUsageText, message); }
 
@@ -44,6 +44,9 @@ int runBench(const idemctl::Args& args) {
   if (costs + crossKeyCost + snapshot + inFlightCost + batchBound + writePaths + args.has("profile") > 1)
     return usage("--new-key-costs, --cross-key-cost, --in-flight-cost, --batch-bound, --write-paths, --snapshot-cost "
                  "and --profile are different runs: choose one");
+  const std::string storeWrites = args.get("store-writes", "loop");
+  if (storeWrites != "loop" && storeWrites != "threads") return usage("--store-writes must be loop or threads");
+  if (args.has("store-writes") && !crossKeyCost) return usage("--store-writes goes with --cross-key-cost");
   int fixedInFlight = 0;
   if (inFlightCost && !idemctl::parseInt(args.get("in-flight-cost"), 1, 64, fixedInFlight))
     return usage("--in-flight-cost must be the fixed count to compare with, a whole number from 1 to 64");
@@ -117,8 +120,12 @@ int runBench(const idemctl::Args& args) {
                             [&] { return idemctl::bench::measureNewKeyCosts(s, costClients, rounds); },
                             &idemctl::bench::kLibraryVsPgbench};
   else if (crossKeyCost)
-    comparison = Comparison{"measuring what cross_key hold costs a new key",
-                            [&] { return idemctl::bench::measureCrossKeyCosts(s, costClients, rounds); },
+    comparison = Comparison{"measuring what cross_key hold costs a new key, its writes from " +
+                                std::string(storeWrites == "loop" ? "one event loop" : "a thread per request"),
+                            [&] {
+                              return idemctl::bench::measureCrossKeyCosts(s, costClients, rounds,
+                                                                          storeWrites == "loop");
+                            },
                             &idemctl::bench::kCrossKeyHoldVsOff};
   else if (batchBound)
     comparison = Comparison{"measuring the most batching can make: pgbench sending Idem's batch statements in every "
@@ -225,6 +232,11 @@ IDEMCTL_COMMAND("bench", "library hot paths vs pgbench baselines, with ratios", 
                                        "hold beside the same tier with it off (each key its own body, so none matches), "
                                        "in alternating rounds — keys/s, commits, WAL, PostgreSQL's and this process's "
                                        "CPU per key, and hold / off. Clients from --clients."),
+                 idemctl::Flag::option("store-writes", "loop|threads",
+                                       "With --cross-key-cost: the new keys' writes from one event loop, waited on by "
+                                       "no thread (as the proxy makes them), or from a thread per request (as serve "
+                                       "does).",
+                                       "loop"),
                  idemctl::Flag::option("in-flight-cost", "N",
                                        "New keys with the write lanes finding their own count of batches in flight "
                                        "(the default) beside N in flight, fixed, in alternating rounds — keys/s, "

@@ -148,10 +148,18 @@ class TestBenchCli : public QObject {
 
   // --cross-key-cost: the same table, a tier with cross_key hold beside it off. The hold side's
   // keys are the ones marked as their request's latest execution (migration 0027), the off
-  // side's are not: each side measured what it says.
+  // side's are not: each side measured what it says. Both ways of writing new keys: from one
+  // event loop (the default, as the proxy writes them) and from a thread per request (serve).
+  void crossKeyCostComparesHoldWithOffOnTheSameTable_data() {
+    QTest::addColumn<QString>("storeWrites");
+    QTest::newRow("event loop") << "loop";
+    QTest::newRow("thread per request") << "threads";
+  }
   void crossKeyCostComparesHoldWithOffOnTheSameTable() {
-    test::TestDatabase db("bench_cli_cross_key");
-    const auto runs = costRuns(db, "--cross-key-cost", "cross_key_hold", "cross_key_off");
+    QFETCH(QString, storeWrites);
+    test::TestDatabase db("bench_cli_cross_key_" + storeWrites.toStdString());
+    const auto runs = costRuns(db, "--cross-key-cost", "cross_key_hold", "cross_key_off", nullptr,
+                               {"--store-writes", storeWrites.toStdString()});
     double hold = 0, off = 0;
     for (const auto& run : runs) {
       hold += run.at("cross_key_hold").at("keys").get<double>();
@@ -160,7 +168,8 @@ class TestBenchCli : public QObject {
     auto c = db.connect();
     const auto marked = c.exec(
         "SELECT count(*) FILTER (WHERE same_request_latest) AS marked, count(*) FILTER (WHERE same_request_latest "
-        "IS NULL) AS unmarked FROM idem.keys WHERE idem_key LIKE 'bench-distinct-%'");
+        "IS NULL) AS unmarked FROM idem.keys WHERE idem_key LIKE $1",
+        {storeWrites == "loop" ? "bench-distinct-loop-%" : "bench-distinct-%"});
     QVERIFY2(static_cast<double>(marked.integer(0, "marked")) >= hold, std::to_string(hold).c_str());
     QVERIFY2(static_cast<double>(marked.integer(0, "unmarked")) >= off, std::to_string(off).c_str());
   }
@@ -209,10 +218,11 @@ class TestBenchCli : public QObject {
  private:
   /// Runs `idemctl bench <mode> [value]` with `clients`, `rounds` rounds of 1 s, in JSON.
   static nlohmann::json costReport(test::TestDatabase& db, const char* mode, const char* value, const char* clients,
-                                   const char* rounds) {
+                                   const char* rounds, const std::vector<std::string>& more = {}) {
     std::string out;
     std::vector<std::string> args{"bench", "--db", db.conninfo(), mode};
     if (value != nullptr) args.emplace_back(value);
+    args.insert(args.end(), more.begin(), more.end());
     for (const char* a : {"--seconds", "1", "--rounds", rounds, "--clients", clients, "--format", "json"})
       args.emplace_back(a);
     const int rc = test::runIdemctl(args, &out);
@@ -246,8 +256,8 @@ class TestBenchCli : public QObject {
   /// Runs `idemctl bench <mode> [value]` at 2 and 3 clients, 2 rounds, and checks every figure
   /// and ratio of both contenders against their totals.
   static nlohmann::json costRuns(test::TestDatabase& db, const char* mode, const char* first, const char* second,
-                                 const char* value = nullptr) {
-    const auto report = costReport(db, mode, value, "2,3", "2");
+                                 const char* value = nullptr, const std::vector<std::string>& more = {}) {
+    const auto report = costReport(db, mode, value, "2,3", "2", more);
     [&] {
       QCOMPARE(report.at("rounds").get<int>(), 2);
       const auto& runs = report.at("runs");
@@ -266,7 +276,7 @@ class TestBenchCli : public QObject {
   void badArgumentsExitTwoAndSayWhich() {
     for (const auto& [option, value] : std::vector<std::pair<std::string, std::string>>{
              {"--format", "yaml"}, {"--seconds", "0"}, {"--seconds", "soon"}, {"--profile", "everything"},
-             {"--rounds", "0"}}) {
+             {"--rounds", "0"}, {"--store-writes", "sometimes"}}) {
       std::string out;
       const int rc = test::runIdemctl({"bench", option, value}, &out);
       QVERIFY2(rc == 2, (option + " " + value + ": " + out).c_str());
