@@ -33,6 +33,7 @@ struct PendingCompletion {
   bool afterExpiry = false;
   bool abandoned = false;
   bool outcomeUnknown = false;  // the answer stands for an execution nobody saw end (the proxy)
+  bool notRunAfterTakeover = false;  // … a stopped holder's, answered without running it again
 };
 
 struct BacklogLimits {

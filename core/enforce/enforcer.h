@@ -134,6 +134,9 @@ struct CompleteOptions {
   /// and never answered): the response is stored whatever the tier's cache rule, since
   /// releasing the key would let a retry run the work a second time; traced as outcome_unknown.
   bool outcomeUnknown = false;
+  /// With outcomeUnknown: nothing ran here — the key was taken over from a holder that stopped and
+  /// the tier's on_takeover stores "outcome unknown" for that holder's request (traced so).
+  bool notRunAfterTakeover = false;
 };
 
 /// How long complete() keeps trying to record a response when the store fails after the work

@@ -60,7 +60,7 @@ PendingCompletion Enforcer::executionOf(const Ticket& ticket, store::CompleteReq
                                        const CompleteOptions& options) {
   return {std::move(request), ticket.m_fingerprint, ticket.m_generation, ticket.m_expiresAt,
           ticket.m_started,   ticket.tier().name,   ticket.m_afterExpiry, ticket.m_abandoned,
-          options.outcomeUnknown};
+          options.outcomeUnknown, options.notRunAfterTakeover};
 }
 
 Response Enforcer::stored(Ticket& ticket, Response response, const PendingCompletion& execution,
@@ -212,6 +212,7 @@ void Enforcer::traceExecution(const PendingCompletion& execution, const store::C
   // Support starts from the id the customer quotes; what went wrong on the way follows it.
   std::string detail = q.resourceRef.value_or("");
   if (execution.abandoned) detail = "abandoned: stored a 500 after execution started";
+  if (execution.notRunAfterTakeover) detail = store::kNotRunAfterTakeover;
   if (!note.empty()) detail += (detail.empty() ? "" : "; ") + note;
   e.detail = detail;
   e.execution = true;

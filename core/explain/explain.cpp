@@ -84,7 +84,8 @@ Explanation explain(KeyHistory history, const ExplainOptions& options) {
     const auto o = static_cast<std::size_t>(*outcome);
     s.byOutcome[o] += e.repeats;
     s.lastAt[o] = e.lastAt.value_or(e.at);
-    if (trace::isExecution(*outcome)) {
+    if (e.notRunAfterTakeover()) ++s.notRerun;
+    if (e.isExecution()) {
       ++s.executions;
       if (!s.firstExecution || e.at < *s.firstExecution) s.firstExecution = e.at;
     }
@@ -175,11 +176,18 @@ Explanation explain(KeyHistory history, const ExplainOptions& options) {
     if (s.takeovers > 0) {
       takeover = true;
       if (leaseText.empty()) leaseText = tierField(g, "lease");
-      story.push_back(s.takeovers == 1
-                          ? "Its lease ran out before the execution finished; a retry took it over and executed it "
-                            "again."
-                          : "Its lease ran out before the execution finished; retries took it over " +
-                                count(s.takeovers) + " and executed it again each time.");
+      const int rerun = s.takeovers - std::min(s.notRerun, s.takeovers);
+      if (s.takeovers == 1)
+        story.push_back(rerun == 1 ? "Its lease ran out before the execution finished; a retry took it over and "
+                                     "executed it again."
+                                   : "Its lease ran out before the execution finished (its executor stopped); a retry "
+                                     "took it over and, since the request may already have run, did not run it "
+                                     "again: it stored that the outcome is unknown.");
+      else
+        story.push_back("Its lease ran out before the execution finished; retries took it over " + count(s.takeovers) +
+                        (rerun == s.takeovers ? " and executed it again each time."
+                                              : ", executing it again " + count(rerun) +
+                                                    " (the other times storing that the outcome is unknown)."));
       lastExecutionSentence = static_cast<int>(story.size()) - 1;
     }
     if (s.leaseLost > 0)

@@ -31,6 +31,7 @@ struct GenerationSummary {
   int mismatches = 0;
   int rejectedExpired = 0;
   int takeovers = 0;
+  int notRerun = 0;  ///< of the takeovers, those answered "outcome unknown" without running again (on_takeover)
   int released = 0;
   int leaseLost = 0;
   std::optional<Instant> firstExecution;  // earliest execution event

@@ -1,5 +1,7 @@
 #include "core/explain/history.h"
 
+#include "core/store/keystore.h"
+
 #include <array>
 #include <cctype>
 #include <chrono>
@@ -84,8 +86,13 @@ std::optional<Instant> parseIsoUtc(std::string_view s) {
   const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
   if (!ymd.ok() || h > 23 || mi > 59 || sec > 59) return std::nullopt;
   const std::int64_t days = sys_days{ymd}.time_since_epoch().count();
-  return Instant{days * kMicrosPerDay + (static_cast<std::int64_t>(h) * 3600 + mi * 60 + sec) * kMicrosPerSecond +
+  return Instant{days * kMicrosPerDay + (static_cast<std::int64_t>(h) * 3600 + static_cast<std::int64_t>(mi) * 60 + sec) * kMicrosPerSecond +
                  frac};
+}
+
+bool Event::notRunAfterTakeover() const {
+  return outcome == trace::sqlName(trace::Outcome::OutcomeUnknown) && detail &&
+         detail->starts_with(store::kNotRunAfterTakeover);
 }
 
 std::string Scope::text() const { return tenant.empty() ? endpoint : tenant + " " + endpoint; }

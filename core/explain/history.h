@@ -107,11 +107,15 @@ struct Event {
 
   /// The outcome, when this build knows its name (a newer writer may know more).
   [[nodiscard]] std::optional<trace::Outcome> known() const { return trace::parseOutcome(outcome); }
-  /// The operation ran (trace::isExecution).
+  /// The operation ran (trace::isExecution), or may have: not the outcome_unknown a taken-over
+  /// key stored for its stopped holder's request without running it again (on_takeover).
   [[nodiscard]] bool isExecution() const {
     const auto o = known();
-    return o && trace::isExecution(*o);
+    return o && trace::isExecution(*o) && !notRunAfterTakeover();
   }
+  /// The row a retry wrote when it took the key over and answered "outcome unknown" instead of
+  /// running it: it stands for the stopped holder's request (store::kNotRunAfterTakeover).
+  [[nodiscard]] bool notRunAfterTakeover() const;
 };
 
 /// A duplicate across keys this key takes part in (docs/policy.md, "Duplicates across keys"):

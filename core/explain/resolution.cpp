@@ -106,7 +106,7 @@ class Resolver {
       if (!o) continue;
       if (*o == trace::Outcome::LeaseTakeover) takeovers.push_back(&e);
       else if (*o == trace::Outcome::LeaseLost) lost.push_back(&e);
-      else if (trace::isExecution(*o)) completions.push_back(&e);
+      else if (e.isExecution()) completions.push_back(&e);
     }
     const std::size_t firstIndex = m_candidates.size();
 
@@ -293,8 +293,7 @@ class Resolver {
     }
     if (!possible.empty()) {
       if (m_r.action == Resolution::Action::None) m_r.action = Resolution::Action::Verify;
-      std::vector<const Candidate*> earlier;
-      for (const auto* u : unknown) earlier.push_back(u);
+      const std::vector<const Candidate*> earlier(unknown.begin(), unknown.end());
       std::string check = earlier.empty()
                               ? "the earlier execution"
                               : "the execution started " + when(earlier.front()->execution.at, m_x.zone) +

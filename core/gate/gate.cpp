@@ -374,6 +374,7 @@ void Gate::decided(const CallPtr& call, enforce::Decision d) {
 Result Gate::unknownAfterTakeover(const Call& call) const {
   Result r;
   r.then = Result::Then::Unknown;
+  r.options.notRunAfterTakeover = true;
   r.response = server::problem(
       http::Problem::UpstreamOutcomeUnknown,
       "The process that was handling this key's request stopped (or lost its store) before it recorded the outcome, "

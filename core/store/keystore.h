@@ -147,6 +147,11 @@ struct LeaseHold {
 inline constexpr std::string_view kLeaseLostNotStored = "completed after the lease was taken over; response not stored";
 inline constexpr std::string_view kLeaseLostRolledBack = "completed after the lease was taken over; rolled back";
 inline constexpr std::string_view kDetailResource = "; resource ";
+/// An outcome_unknown row's detail when the key was taken over from a holder that stopped and the
+/// tier's on_takeover answered "outcome unknown" instead of running it: the row stands for the
+/// stopped holder's request, not for a second execution (explain counts none).
+inline constexpr std::string_view kNotRunAfterTakeover =
+    "not run again: taken over from a holder that stopped; its request may have run";
 
 /// How the write path batched (core/store/keybatches.h): statements sent, and the keys they
 /// carried; keys / statements is the mean batch.

@@ -1,8 +1,10 @@
 """A payments client that retries as the real SDKs do (Stripe's, AWS's): one Idempotency-Key per
 operation, sent unchanged on every retry; exponential backoff with full jitter; a server's
 Retry-After is honoured (never retried sooner); a 409 (in progress), a 503, a timeout and a
-broken connection are retried; any other answer ends the operation. It stops retrying a key at
-its deadline (and never past the Idempotency-Expires the server last gave), as the README asks.
+broken connection are retried; any other answer ends the operation, and so does an "outcome
+unknown" problem, whatever its status: it is the key's stored answer, which no retry changes (the
+caller must look the payment up before paying again). It stops retrying a key at its deadline (and
+never past the Idempotency-Expires the server last gave), as the README asks.
 
 Every attempt is recorded, so the campaign can judge the store by what each client saw."""
 import email.utils
@@ -98,7 +100,8 @@ def run_operation(op, pick_endpoint, deadline_s=40.0, timeout=4.0):
         op.attempts.append(att)
         if att.payment_id:
             op.ids_seen.add(att.payment_id)
-        if att.status is not None and att.status not in RETRYABLE:
+        final = att.status not in RETRYABLE or att.problem == "upstream-outcome-unknown"
+        if att.status is not None and final:
             op.final_status = att.status
             if 200 <= att.status < 300 and att.payment_id:
                 op.acknowledged_id = att.payment_id

@@ -243,6 +243,40 @@ class TestResolution : public QObject {
     QCOMPARE(x.customer.action, std::string("Nothing needs to be done."));
   }
 
+  // A proxy's takeover under on_takeover: outcome_unknown (docs/proxy.md, "When the proxy itself
+  // dies"): the owner stops, a retry takes the key over and stores "outcome unknown" without running
+  // it. One request may have run — the stopped owner's — and nothing ran twice: support is asked to
+  // verify it, not to refund a second charge, and the console's "ran more than once" does not list it.
+  void aKeyTakenOverAndAnsweredUnknownRanAtMostOnce() {
+    test::Harness h(m_db->conninfo());
+    auto first = h.enforcer.begin(test::Harness::post("/v1/lease", "k-not-rerun", R"({"a":1})"));
+    QVERIFY(first.kind == enforce::Decision::Kind::Execute);
+    h.enforcer.leases().setPaused(true);  // the owner stops renewing, as a dead proxy does
+    std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+    auto second = h.enforcer.begin(test::Harness::post("/v1/lease", "k-not-rerun", R"({"a":1})"));
+    QVERIFY(second.ticket && second.ticket->takenOver());
+    enforce::CompleteOptions unknown;
+    unknown.outcomeUnknown = true;
+    unknown.notRunAfterTakeover = true;
+    (void)h.enforcer.complete(*second.ticket, enforce::Response{502, {}, "{}"}, unknown);
+    QVERIFY(h.trace.flush());
+
+    auto c = m_db->connect();
+    const auto x = explain::explain(explain::loadByKey(c, "k-not-rerun"));
+    QCOMPARE(x.executions, 1);
+    QCOMPARE(x.resolution.executions.size(), std::size_t{1});
+    QCOMPARE(execution(x, 0).outcome, std::string("lease_takeover"));
+    QCOMPARE(execution(x, 0).role, explain::ExecutionRole::OutcomeUnknown);
+    QCOMPARE(x.resolution.duplicates, 0);
+    QCOMPARE(x.resolution.possibleDuplicates, 0);
+    QCOMPARE(x.resolution.action, explain::Resolution::Action::Verify);
+    QVERIFY2(x.narrative.find("did not run it again: it stored that the outcome is unknown") != std::string::npos &&
+                 x.narrative.find("executed it again") == std::string::npos,
+             x.narrative.c_str());
+    QVERIFY(x.cause.empty());  // nothing ran twice: no cause of a duplicate to name
+    noInternalTerms(explain::toText(x, explain::Audience::Customer));
+  }
+
   // Without a database: the roles the store's own scenarios above do not reach.
   void anotherPayloadAfterExpiryIsASeparateRequestAndAnUnknownOutcomeAsksToVerify() {
     auto instant = [](const char* iso) { return *explain::parseIsoUtc(iso); };

@@ -3,8 +3,10 @@
 // passes QAbstractItemModelTester while it pages forward past its capacity and back.
 #include <QAbstractItemModelTester>
 #include <QtTest>
+#include <array>
 #include <set>
 
+#include "core/store/keystore.h"
 #include "tests/ui/uifixtures.h"
 #include "ui/keys/keylistmodel.h"
 #include "ui/keys/keyquery.h"
@@ -306,6 +308,32 @@ class TestKeyQuery : public QObject {
     const auto archived = allPages(c, f, 100);
     QCOMPARE(archived.size(), std::size_t{1});
     QCOMPARE(archived.front().generation, 1);
+  }
+
+  // A key a proxy took over and answered "outcome unknown" without running it again: its trace
+  // holds lease_takeover and outcome_unknown, two execution outcomes, yet one request may have run
+  // (the detail says so: store::kNotRunAfterTakeover). One taken over and run again is listed.
+  void aTakeoverAnsweredUnknownDidNotRunTwice() {
+    test::TestDatabase db("ui_keyquery_not_rerun");
+    auto c = db.connect();
+    c.script(R"sql(
+      INSERT INTO idem.keys (tenant, endpoint, idem_key, generation, tier, fingerprint, state, resp_status, expires_at)
+      VALUES ('acct_9', 'POST /v1/payments', 'k-unknown', 1, 'payments', '\x01', 'done', 502, now() + interval '1 day'),
+             ('acct_9', 'POST /v1/payments', 'k-rerun', 1, 'payments', '\x01', 'done', 201, now() + interval '1 day');
+    )sql");
+    for (const auto& [key, outcome, detail] : std::vector<std::array<std::string, 3>>{
+             {"k-unknown", "lease_takeover", ""},
+             {"k-unknown", "outcome_unknown", std::string(store::kNotRunAfterTakeover)},
+             {"k-rerun", "lease_takeover", ""},
+             {"k-rerun", "executed", "pay_2"}})
+      c.exec("INSERT INTO idem.events (tenant, endpoint, idem_key, generation, tier, outcome, detail)"
+             " VALUES ('acct_9', 'POST /v1/payments', $1, 1, 'payments', $2, nullif($3, ''))",
+             {key, outcome, detail});
+    KeyFilter f;
+    f.executedMoreThanOnce = true;
+    const auto listed = allPages(c, f, 100);
+    QCOMPARE(listed.size(), std::size_t{1});
+    QCOMPARE(listed.front().key, u"k-rerun"_s);
   }
 
   // Services sharing a store may hold one tenant, endpoint and key (docs/store.md, "Services"):

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/explain/search.h"
+#include "core/store/keystore.h"
 #include "core/trace/outcome.h"
 #include "ui/common/timefmt.h"
 #include "ui/keys/filterparams.h"
@@ -38,7 +39,7 @@ constexpr const char* kFilters = R"sql(
 constexpr const char* kRanMoreThanOnce = R"sql($11::bool
   AND ((SELECT count(*) FROM idem.events e
          WHERE e.tenant = k.tenant AND e.endpoint = k.endpoint AND e.idem_key = k.idem_key AND e.service = k.service
-           AND e.outcome IN (@EXECUTIONS@)) > 1
+           AND e.outcome IN (@EXECUTIONS@) AND NOT (e.outcome = 'outcome_unknown' AND e.detail LIKE '@NOT_RUN@%')) > 1
        OR (SELECT count(*) FROM idem.keys l
             WHERE l.tenant = k.tenant AND l.endpoint = k.endpoint AND l.idem_key = k.idem_key AND l.service = k.service
               AND l.state = 'done')
@@ -184,9 +185,16 @@ pg::Param statusBase(StatusClass s) {
 }
 QString col(const pg::Result& r, int row, const char* name) { return QString::fromUtf8(r.text(row, r.column(name))); }
 
+static_assert(store::kNotRunAfterTakeover.find_first_of("'%_\\") == std::string_view::npos,
+              "spliced into a LIKE pattern in single quotes");
+
 QString ranMoreThanOnce() {
   return QString::fromLatin1(kRanMoreThanOnce)
-      .replace(u"@EXECUTIONS@"_s, QString::fromStdString(trace::sqlLiterals(trace::isExecution)));
+      .replace(u"@EXECUTIONS@"_s, QString::fromStdString(trace::sqlLiterals(trace::isExecution)))
+      // The row a taken-over key stored for its stopped holder without running it again is no
+      // second execution (explain's Event::notRunAfterTakeover). A constant (checked above), like the outcomes.
+      .replace(u"@NOT_RUN@"_s, QString::fromLatin1(store::kNotRunAfterTakeover.data(),
+                                                    static_cast<qsizetype>(store::kNotRunAfterTakeover.size())));
 }
 
 }  // namespace
