@@ -49,9 +49,9 @@ Server::Server(ServerOptions options)
                         m_options.replayBodies, m_options.conflictWaits, m_options.writeBatching});
   m_execution = m_options.execution ? m_options.execution(*m_host)
                                     : std::make_unique<Service>(*m_host, m_options.allowFaultInjection);
+  m_host->setTakeoverDefault(m_execution->takeoverDefault());
   // An execution on the event loop parks no thread on the store either: new keys' writes go
   // without waiting (the proxy). Serve's demo API blocks on its own statements anyway.
-  m_host->setTakeoverDefault(m_execution->takeoverDefault());
   const bool onLoop = m_options.writesWithoutWaiting && m_execution->thread() == gate::Execution::Thread::Loop;
   if (onLoop) m_host->writeWithoutWaiting();
   m_host->metrics().attachTransport(&m_transport->stats());

@@ -356,7 +356,9 @@ void Gate::decided(const CallPtr& call, enforce::Decision d) {
       case enforce::Decision::Kind::Execute:
         h.generation = d.ticket->generation();
         call->m_ticket.emplace(std::move(*d.ticket));
-        if (call->m_ticket->takenOver() && m_host.onTakeover(call->m_ticket->tier()) == policy::OnTakeover::OutcomeUnknown)
+        // Not under observe: a rollout never changes what the service is sent.
+        if (call->m_ticket->takenOver() && !call->m_ticket->tier().observed() &&
+            m_host.onTakeover(call->m_ticket->tier()) == policy::OnTakeover::OutcomeUnknown)
           return call->finish(unknownAfterTakeover(*call));
         break;
       case enforce::Decision::Kind::Wait:  // returned above

@@ -32,7 +32,7 @@ from pgnodes import Node
 from sdkclient import Fleet
 
 TENANT = "acct_faults"
-POLICY = """{
+_POLICY = """{
   "docs_url": "http://127.0.0.1/idempotency",
   "tenant_header": "Account-Id",
   "tiers": [{
@@ -43,6 +43,13 @@ POLICY = """{
   }]
 }
 """
+
+
+def policy_text(lease="3s", on_takeover=None):
+    """The campaign's policy: its lease, and the tier's on_takeover when one is named (else the
+    front's own)."""
+    return _POLICY.replace("LEASE", lease).replace(
+        "ON_TAKEOVER", f'"on_takeover": "{on_takeover}", ' if on_takeover else "")
 
 
 def parse_args():
@@ -117,8 +124,7 @@ def main():
         a, b = nodes
         policy = f"{workdir}/policy.json"
         with open(policy, "w") as f:
-            f.write(POLICY.replace("LEASE", args.lease).replace(
-                "ON_TAKEOVER", f'"on_takeover": "{args.on_takeover}", ' if args.on_takeover else ""))
+            f.write(policy_text(args.lease, args.on_takeover))
         front, ledger = ("serve",), StoreLedger()
         if args.front == "proxy":
             upstream = UpstreamProcess(workdir)

@@ -25,8 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "faults"))
 
 import hacluster  # noqa: E402
-from campaign import POLICY, TENANT, report, write_attempts  # noqa: E402
-from checks import judge, key_rows, proves_blind_spots  # noqa: E402
+from campaign import TENANT, policy_text, report, write_attempts  # noqa: E402
+from checks import StoreLedger, judge, key_rows, proves_blind_spots  # noqa: E402
 from endpoints import Endpoint  # noqa: E402
 from hafaults import KINDS, HaRig  # noqa: E402
 from sdkclient import Fleet  # noqa: E402
@@ -102,7 +102,7 @@ def main():
         prepare_store(args, layout, args.idemctl)
         policy = f"{workdir}/policy.json"
         with open(policy, "w") as f:
-            f.write(POLICY)
+            f.write(policy_text())
         endpoints = [Endpoint(args.idemctl, f"serve-{i + 1}", layout.conninfo(user="idem"), policy, workdir,
                               args.pool) for i in (0, 1)]
         for e in endpoints:
@@ -116,7 +116,7 @@ def main():
         done = fleet.stop()
         log(args, "faults over; every client's last operation finished; checking the store")
         store = LeaderStore(layout)
-        result, stretches, findings = judge(done, store, TENANT, injected, counts, seconds)
+        result, stretches, findings = judge(done, store, TENANT, StoreLedger(), injected, counts, seconds)
         result["replication"] = args.replication
         result["lost_by_fault"] = lost_by_fault(done, store, injected)
         # How the requests in flight at each failover ended, as the trace recorded them: a retry
@@ -125,7 +125,7 @@ def main():
         result["trace_outcomes"] = {o: int(n) for o, n in store.psql(
             f"SELECT outcome, count(*) FROM idem.events WHERE tenant = '{TENANT}' GROUP BY outcome ORDER BY outcome")}
         write_attempts(f"{workdir}/attempts.jsonl", done, t0)
-        blind = proves_blind_spots(done, store, TENANT, findings)
+        blind = proves_blind_spots(done, store, TENANT, StoreLedger(), findings)
         lost_ok = args.expect_loss or result["lost_acknowledged"] == 0
         ok = not any(f.get("unrecovered") for f in injected) \
             and result["duplicates"] == 0 and lost_ok and result["unexpected_5xx"] == 0 and not blind \
